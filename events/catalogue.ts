@@ -1,0 +1,99 @@
+import type { z } from 'zod';
+import type { EventDefinition } from './define-event.js';
+
+/** One reason an event payload was refused: which field, and why. */
+export interface PayloadIssue {
+  path: string;
+  message: string;
+}
+
+export type PayloadCheck =
+  | { ok: true; schemaVersion: number; data: unknown }
+  | { ok: false; reason: 'unknown-type' | 'unknown-version' | 'invalid-payload'; issues: PayloadIssue[] };
+
+/** Keys that name a credential; a payload carrying one is refused so no secret ever enters the log. */
+const credentialKey = /^(password|passwd|secret|token|apikey|api_key|privatekey|private_key|bearer)$/i;
+
+function credentialPaths(value: unknown, path: string[] = []): string[] {
+  if (Array.isArray(value)) return value.flatMap((item, index) => credentialPaths(item, [...path, String(index)]));
+  if (value === null || typeof value !== 'object') return [];
+  return Object.entries(value as Record<string, unknown>).flatMap(([key, item]) =>
+    credentialKey.test(key) ? [[...path, key].join('.')] : credentialPaths(item, [...path, key]),
+  );
+}
+
+function issuesOf(error: z.ZodError): PayloadIssue[] {
+  return error.issues.map((issue) => ({
+    path: issue.path.map(String).join('.') || '(root)',
+    message: issue.message,
+  }));
+}
+
+/**
+ * The event catalogue: every type the ledger accepts, its current schema, and the upcasters that lift
+ * stored older versions. Validation happens here, before anything is written; reading goes through
+ * `upcast` so consumers only ever see current versions.
+ */
+export class EventCatalogue {
+  readonly #definitions = new Map<string, EventDefinition>();
+
+  constructor(definitions: Iterable<EventDefinition>) {
+    for (const definition of definitions) {
+      if (this.#definitions.has(definition.type)) throw new Error(`event type ${definition.type} is defined twice`);
+      this.#definitions.set(definition.type, definition);
+    }
+  }
+
+  get(type: string): EventDefinition | undefined {
+    return this.#definitions.get(type);
+  }
+
+  types(): string[] {
+    return [...this.#definitions.keys()].sort();
+  }
+
+  definitions(): EventDefinition[] {
+    return [...this.#definitions.values()];
+  }
+
+  /** Validates a proposed payload against the schema of its type and version; returns the parsed data. */
+  check(type: string, data: unknown, schemaVersion?: number): PayloadCheck {
+    const definition = this.#definitions.get(type);
+    if (!definition) {
+      return { ok: false, reason: 'unknown-type', issues: [{ path: 'type', message: `unknown event type '${type}'` }] };
+    }
+    const version = schemaVersion ?? definition.schemaVersion;
+    const schema =
+      version === definition.schemaVersion ? definition.schema : definition.previousVersions.find((p) => p.version === version)?.schema;
+    if (!schema) {
+      return {
+        ok: false,
+        reason: 'unknown-version',
+        issues: [{ path: 'schemaVersion', message: `${type} has versions 1..${definition.schemaVersion}, not ${version}` }],
+      };
+    }
+    const secrets = credentialPaths(data);
+    if (secrets.length > 0) {
+      return {
+        ok: false,
+        reason: 'invalid-payload',
+        issues: secrets.map((path) => ({ path, message: 'looks like a credential; events carry credential references, never secrets' })),
+      };
+    }
+    const parsed = schema.safeParse(data);
+    if (!parsed.success) return { ok: false, reason: 'invalid-payload', issues: issuesOf(parsed.error) };
+    return { ok: true, schemaVersion: version, data: parsed.data };
+  }
+
+  /** Lifts stored data of any known version to the current version of its type. Unknown types pass through. */
+  upcast(type: string, schemaVersion: number, data: unknown): { schemaVersion: number; data: unknown } {
+    const definition = this.#definitions.get(type);
+    if (!definition || schemaVersion >= definition.schemaVersion) return { schemaVersion, data };
+    let current = data;
+    for (const previous of definition.previousVersions) {
+      if (previous.version < schemaVersion) continue;
+      current = (previous.upcast as (value: unknown) => unknown)(current);
+    }
+    return { schemaVersion: definition.schemaVersion, data: current };
+  }
+}

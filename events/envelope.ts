@@ -1,0 +1,54 @@
+import { z } from 'zod';
+
+/**
+ * Who caused an event: a driver reading a BMC, an operator principal issuing an intent, a saga acting on
+ * its own progress, or the ledger/system itself. Every intent records the principal who asked.
+ */
+export const actorSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('driver'), id: z.string().min(1).max(200) }),
+  z.object({ kind: z.literal('operator'), id: z.string().min(1).max(200), role: z.string().max(50).optional() }),
+  z.object({ kind: z.literal('saga'), id: z.string().min(1).max(200) }),
+  z.object({ kind: z.literal('system'), id: z.string().min(1).max(200) }),
+]);
+export type Actor = z.infer<typeof actorSchema>;
+
+/** A stream name: `node-<id>`, `rack-<id>`, `polls-<site>`, `rollout-<id>`, ... */
+export const streamNameSchema = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:@-]*$/, 'stream names use letters, digits and . _ : @ - only');
+
+/** An event as a caller proposes it; the ledger fills in the rest of the envelope. */
+export interface ProposedEvent<TType extends string = string, TData = unknown> {
+  /** Time-ordered UUID (v7). Supplied by the caller to make retries idempotent; generated otherwise. */
+  eventId?: string;
+  type: TType;
+  data: TData;
+  /** Defaults to the current schema version of the type. */
+  schemaVersion?: number;
+  /** Source clock, when the source has one (a BMC's reading time, an agent's sample time). */
+  observedAt?: Date | string;
+  actor: Actor;
+  correlationId?: string;
+  causationId?: string;
+}
+
+/** An event as stored in the log: the full envelope of the architecture document. */
+export interface RecordedEvent<TType extends string = string, TData = unknown> {
+  eventId: string;
+  type: TType;
+  schemaVersion: number;
+  stream: string;
+  streamVersion: number;
+  position: number;
+  recordedAt: Date;
+  observedAt: Date | null;
+  actor: Actor;
+  correlationId: string | null;
+  causationId: string | null;
+  data: TData;
+  /** sha256(prevHash || canonical(event)), hex. */
+  hash: string;
+  prevHash: string;
+}

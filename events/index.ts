@@ -1,0 +1,30 @@
+/**
+ * The event catalogue: the envelope, every event family, and the catalogue that validates and upcasts.
+ * Pure: nothing here imports I/O.
+ */
+import { EventCatalogue } from './catalogue.js';
+import { driverObservationEvents } from './driver-observations.js';
+import { livenessEvents } from './liveness.js';
+import { operatorIntentEvents } from './operator-intents.js';
+import { pollOutcomeEvents } from './poll-outcomes.js';
+import { sagaProgressEvents } from './saga-progress.js';
+
+export * from './envelope.js';
+export * from './define-event.js';
+export * from './catalogue.js';
+export * from './common.js';
+export * from './uuid-v7.js';
+export * from './poll-outcomes.js';
+export * from './operator-intents.js';
+export * from './liveness.js';
+export * from './saga-progress.js';
+export * from './driver-observations.js';
+
+/** Every event type fleet-ledger knows, in one catalogue. */
+export const fleetCatalogue = new EventCatalogue([
+  ...driverObservationEvents,
+  ...pollOutcomeEvents,
+  ...operatorIntentEvents,
+  ...livenessEvents,
+  ...sagaProgressEvents,
+]);

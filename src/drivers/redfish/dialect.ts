@@ -1,0 +1,310 @@
+/**
+ * A Redfish dialect: the small record of what one vendor/generation does differently from the standard schema.
+ * Pure data (regular expressions and literals), no code, so a fleet report can list which record read each node
+ * and a reviewer can check every quirk against the capture it names.
+ */
+
+/** One observed deviation from the standard, tied to the capture that shows it (path under `../shared/fixtures`). */
+export interface DialectQuirk {
+  id: string;
+  description: string;
+  fixture: string;
+}
+
+/** A rewrite of firmware version strings: `pattern` matched against the trimmed raw string, `replacement` applied. */
+export interface VersionRule {
+  id: string;
+  /** Only for components whose name or id matches (all components when absent). */
+  component?: RegExp;
+  pattern: RegExp;
+  replacement: string;
+  fixture?: string;
+}
+
+/** Where GPUs are found, besides the standard `Processors` with `ProcessorType: GPU`. */
+export type GpuSource =
+  | { kind: 'chassis'; id: RegExp }
+  | { kind: 'pcie-device'; id: RegExp };
+
+export interface RedfishDialect {
+  id: string;
+  vendor: string;
+  generation: string;
+  /** All present conditions must hold. Evaluated on the service root and the first manager. */
+  detect: {
+    vendor?: RegExp;
+    product?: RegExp;
+    rootOem?: string;
+    managerModel?: RegExp;
+    managerFirmware?: RegExp;
+  };
+  /** Id conventions as seen in captures (documentation, and used to pick the primary system). */
+  ids: { systems: string[]; managers: string[]; primarySystem?: RegExp };
+  /** OEM namespaces this record understands enough to not report them as unrecognized. */
+  oemNamespaces: string[];
+  firmware: {
+    /** Firmware inventory entries (id or name) that are the BMC's and the BIOS's own firmware. */
+    bmc?: RegExp;
+    bios?: RegExp;
+    /** How an inventory id encodes which copy it is (Dell `Installed-`/`Previous-`, Supermicro `Golden_`). */
+    slotPrefixes?: Array<{ pattern: RegExp; slot: 'installed' | 'current' | 'previous' | 'staging' | 'golden' | 'backup' }>;
+    versionRules: VersionRule[];
+  };
+  gpuSources: GpuSource[];
+  /** GB200/GH200 expose the same CPUs from both the host system and the HGX baseboard system. */
+  cpuCountAcrossSystems: 'sum' | 'max';
+  /** Network adapters whose model or name matches are DPUs, not NICs. */
+  dpuModel: RegExp;
+  paging: { followNextLink: true; pageSize?: number; fixture?: string };
+  quirks: DialectQuirk[];
+}
+
+/** Version rules every dialect applies after its own (whitespace, `v` prefixes). */
+export const standardVersionRules: VersionRule[] = [
+  { id: 'strip-v-prefix', pattern: /^[vV](\d[\w.\-]*)$/, replacement: '$1' },
+];
+
+const DPU = /BlueField|\bDPU\b|^MBF\d/i;
+
+export const dellIdrac9: RedfishDialect = {
+  id: 'dell-idrac9',
+  vendor: 'Dell',
+  generation: 'iDRAC9 (14G-16G)',
+  detect: { vendor: /^Dell/i, managerModel: /^1[4-7]G/ },
+  ids: { systems: ['System.Embedded.1'], managers: ['iDRAC.Embedded.1'] },
+  oemNamespaces: ['Dell'],
+  firmware: {
+    bmc: /iDRAC\.Embedded|Integrated Dell Remote Access Controller/,
+    bios: /BIOS\.Setup|^BIOS$/,
+    slotPrefixes: [
+      { pattern: /^Installed-/, slot: 'installed' },
+      { pattern: /^Current-/, slot: 'current' },
+      { pattern: /^Previous-/, slot: 'previous' },
+    ],
+    versionRules: [],
+  },
+  gpuSources: [],
+  cpuCountAcrossSystems: 'sum',
+  dpuModel: DPU,
+  paging: { followNextLink: true, pageSize: 50, fixture: 'redfish/dell/redfish/v1/Systems/System.Embedded.1/Oem/Dell/DellSlots?$skip=50' },
+  quirks: [
+    { id: 'fqdd-ids', description: 'Ids are FQDDs (System.Embedded.1, iDRAC.Embedded.1), not 1', fixture: 'redfish/dell/redfish/v1/Systems/index.json' },
+    { id: 'oem-collections-paged-50', description: 'OEM collections page 50 members at a time via Members@odata.nextLink', fixture: 'redfish/dell/redfish/v1/Systems/System.Embedded.1/Oem/Dell/DellSlots/index.json' },
+    { id: 'firmware-installed-current-previous', description: 'Firmware inventory lists Installed-, Current- and Previous- copies of a component (Installed-<id>-<ver>__<FQDD>)', fixture: 'redfish/dell/redfish/v1/UpdateService/FirmwareInventory/index.json' },
+    { id: 'gpu-as-processor-video-slot', description: 'A PCIe GPU is a Processor with ProcessorType GPU and id Video.Slot.N-M', fixture: 'redfish/dell/redfish/v1/Systems/System.Embedded.1/Processors/Video.Slot.2-1/index.json' },
+    { id: 'session-limit-503-rac0218', description: 'A full session table answers 503 Base.GeneralError with RAC0218 in ExtendedInfo, not 429', fixture: 'redfish-errors/dell-idrac-503-session-limit-RAC0218-IDRAC.2.4.json' },
+    { id: 'max-concurrent-sessions-on-manager', description: 'The only session-limit hint is Manager CommandShell/GraphicalConsole MaxConcurrentSessions', fixture: 'redfish/dell_multi_dpu/redfish/v1/Managers/iDRAC.Embedded.1/index.json' },
+  ],
+};
+
+export const dellIdrac8: RedfishDialect = {
+  ...dellIdrac9,
+  id: 'dell-idrac8',
+  generation: 'iDRAC8 (12G/13G)',
+  detect: { vendor: /^Dell/i, managerModel: /^1[23]G/ },
+  quirks: [
+    { id: 'session-create-405', description: 'Some firmware answers 405 to POST SessionService/Sessions; basic auth is the fallback', fixture: 'redfish-errors/dell-idrac8-405-session-create-not-allowed.json' },
+  ],
+};
+
+export const hpeIlo5: RedfishDialect = {
+  id: 'hpe-ilo5',
+  vendor: 'HPE',
+  generation: 'iLO 5 (Gen10/Gen10 Plus)',
+  detect: { vendor: /^HPE?$/i, managerModel: /^iLO 5/ },
+  ids: { systems: ['1'], managers: ['1'] },
+  oemNamespaces: ['Hpe', 'Hp'],
+  firmware: {
+    bmc: /^iLO/,
+    bios: /^System ROM$/,
+    slotPrefixes: [],
+    versionRules: [
+      { id: 'hpe-ilo-date-suffix', component: /^iLO/, pattern: /^(\d+\.\d+)\s+[A-Z][a-z]{2}\s+\d{1,2}\s+\d{4}$/, replacement: '$1', fixture: 'redfish/hpe/redfish/v1/UpdateService/FirmwareInventory/1/index.json' },
+      { id: 'hpe-ilo-product-prefix', pattern: /^iLO\s*\d+\s+v(\d+\.\d+)$/, replacement: '$1', fixture: 'redfish/hpe/redfish/v1/Managers/1/index.json' },
+      { id: 'hpe-rom-family-date', pattern: /^([A-Z]\d{2})\s+v(\d+\.\d+)\s+\(\d{2}\/\d{2}\/\d{4}\)$/, replacement: '$1 $2', fixture: 'redfish/hpe/redfish/v1/Systems/1/index.json' },
+    ],
+  },
+  gpuSources: [],
+  cpuCountAcrossSystems: 'sum',
+  dpuModel: DPU,
+  paging: { followNextLink: true },
+  quirks: [
+    { id: 'trailing-slash-ids', description: '@odata.id values end with a slash (/redfish/v1/Systems/1/)', fixture: 'redfish/hpe/redfish/v1/Systems/index.json' },
+    { id: 'weak-etags', description: '@odata.etag values are weak (W/"...")', fixture: 'redfish/hpe/redfish/v1/UpdateService/FirmwareInventory/1/index.json' },
+    { id: 'legacy-thermal-power-only', description: 'Only legacy Thermal and Power, no Sensors collection', fixture: 'redfish/hpe/redfish/v1/Chassis/1/Thermal/index.json' },
+    { id: 'ilo-version-spellings', description: 'The BMC version is "2.72 Sep 04 2022" in FirmwareInventory and "iLO 5 v2.72" on the Manager', fixture: 'redfish/hpe/redfish/v1/UpdateService/FirmwareInventory/1/index.json' },
+    { id: 'no-valid-session-bare-message-id', description: '401 bodies carry only a MessageId (Base.1.4.NoValidSession), no Message or Severity', fixture: 'redfish-errors/hpe-ilo5-401-NoValidSession.json' },
+  ],
+};
+
+export const supermicroX13: RedfishDialect = {
+  id: 'supermicro-x13',
+  vendor: 'Supermicro',
+  generation: 'X13 (ASPEED BMC 11.x)',
+  detect: { rootOem: 'Supermicro' },
+  ids: { systems: ['1'], managers: ['1'] },
+  oemNamespaces: ['Supermicro'],
+  firmware: {
+    bmc: /^BMC$/,
+    bios: /^BIOS$/,
+    slotPrefixes: [
+      { pattern: /^Golden_/, slot: 'golden' },
+      { pattern: /^Staging_/, slot: 'staging' },
+      { pattern: /^Backup_/, slot: 'backup' },
+    ],
+    versionRules: [
+      { id: 'smc-bios-date-ver', component: /BIOS/, pattern: /^BIOS Date:\s*\d{2}\/\d{2}\/\d{4}\s+Ver\s+(\S+)$/, replacement: '$1', fixture: 'redfish/supermicro/redfish/v1/UpdateService/FirmwareInventory/BIOS/index.json' },
+    ],
+  },
+  gpuSources: [{ kind: 'pcie-device', id: /^GPU\d+$/ }],
+  cpuCountAcrossSystems: 'sum',
+  dpuModel: DPU,
+  paging: { followNextLink: true },
+  quirks: [
+    { id: 'root-without-vendor', description: 'ServiceRoot has no Vendor or Product; Oem.Supermicro is the only mark', fixture: 'redfish/supermicro/redfish/v1/index.json' },
+    { id: 'gpus-as-pcie-devices', description: 'HGX GPUs are Chassis/1/PCIeDevices/GPUn, not Processors', fixture: 'redfish/supermicro/redfish/v1/Chassis/1/PCIeDevices/GPU1/index.json' },
+    { id: 'golden-staging-backup-firmware', description: 'Firmware inventory lists Golden_, Staging_ and Backup_ copies; absent copies say "Not Present"', fixture: 'redfish/supermicro/redfish/v1/UpdateService/FirmwareInventory/index.json' },
+    { id: 'bios-version-with-date', description: 'BIOS inventory version is "BIOS Date: 08/04/2023 Ver 1.4" while the System says "1.4"', fixture: 'redfish/supermicro/redfish/v1/UpdateService/FirmwareInventory/BIOS/index.json' },
+    { id: 'components-without-status', description: 'Some chassis (UBB_1, the storage backplane) have no Status', fixture: 'redfish/supermicro/redfish/v1/Chassis/UBB_1/index.json' },
+  ],
+};
+
+const nvidiaVersionRules: VersionRule[] = [
+  { id: 'hex-byte-sequence', pattern: /^0x([0-9a-fA-F]{2})\s+0x([0-9a-fA-F]{2})\s+0x([0-9a-fA-F]{2})\s+0x([0-9a-fA-F]{2})$/, replacement: '$1.$2.$3.$4', fixture: 'redfish/nvidia_gb200/redfish/v1/UpdateService/FirmwareInventory/FW_CPLD_0/index.json' },
+];
+
+const nvidiaQuirks: DialectQuirk[] = [
+  { id: 'root-without-oem', description: 'ServiceRoot has no Oem and no @odata.context', fixture: 'redfish/nvidia_gb200/redfish/v1/index.json' },
+  { id: 'status-conditions', description: 'Status carries Conditions (LogEntry-like) explaining a non-OK health', fixture: 'redfish/nvidia_gb200/redfish/v1/Chassis/HGX_CPU_0/index.json' },
+];
+
+export const nvidiaGb200: RedfishDialect = {
+  id: 'nvidia-openbmc-gb200',
+  vendor: 'NVIDIA',
+  generation: 'GB200 NVL compute tray (OpenBMC GB200Nvl-*)',
+  detect: { vendor: /^NVIDIA$/i, product: /GB200/ },
+  ids: { systems: ['System_0', 'HGX_Baseboard_0'], managers: ['BMC_0', 'HGX_BMC_0'], primarySystem: /^System_0$/ },
+  oemNamespaces: ['Nvidia'],
+  firmware: { bmc: /^FW_BMC_0$/, bios: /^UEFI$/, slotPrefixes: [], versionRules: nvidiaVersionRules },
+  gpuSources: [{ kind: 'chassis', id: /^HGX_GPU_\d+$/ }],
+  cpuCountAcrossSystems: 'max',
+  dpuModel: DPU,
+  paging: { followNextLink: true },
+  quirks: [
+    ...nvidiaQuirks,
+    { id: 'two-systems-two-managers', description: 'Host System_0/BMC_0 and HGX_Baseboard_0/HGX_BMC_0 on one BMC; CPUs appear in both systems', fixture: 'redfish/nvidia_gb200/redfish/v1/Systems/index.json' },
+    { id: 'hgx-bmc-starting-critical', description: 'HGX_BMC_0 reports State Starting with Health Critical but HealthRollup OK; manager health is a condition, not the node rollup', fixture: 'redfish/nvidia_gb200/redfish/v1/Managers/HGX_BMC_0/index.json' },
+    { id: 'cpld-version-hex-bytes', description: 'CPLD versions are byte lists ("0x00 0x0b 0x03 0x04")', fixture: 'redfish/nvidia_gb200/redfish/v1/UpdateService/FirmwareInventory/FW_CPLD_0/index.json' },
+    { id: 'sensors-only', description: 'No legacy Thermal/Power; readings only in Chassis/*/Sensors', fixture: 'redfish/nvidia_gb200/redfish/v1/Chassis/BMC_0/Sensors/index.json' },
+    { id: 'host-system-identity-on-chassis', description: 'System_0 has no Manufacturer/Model/SerialNumber; they are on its Links.Chassis (BMC_0)', fixture: 'redfish/nvidia_gb200/redfish/v1/Systems/System_0/index.json' },
+  ],
+};
+
+export const nvidiaGh200: RedfishDialect = {
+  ...nvidiaGb200,
+  id: 'nvidia-openbmc-gh200',
+  generation: 'GH200 (OpenBMC GH200-*)',
+  detect: { vendor: /^NVIDIA$/i, managerFirmware: /^GH200-/ },
+  firmware: {
+    ...nvidiaGb200.firmware,
+    versionRules: [
+      ...nvidiaVersionRules,
+      { id: 'trailing-padding', pattern: /^(\S+)\s+$/, replacement: '$1', fixture: 'redfish/nvidia_gh200/redfish/v1/UpdateService/FirmwareInventory/HGX_FW_GPU_0/index.json' },
+    ],
+  },
+  quirks: [
+    ...nvidiaQuirks,
+    { id: 'gpus-on-hgx-chassis', description: 'GPUs read from Chassis HGX_GPU_n (Processors members are absent from the capture)', fixture: 'redfish/nvidia_gh200/redfish/v1/Chassis/HGX_GPU_0/index.json' },
+    { id: 'version-padding', description: 'Versions are padded with spaces ("96.00.A6.00.01  ")', fixture: 'redfish/nvidia_gh200/redfish/v1/UpdateService/FirmwareInventory/HGX_FW_GPU_0/index.json' },
+    { id: 'product-is-board-number', description: 'ServiceRoot Product is P3809 (shared with the NVLink switch tray), so detection uses the manager firmware', fixture: 'redfish/nvidia_gh200/redfish/v1/index.json' },
+  ],
+};
+
+export const nvidiaNvswitch: RedfishDialect = {
+  ...nvidiaGb200,
+  id: 'nvidia-openbmc-nvswitch',
+  generation: 'NVLink switch tray (OpenBMC 88.*)',
+  detect: { vendor: /^NVIDIA$/i, managerFirmware: /^\d{2}\.\d{4}\.\d{4}$/ },
+  ids: { systems: ['System_0'], managers: ['BMC_0'], primarySystem: /^System_0$/ },
+  firmware: { bmc: /^MGX_FW_BMC_0$/, slotPrefixes: [], versionRules: nvidiaVersionRules },
+  gpuSources: [],
+  cpuCountAcrossSystems: 'sum',
+  quirks: [
+    ...nvidiaQuirks,
+    { id: 'mgx-prefixed-ids', description: 'Chassis and firmware ids are MGX_* (MGX_NVSwitch_0, MGX_FW_BMC_0)', fixture: 'redfish/nvidia_gbswitch/redfish/v1/UpdateService/FirmwareInventory/index.json' },
+  ],
+};
+
+export const nvidiaBluefield: RedfishDialect = {
+  ...nvidiaGb200,
+  id: 'nvidia-bluefield-bmc',
+  generation: 'BlueField-3 DPU BMC (OpenBMC BF-*)',
+  detect: { managerFirmware: /^BF-/ },
+  ids: { systems: ['Bluefield'], managers: ['Bluefield_BMC'] },
+  firmware: { bmc: /^BMC_Firmware$/, bios: /^DPU_UEFI$/, slotPrefixes: [{ pattern: /^golden_/, slot: 'golden' }], versionRules: [] },
+  gpuSources: [],
+  cpuCountAcrossSystems: 'sum',
+  quirks: [
+    ...nvidiaQuirks,
+    { id: 'manufacturer-is-url', description: 'System Manufacturer is a URL (https://www.mellanox.com)', fixture: 'redfish/nvidia_dpu/redfish/v1/Systems/Bluefield/index.json' },
+    { id: 'version-not-available', description: 'Golden images report the version "version not available"', fixture: 'redfish/nvidia_dpu/redfish/v1/UpdateService/FirmwareInventory/golden_image_arm/index.json' },
+  ],
+};
+
+/** The standard-schema path for vendors with no record: nothing assumed beyond DMTF Redfish. */
+export const genericDialect: RedfishDialect = {
+  id: 'generic',
+  vendor: 'unknown',
+  generation: 'DMTF Redfish standard schema',
+  detect: {},
+  ids: { systems: [], managers: [] },
+  oemNamespaces: [],
+  firmware: { slotPrefixes: [], versionRules: [] },
+  gpuSources: [],
+  cpuCountAcrossSystems: 'sum',
+  dpuModel: DPU,
+  paging: { followNextLink: true },
+  quirks: [],
+};
+
+/** Every dialect record, most specific first; `generic` is the fallback and always last. */
+export const redfishDialects: readonly RedfishDialect[] = [
+  dellIdrac9,
+  dellIdrac8,
+  hpeIlo5,
+  supermicroX13,
+  nvidiaGb200,
+  nvidiaGh200,
+  nvidiaNvswitch,
+  nvidiaBluefield,
+  genericDialect,
+];
+
+/** What detection looks at: the service root and the first manager. */
+export interface DialectFingerprint {
+  vendor?: string;
+  product?: string;
+  rootOemKeys: string[];
+  managerModel?: string;
+  managerFirmware?: string;
+}
+
+/** The first record whose every detection condition holds; `generic` when none does. */
+export function detectDialect(fingerprint: DialectFingerprint): RedfishDialect {
+  for (const dialect of redfishDialects) {
+    const rule = dialect.detect;
+    const conditions = [
+      rule.vendor ? rule.vendor.test(fingerprint.vendor ?? '') : undefined,
+      rule.product ? rule.product.test(fingerprint.product ?? '') : undefined,
+      rule.rootOem ? fingerprint.rootOemKeys.includes(rule.rootOem) : undefined,
+      rule.managerModel ? rule.managerModel.test(fingerprint.managerModel ?? '') : undefined,
+      rule.managerFirmware ? rule.managerFirmware.test(fingerprint.managerFirmware ?? '') : undefined,
+    ].filter((value): value is boolean => value !== undefined);
+    if (conditions.length > 0 && conditions.every(Boolean)) return dialect;
+  }
+  return genericDialect;
+}
+
+export function dialectById(id: string): RedfishDialect | undefined {
+  return redfishDialects.find((dialect) => dialect.id === id);
+}

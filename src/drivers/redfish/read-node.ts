@@ -1,0 +1,510 @@
+/**
+ * Reads one Redfish service into normalized observations: inventory, firmware inventory, power state, health
+ * and sensors. Works on any `fetch(path)` (the HTTP client in production, anything in tests); the dialect
+ * record decides the vendor-specific parts and `generic` covers vendors with no record.
+ */
+import type {
+  DriverObservation,
+  FirmwareInventoryObservedData,
+  Health,
+  HealthObservedData,
+  NodeInventoryObservedData,
+  PowerState,
+  PowerStateObservedData,
+  SensorReading,
+  SensorsObservedData,
+} from '../../../events/driver-observations.js';
+import { DriverError } from '../driver-error.js';
+import { detectDialect, type RedfishDialect } from './dialect.js';
+import { normalizeFirmwareVersion } from './firmware-version.js';
+import {
+  asResource,
+  canonicalPath,
+  lastSegment,
+  ObservationRecorder,
+  ResourceReader,
+  settleAll,
+  type FetchResource,
+  type Resource,
+} from './resource-reader.js';
+
+export interface ReadNodeOptions {
+  /** Upper bound on resources fetched in one read (default 3000). */
+  maxResources?: number;
+  /** Upper bound on Sensor resources fetched from `Sensors` collections (default 400). */
+  maxSensors?: number;
+  /** Force a dialect instead of detecting one. */
+  dialect?: RedfishDialect;
+}
+
+export interface NodeReading {
+  dialect: RedfishDialect;
+  observations: DriverObservation[];
+  resourcesFetched: number;
+}
+
+interface Located {
+  path: string;
+  resource: Resource;
+}
+
+const HEALTH_ORDER: Record<Health, number> = { Unknown: 0, OK: 1, Warning: 2, Critical: 3 };
+const POWER_STATES = new Set<PowerState>(['On', 'Off', 'PoweringOn', 'PoweringOff', 'Paused']);
+
+function worst(values: Array<Health | undefined>): Health {
+  return values.reduce<Health>((acc, value) => (value && HEALTH_ORDER[value] > HEALTH_ORDER[acc] ? value : acc), 'Unknown');
+}
+
+function parseHealth(value: unknown, path: string, recorder: ObservationRecorder): Health | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (value === 'OK' || value === 'Warning' || value === 'Critical') return value;
+  recorder.note(path, value);
+  return undefined;
+}
+
+function sortedDistinct(values: Array<string | undefined>): string[] {
+  return [...new Set(values.filter((value): value is string => value !== undefined))].sort();
+}
+
+function idOf(located: Located, recorder: ObservationRecorder): string {
+  return recorder.text(located.resource, located.path, 'Id') ?? lastSegment(located.path);
+}
+
+/** Reads a Redfish service's root, collections and members into observations. */
+export async function readRedfishNode(fetch: FetchResource, options: ReadNodeOptions = {}): Promise<NodeReading> {
+  const started = performance.now();
+  const reader = new ResourceReader(fetch, options.maxResources ?? 3000);
+  const inventory = new ObservationRecorder();
+  const firmwareRec = new ObservationRecorder();
+  const healthRec = new ObservationRecorder();
+  const sensorsRec = new ObservationRecorder();
+  const powerRec = new ObservationRecorder();
+
+  const rootBody = await fetch('/redfish/v1');
+  const root = asResource(rootBody);
+  if (!root) throw new DriverError('DRIVER_PROTOCOL', 'the service root is not a JSON object', { url: '/redfish/v1' });
+  const rootPath = '/redfish/v1';
+
+  const link = (key: string): string | undefined => inventory.link(root, rootPath, key);
+  const [systems = [], managers = [], chassis = []] = await settleAll([
+    link('Systems') ? reader.members(link('Systems')!, inventory) : Promise.resolve([]),
+    link('Managers') ? reader.members(link('Managers')!, inventory) : Promise.resolve([]),
+    link('Chassis') ? reader.members(link('Chassis')!, inventory) : Promise.resolve([]),
+  ]);
+  if (systems.length === 0 && managers.length === 0 && chassis.length === 0) {
+    throw new DriverError('DRIVER_PROTOCOL', 'the service exposes no readable Systems, Managers or Chassis', { url: rootPath });
+  }
+
+  const firstManager = managers[0];
+  const dialect =
+    options.dialect ??
+    detectDialect({
+      vendor: typeof root.Vendor === 'string' ? root.Vendor : undefined,
+      product: typeof root.Product === 'string' ? root.Product : undefined,
+      rootOemKeys: Object.keys(asResource(root.Oem) ?? {}),
+      managerModel: firstManager && typeof firstManager.resource.Model === 'string' ? firstManager.resource.Model : undefined,
+      managerFirmware: firstManager && typeof firstManager.resource.FirmwareVersion === 'string' ? firstManager.resource.FirmwareVersion : undefined,
+    });
+
+  inventory.oem(root, rootPath, dialect.oemNamespaces);
+  for (const located of [...systems, ...managers, ...chassis]) inventory.oem(located.resource, located.path, dialect.oemNamespaces);
+  const chassisByPath = new Map(chassis.map((located) => [located.path, located]));
+
+  // ---- firmware inventory
+  const updateService = link('UpdateService') ? await reader.read(link('UpdateService')!, firmwareRec) : undefined;
+  const firmwareCollection = updateService ? firmwareRec.link(updateService, link('UpdateService')!, 'FirmwareInventory') : undefined;
+  const firmwareMembers = firmwareCollection ? await reader.members(firmwareCollection, firmwareRec) : [];
+  const components: FirmwareInventoryObservedData['components'] = [];
+  for (const member of firmwareMembers) {
+    const { resource, path } = member;
+    firmwareRec.oem(resource, path, dialect.oemNamespaces);
+    const id = idOf(member, firmwareRec);
+    const name = firmwareRec.text(resource, path, 'Name');
+    const component = name && !/^Software Inventory$/i.test(name) ? name : id;
+    const rawVersion = resource.Version;
+    if (typeof rawVersion !== 'string') {
+      firmwareRec.note(`${path}#Version`, rawVersion ?? null);
+      continue;
+    }
+    const { normalized, rule } = normalizeFirmwareVersion(dialect, component, rawVersion);
+    const entry: FirmwareInventoryObservedData['components'][number] = { id, component, version: rawVersion, normalizedVersion: normalized, normalizationRule: rule };
+    const updateable = firmwareRec.boolean(resource, path, 'Updateable');
+    if (updateable !== undefined) entry.updateable = updateable;
+    const slot = dialect.firmware.slotPrefixes?.find((prefix) => prefix.pattern.test(id))?.slot;
+    if (slot) entry.slot = slot;
+    components.push(entry);
+  }
+  const firmwareVersionOf = (pattern: RegExp | undefined): string | undefined => {
+    if (!pattern) return undefined;
+    const candidates = components.filter((c) => pattern.test(c.id) || pattern.test(c.component));
+    const running = candidates.find((c) => c.slot === undefined || c.slot === 'installed' || c.slot === 'current');
+    return running?.version.trim() || undefined;
+  };
+
+  // ---- systems: identity, processors, memory
+  const primary = systems.find((s) => dialect.ids.primarySystem?.test(idOf(s, inventory))) ?? systems[0];
+  const systemIdentities: NodeInventoryObservedData['systems'] = systems.map((located) => {
+    const { resource, path } = located;
+    const identity: NodeInventoryObservedData['systems'][number] = { id: idOf(located, inventory), path };
+    const links = asResource(resource.Links);
+    const chassisLinks: unknown[] = Array.isArray(links?.Chassis) ? links.Chassis : [];
+    const firstChassis = asResource(chassisLinks[0])?.['@odata.id'];
+    const linkedChassisPath = typeof firstChassis === 'string' ? canonicalPath(firstChassis) : undefined;
+    const linked = linkedChassisPath ? chassisByPath.get(linkedChassisPath) : undefined;
+    const pick = (key: string): string | undefined =>
+      inventory.text(resource, path, key) ?? (linked ? inventory.text(linked.resource, linked.path, key) : undefined);
+    const fields: Array<[keyof typeof identity, string]> = [
+      ['manufacturer', 'Manufacturer'],
+      ['model', 'Model'],
+      ['serialNumber', 'SerialNumber'],
+      ['sku', 'SKU'],
+    ];
+    for (const [field, key] of fields) {
+      const value = pick(key);
+      if (value) identity[field] = value;
+    }
+    const uuid = inventory.text(resource, path, 'UUID');
+    if (uuid) identity.uuid = uuid;
+    const bios = inventory.text(resource, path, 'BiosVersion');
+    if (bios) identity.biosVersion = bios;
+    return identity;
+  });
+  const primaryIdentity = primary ? systemIdentities[systems.indexOf(primary)] ?? {} : {};
+
+  const perSystem = await settleAll(
+    systems.map(async (located) => {
+      const { resource, path } = located;
+      const processorsLink = inventory.link(resource, path, 'Processors');
+      const processors = processorsLink ? await reader.members(processorsLink, inventory) : [];
+      const cpus: Array<string | undefined> = [];
+      const gpus: NodeInventoryObservedData['gpus']['devices'] = [];
+      for (const processor of processors) {
+        inventory.oem(processor.resource, processor.path, dialect.oemNamespaces);
+        const type = inventory.text(processor.resource, processor.path, 'ProcessorType');
+        const state = asResource(processor.resource.Status)?.State;
+        if (state === 'Absent') continue;
+        const model = inventory.text(processor.resource, processor.path, 'Model');
+        if (type === 'CPU') cpus.push(model);
+        else if (type === 'GPU') {
+          const device: NodeInventoryObservedData['gpus']['devices'][number] = { id: idOf(processor, inventory) };
+          if (model) device.model = model;
+          const serial = inventory.text(processor.resource, processor.path, 'SerialNumber');
+          if (serial) device.serialNumber = serial;
+          const firmware = inventory.text(processor.resource, processor.path, 'FirmwareVersion');
+          if (firmware) device.firmwareVersion = firmware;
+          gpus.push(device);
+        }
+      }
+      const summary = inventory.object(resource, path, 'ProcessorSummary');
+      let cpuCount = cpus.length;
+      let cpuModels = cpus;
+      if (cpuCount === 0 && summary) {
+        cpuCount = inventory.number(summary, `${path}#ProcessorSummary`, 'Count') ?? 0;
+        cpuModels = cpuCount > 0 ? [inventory.text(summary, `${path}#ProcessorSummary`, 'Model')] : [];
+      } else if (cpuModels.every((model) => model === undefined) && summary) {
+        cpuModels = [inventory.text(summary, `${path}#ProcessorSummary`, 'Model')];
+      }
+      return { located, cpuCount, cpuModels, gpus };
+    }),
+  );
+
+  let memoryModules = 0;
+  let totalGiB: number | undefined;
+  if (primary) {
+    const memoryLink = inventory.link(primary.resource, primary.path, 'Memory');
+    const modules = memoryLink ? await reader.members(memoryLink, inventory) : [];
+    memoryModules = modules.filter((module) => {
+      const state = asResource(module.resource.Status)?.State;
+      const capacity = module.resource.CapacityMiB;
+      return state !== 'Absent' && !(typeof capacity === 'number' && capacity === 0);
+    }).length;
+    const summary = inventory.object(primary.resource, primary.path, 'MemorySummary');
+    if (summary) totalGiB = inventory.number(summary, `${primary.path}#MemorySummary`, 'TotalSystemMemoryGiB');
+  }
+
+  // ---- GPUs from dialect-specific places when Processors had none
+  let gpuDevices = perSystem.flatMap((entry) => entry.gpus);
+  if (gpuDevices.length === 0) {
+    for (const source of dialect.gpuSources) {
+      if (source.kind === 'chassis') {
+        for (const located of chassis) {
+          const id = idOf(located, inventory);
+          if (!source.id.test(id)) continue;
+          const device: NodeInventoryObservedData['gpus']['devices'][number] = { id };
+          const model = inventory.text(located.resource, located.path, 'Model');
+          if (model) device.model = model;
+          const serial = inventory.text(located.resource, located.path, 'SerialNumber');
+          if (serial) device.serialNumber = serial;
+          gpuDevices.push(device);
+        }
+      } else {
+        const pcie = await settleAll(
+          chassis.map(async (located) => {
+            const pcieLink = inventory.link(located.resource, located.path, 'PCIeDevices');
+            return pcieLink ? reader.members(pcieLink, inventory, (member) => source.id.test(lastSegment(member))) : [];
+          }),
+        );
+        for (const device of pcie.flat()) {
+          const entry: NodeInventoryObservedData['gpus']['devices'][number] = { id: idOf(device, inventory) };
+          const model = inventory.text(device.resource, device.path, 'Model');
+          if (model) entry.model = model;
+          const serial = inventory.text(device.resource, device.path, 'SerialNumber');
+          if (serial) entry.serialNumber = serial;
+          const firmware = inventory.text(device.resource, device.path, 'FirmwareVersion');
+          if (firmware) entry.firmwareVersion = firmware;
+          gpuDevices.push(entry);
+        }
+      }
+      if (gpuDevices.length > 0) break;
+    }
+  }
+  gpuDevices = gpuDevices.sort((a, b) => a.id.localeCompare(b.id));
+
+  const cpuCount =
+    dialect.cpuCountAcrossSystems === 'max'
+      ? Math.max(0, ...perSystem.map((entry) => entry.cpuCount))
+      : perSystem.reduce((sum, entry) => sum + entry.cpuCount, 0);
+
+  // ---- chassis: network adapters, sensors
+  const adapters = (
+    await settleAll(
+      chassis.map(async (located) => {
+        const adaptersLink = inventory.link(located.resource, located.path, 'NetworkAdapters');
+        return adaptersLink ? reader.members(adaptersLink, inventory) : [];
+      }),
+    )
+  ).flat();
+  const nicModels: Array<string | undefined> = [];
+  const dpuModels: Array<string | undefined> = [];
+  for (const adapter of adapters) {
+    inventory.oem(adapter.resource, adapter.path, dialect.oemNamespaces);
+    const model = inventory.text(adapter.resource, adapter.path, 'Model');
+    const name = inventory.text(adapter.resource, adapter.path, 'Name');
+    const id = idOf(adapter, inventory);
+    const isDpu = [model, name, id].some((value) => value !== undefined && dialect.dpuModel.test(value));
+    (isDpu ? dpuModels : nicModels).push(model ?? name);
+  }
+
+  const temperatures: SensorReading[] = [];
+  const fans: SensorReading[] = [];
+  const other: SensorReading[] = [];
+  const powerSupplies: SensorsObservedData['powerSupplies'] = [];
+  let powerConsumedWatts: number | undefined;
+  let sensorBudget = options.maxSensors ?? 400;
+  for (const located of chassis) {
+    const thermalLink = sensorsRec.link(located.resource, located.path, 'Thermal');
+    const powerLink = sensorsRec.link(located.resource, located.path, 'Power');
+    const sensorsLink = sensorsRec.link(located.resource, located.path, 'Sensors');
+    if (thermalLink || powerLink) {
+      const [thermal, power] = await settleAll([
+        thermalLink ? reader.read(thermalLink, sensorsRec) : Promise.resolve(undefined),
+        powerLink ? reader.read(powerLink, sensorsRec) : Promise.resolve(undefined),
+      ]);
+      if (thermal) {
+        for (const [index, raw] of sensorsRec.array(thermal, thermalLink!, 'Temperatures').entries()) {
+          const item = asResource(raw);
+          const at = `${thermalLink}#Temperatures/${index}`;
+          if (!item) {
+            sensorsRec.note(at, raw);
+            continue;
+          }
+          const reading: SensorReading = {
+            name: sensorsRec.text(item, at, 'Name') ?? `Temperature ${index}`,
+            reading: sensorsRec.number(item, at, 'ReadingCelsius') ?? null,
+            unit: 'Cel',
+          };
+          const health = parseHealth(asResource(item.Status)?.Health, `${at}#Status.Health`, sensorsRec);
+          if (health) reading.health = health;
+          temperatures.push(reading);
+        }
+        for (const [index, raw] of sensorsRec.array(thermal, thermalLink!, 'Fans').entries()) {
+          const item = asResource(raw);
+          const at = `${thermalLink}#Fans/${index}`;
+          if (!item) {
+            sensorsRec.note(at, raw);
+            continue;
+          }
+          const units = sensorsRec.text(item, at, 'ReadingUnits');
+          const reading: SensorReading = {
+            name: sensorsRec.text(item, at, 'Name') ?? sensorsRec.text(item, at, 'FanName') ?? `Fan ${index}`,
+            reading: sensorsRec.number(item, at, 'Reading') ?? null,
+            unit: units === 'Percent' ? '%' : units ?? 'RPM',
+          };
+          const health = parseHealth(asResource(item.Status)?.Health, `${at}#Status.Health`, sensorsRec);
+          if (health) reading.health = health;
+          fans.push(reading);
+        }
+      }
+      if (power) {
+        for (const [index, raw] of sensorsRec.array(power, powerLink!, 'PowerSupplies').entries()) {
+          const item = asResource(raw);
+          const at = `${powerLink}#PowerSupplies/${index}`;
+          if (!item) {
+            sensorsRec.note(at, raw);
+            continue;
+          }
+          const supply: SensorsObservedData['powerSupplies'][number] = { name: sensorsRec.text(item, at, 'Name') ?? `PSU ${index}` };
+          const status = asResource(item.Status);
+          const health = parseHealth(status?.Health, `${at}#Status.Health`, sensorsRec);
+          if (health) supply.health = health;
+          if (typeof status?.State === 'string') supply.state = status.State;
+          const watts = sensorsRec.number(item, at, 'LastPowerOutputWatts');
+          if (watts !== undefined) supply.outputWatts = watts;
+          const model = sensorsRec.text(item, at, 'Model');
+          if (model) supply.model = model;
+          const firmware = sensorsRec.text(item, at, 'FirmwareVersion');
+          if (firmware) supply.firmwareVersion = firmware;
+          powerSupplies.push(supply);
+        }
+        const control = asResource(sensorsRec.array(power, powerLink!, 'PowerControl')[0]);
+        const consumed = control ? sensorsRec.number(control, `${powerLink}#PowerControl/0`, 'PowerConsumedWatts') : undefined;
+        if (powerConsumedWatts === undefined && consumed !== undefined) powerConsumedWatts = consumed;
+      }
+    } else if (sensorsLink && sensorBudget > 0) {
+      const links = (await reader.memberLinks(sensorsLink, sensorsRec)).slice(0, sensorBudget);
+      sensorBudget -= links.length;
+      const sensors = await settleAll(links.map((sensorLink) => reader.read(sensorLink, sensorsRec)));
+      sensors.forEach((sensor, index) => {
+        if (!sensor) return;
+        const at = canonicalPath(links[index]!);
+        const type = sensorsRec.text(sensor, at, 'ReadingType');
+        const units = sensorsRec.text(sensor, at, 'ReadingUnits');
+        const reading: SensorReading = {
+          name: sensorsRec.text(sensor, at, 'Name') ?? lastSegment(at),
+          reading: sensorsRec.number(sensor, at, 'Reading') ?? null,
+          unit: units ?? (type === 'Temperature' ? 'Cel' : type === 'Rotational' ? 'RPM' : 'unknown'),
+        };
+        const health = parseHealth(asResource(sensor.Status)?.Health, `${at}#Status.Health`, sensorsRec);
+        if (health) reading.health = health;
+        if (type === 'Temperature') temperatures.push(reading);
+        else if (type === 'Rotational' || reading.unit === 'RPM') fans.push(reading);
+        else other.push(reading);
+      });
+    }
+  }
+
+  // ---- BMC identity and session-limit hint
+  const bmcIdentities: NodeInventoryObservedData['bmcs'] = managers.map((located) => {
+    const identity: NodeInventoryObservedData['bmcs'][number] = { id: idOf(located, inventory), path: located.path };
+    const fields: Array<[keyof typeof identity, string]> = [
+      ['manufacturer', 'Manufacturer'],
+      ['model', 'Model'],
+      ['firmwareVersion', 'FirmwareVersion'],
+      ['uuid', 'UUID'],
+    ];
+    for (const [field, key] of fields) {
+      const value = inventory.text(located.resource, located.path, key);
+      if (value) identity[field] = value;
+    }
+    return identity;
+  });
+  const limits: number[] = [];
+  for (const located of managers) {
+    for (const service of ['CommandShell', 'GraphicalConsole', 'SerialConsole']) {
+      const record = asResource(located.resource[service]);
+      const limit = record?.MaxConcurrentSessions;
+      if (typeof limit === 'number' && Number.isInteger(limit) && limit > 0) limits.push(limit);
+    }
+  }
+
+  // ---- health
+  const conditions: HealthObservedData['conditions'] = [];
+  const seenConditions = new Set<string>();
+  const addCondition = (condition: HealthObservedData['conditions'][number]): void => {
+    const key = JSON.stringify(condition);
+    if (seenConditions.has(key)) return;
+    seenConditions.add(key);
+    conditions.push(condition);
+  };
+  const rollups: Array<Health | undefined> = [];
+  for (const [group, list] of [['system', systems], ['chassis', chassis], ['manager', managers]] as const) {
+    for (const located of list) {
+      const status = healthRec.object(located.resource, located.path, 'Status');
+      if (!status) continue;
+      const health = parseHealth(status.Health, `${located.path}#Status.Health`, healthRec);
+      const rollup = parseHealth(status.HealthRollup, `${located.path}#Status.HealthRollup`, healthRec);
+      // Managers' health is reported as a condition but not rolled up: a GB200 HGX BMC that is Starting reports
+      // Critical while everything it manages is OK (nvidia_gb200/Managers/HGX_BMC_0).
+      if (group !== 'manager') rollups.push(rollup ?? health);
+      const state = typeof status.State === 'string' ? status.State : undefined;
+      const worstHere = worst([health, rollup]);
+      if (worstHere === 'Warning' || worstHere === 'Critical') {
+        addCondition({ origin: located.path, health: worstHere, ...(state ? { state } : {}) });
+      }
+      for (const [index, raw] of healthRec.array(status, `${located.path}#Status`, 'Conditions').entries()) {
+        const entry = asResource(raw);
+        if (!entry) {
+          healthRec.note(`${located.path}#Status.Conditions/${index}`, raw);
+          continue;
+        }
+        const at = `${located.path}#Status.Conditions/${index}`;
+        const origin = asResource(entry.OriginOfCondition)?.['@odata.id'];
+        const condition: HealthObservedData['conditions'][number] = { origin: typeof origin === 'string' ? canonicalPath(origin) : located.path };
+        const messageId = healthRec.text(entry, at, 'MessageId');
+        if (messageId) condition.messageId = messageId;
+        const message = healthRec.text(entry, at, 'Message');
+        if (message) condition.message = message;
+        const severity = healthRec.text(entry, at, 'Severity') ?? healthRec.text(entry, at, 'MessageSeverity');
+        if (severity) condition.severity = severity;
+        addCondition(condition);
+      }
+    }
+  }
+
+  // ---- power state
+  let powerState: PowerState = 'Unknown';
+  if (primary) {
+    const raw = primary.resource.PowerState;
+    if (typeof raw === 'string' && POWER_STATES.has(raw as PowerState)) powerState = raw as PowerState;
+    else if (raw !== undefined && raw !== null) powerRec.note(`${primary.path}#PowerState`, raw);
+  }
+
+  const latencyMs = Math.round(performance.now() - started);
+  const base = <R extends ObservationRecorder>(recorder: R) => ({
+    source: 'redfish' as const,
+    dialect: dialect.id,
+    unrecognized: recorder.unrecognized,
+    ...(recorder.unreadable.length > 0 ? { unreadable: recorder.unreadable } : {}),
+    latencyMs,
+  });
+
+  const primaryManager = bmcIdentities[0] ?? {};
+  const biosVersion = primaryIdentity.biosVersion ?? firmwareVersionOf(dialect.firmware.bios);
+  const nodeInventory: NodeInventoryObservedData = {
+    ...base(inventory),
+    system: primaryIdentity,
+    systems: systemIdentities,
+    bmc: primaryManager.firmwareVersion || !dialect.firmware.bmc ? primaryManager : { ...primaryManager, ...(firmwareVersionOf(dialect.firmware.bmc) ? { firmwareVersion: firmwareVersionOf(dialect.firmware.bmc)! } : {}) },
+    bmcs: bmcIdentities,
+    ...(biosVersion ? { biosVersion } : {}),
+    cpus: { count: cpuCount, models: sortedDistinct(perSystem.flatMap((entry) => entry.cpuModels)) },
+    gpus: { count: gpuDevices.length, models: sortedDistinct(gpuDevices.map((device) => device.model)), devices: gpuDevices },
+    memory: { moduleCount: memoryModules, ...(totalGiB !== undefined && totalGiB >= 0 ? { totalGiB } : {}) },
+    nics: { count: nicModels.length, models: sortedDistinct(nicModels) },
+    dpus: { count: dpuModels.length, models: sortedDistinct(dpuModels) },
+    ...(limits.length > 0 ? { sessionLimitHint: Math.min(...limits) } : {}),
+    ...(typeof root.RedfishVersion === 'string' ? { redfishVersion: root.RedfishVersion } : {}),
+  };
+  const firmware: FirmwareInventoryObservedData = { ...base(firmwareRec), components };
+  const power: PowerStateObservedData = { ...base(powerRec), powerState };
+  const health: HealthObservedData = { ...base(healthRec), health: worst(rollups), conditions };
+  const sensors: SensorsObservedData = {
+    ...base(sensorsRec),
+    temperatures,
+    fans,
+    powerSupplies,
+    other,
+    ...(powerConsumedWatts !== undefined ? { powerConsumedWatts } : {}),
+  };
+  return {
+    dialect,
+    resourcesFetched: reader.resourcesFetched,
+    observations: [
+      { type: 'NodeInventoryObserved', data: nodeInventory },
+      { type: 'FirmwareInventoryObserved', data: firmware },
+      { type: 'PowerStateObserved', data: power },
+      { type: 'HealthObserved', data: health },
+      { type: 'SensorsObserved', data: sensors },
+    ],
+  };
+}

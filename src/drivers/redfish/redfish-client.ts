@@ -1,0 +1,273 @@
+/**
+ * A Redfish HTTP client over undici: one session per client, reused for every request, and closed on `logout()`.
+ *
+ * Guarantees:
+ * - every request has a deadline (`requestTimeoutMs`), enforced on headers and body alike;
+ * - every failure is a `DriverError` (never an undici or JSON error);
+ * - a session that was created is deleted by `logout()` even if the token was never used, and the client knows
+ *   at every moment whether it holds one (`hasSession`), because a leaked session is what exhausts an iDRAC;
+ * - self-signed certificates are accepted only when `insecure` is set.
+ */
+import { Agent, request, type Dispatcher } from 'undici';
+import { DriverError, toDriverError } from '../driver-error.js';
+import { normalizeRedfishError, type RedfishRequestPhase } from './redfish-error.js';
+
+export interface RedfishClientOptions {
+  /** `https://bmc.example` or `http://127.0.0.1:8000`; anything after the authority is ignored. */
+  baseUrl: string;
+  username?: string;
+  password?: string;
+  /** Accept self-signed or mismatched certificates. Off by default. */
+  insecure?: boolean;
+  /** Deadline per request, headers and body included. Default 10 s. */
+  requestTimeoutMs?: number;
+  /** `auto` tries a session and falls back to basic auth when sessions are refused (405/501). Default `auto`. */
+  authMode?: 'auto' | 'session' | 'basic' | 'none';
+  /** Requests in flight at once. Default 2: BMCs are small computers. */
+  maxConcurrency?: number;
+  /** Larger bodies are refused as a protocol error. Default 16 MiB. */
+  maxBodyBytes?: number;
+}
+
+export interface RedfishResponse {
+  status: number;
+  url: string;
+  body: unknown;
+}
+
+/** A counting semaphore: at most `limit` holders at once, FIFO. */
+class Gate {
+  private active = 0;
+  private readonly waiting: Array<() => void> = [];
+  constructor(private readonly limit: number) {}
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.active += 1;
+    try {
+      return await task();
+    } finally {
+      this.active -= 1;
+      this.waiting.shift()?.();
+    }
+  }
+}
+
+export class RedfishClient {
+  readonly origin: string;
+  private readonly options: Required<Omit<RedfishClientOptions, 'username' | 'password'>> & Pick<RedfishClientOptions, 'username' | 'password'>;
+  private readonly agent: Agent;
+  private readonly gate: Gate;
+  private session: { token: string; location: string } | undefined;
+  private basicAuth = false;
+  /** Sessions this client created and sessions it deleted; equal after every `logout()`. */
+  sessionsOpened = 0;
+  sessionsClosed = 0;
+
+  constructor(options: RedfishClientOptions) {
+    let origin: string;
+    try {
+      origin = new URL(options.baseUrl).origin;
+    } catch {
+      throw new DriverError('DRIVER_PROTOCOL', `not a URL: ${options.baseUrl}`);
+    }
+    if (origin === 'null') throw new DriverError('DRIVER_PROTOCOL', `not an http(s) URL: ${options.baseUrl}`);
+    this.origin = origin;
+    this.options = {
+      insecure: false,
+      requestTimeoutMs: 10_000,
+      authMode: 'auto',
+      maxConcurrency: 2,
+      maxBodyBytes: 16 * 1024 * 1024,
+      ...options,
+    };
+    const deadline = this.options.requestTimeoutMs;
+    this.agent = new Agent({
+      connect: { rejectUnauthorized: !this.options.insecure, timeout: deadline },
+      headersTimeout: deadline,
+      bodyTimeout: deadline,
+      connections: this.options.maxConcurrency,
+    });
+    this.gate = new Gate(this.options.maxConcurrency);
+  }
+
+  get hasSession(): boolean {
+    return this.session !== undefined;
+  }
+
+  get authenticationUsed(): 'session' | 'basic' | 'none' {
+    return this.session ? 'session' : this.basicAuth ? 'basic' : 'none';
+  }
+
+  private headers(): Record<string, string> {
+    const headers: Record<string, string> = { accept: 'application/json', 'odata-version': '4.0' };
+    if (this.session) headers['x-auth-token'] = this.session.token;
+    else if (this.basicAuth) {
+      headers.authorization = `Basic ${Buffer.from(`${this.options.username ?? ''}:${this.options.password ?? ''}`).toString('base64')}`;
+    }
+    return headers;
+  }
+
+  private resolve(path: string): string {
+    try {
+      const url = new URL(path, this.origin);
+      if (url.origin !== this.origin) throw new Error('cross-origin');
+      return url.toString();
+    } catch {
+      throw new DriverError('DRIVER_PROTOCOL', `link leaves the BMC or is not a path: ${String(path).slice(0, 200)}`, { url: String(path).slice(0, 200) });
+    }
+  }
+
+  private async send(
+    method: Dispatcher.HttpMethod,
+    path: string,
+    phase: RedfishRequestPhase,
+    body?: unknown,
+  ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string; url: string }> {
+    const url = this.resolve(path);
+    return this.gate.run(async () => {
+      const signal = AbortSignal.timeout(this.options.requestTimeoutMs);
+      try {
+        const headers = this.headers();
+        if (body !== undefined) headers['content-type'] = 'application/json';
+        const response = await request(url, {
+          method,
+          headers,
+          dispatcher: this.agent,
+          signal,
+          ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        });
+        const chunks: Buffer[] = [];
+        let size = 0;
+        for await (const chunk of response.body) {
+          size += (chunk as Buffer).length;
+          if (size > this.options.maxBodyBytes) {
+            response.body.destroy();
+            throw new DriverError('DRIVER_PROTOCOL', `answer larger than ${this.options.maxBodyBytes} bytes`, { url, method });
+          }
+          chunks.push(chunk as Buffer);
+        }
+        return { status: response.statusCode, headers: response.headers, text: Buffer.concat(chunks).toString('utf8'), url };
+      } catch (error) {
+        if (signal.aborted) {
+          throw new DriverError('DRIVER_TIMEOUT', `${method} ${url} passed its ${this.options.requestTimeoutMs} ms deadline`, {
+            method,
+            url,
+            deadlineMs: this.options.requestTimeoutMs,
+          });
+        }
+        throw toDriverError(error, { method, url });
+      }
+    });
+  }
+
+  /** Opens a session (or settles on basic auth) unless one is already held. Idempotent. */
+  async login(sessionsPath = '/redfish/v1/SessionService/Sessions'): Promise<void> {
+    if (this.session || this.basicAuth || this.options.authMode === 'none') return;
+    if (this.options.authMode === 'basic') {
+      this.basicAuth = true;
+      return;
+    }
+    const answer = await this.send('POST', sessionsPath, 'login', { UserName: this.options.username ?? '', Password: this.options.password ?? '' });
+    if (answer.status >= 200 && answer.status < 300) {
+      const token = headerValue(answer.headers['x-auth-token']);
+      let location = headerValue(answer.headers.location);
+      if (!location) {
+        try {
+          const id = (JSON.parse(answer.text) as { '@odata.id'?: unknown })['@odata.id'];
+          if (typeof id === 'string') location = id;
+        } catch {
+          // No body id either: the session cannot be deleted, which is reported below.
+        }
+      }
+      if (!token || !location) {
+        // A session may exist that we cannot use or cannot delete. Delete what we can, then report.
+        if (location && token) await this.deleteSession({ token, location });
+        throw new DriverError('DRIVER_PROTOCOL', 'session created without X-Auth-Token or Location', { status: answer.status, url: answer.url, method: 'POST' });
+      }
+      this.session = { token, location };
+      this.sessionsOpened += 1;
+      return;
+    }
+    const error = normalizeRedfishError({ status: answer.status, bodyText: answer.text, method: 'POST', url: answer.url, phase: 'login' });
+    if (error.code === 'DRIVER_SESSIONS_UNSUPPORTED' && this.options.authMode === 'auto') {
+      this.basicAuth = true;
+      return;
+    }
+    throw error;
+  }
+
+  private async deleteSession(session: { token: string; location: string }): Promise<void> {
+    try {
+      const url = this.resolve(session.location);
+      await this.gate.run(async () => {
+        const response = await request(url, {
+          method: 'DELETE',
+          headers: { 'x-auth-token': session.token },
+          dispatcher: this.agent,
+          signal: AbortSignal.timeout(this.options.requestTimeoutMs),
+        });
+        await response.body.dump();
+      });
+    } catch {
+      // Logout is best effort on the wire; the BMC expires the session if this DELETE is lost.
+    }
+  }
+
+  /** Deletes the session if one is held. Never throws. */
+  async logout(): Promise<void> {
+    const session = this.session;
+    this.session = undefined;
+    if (!session) return;
+    this.sessionsClosed += 1;
+    await this.deleteSession(session);
+  }
+
+  /**
+   * GETs a resource and parses it as JSON. A session the BMC forgot (401 NoValidSession) is replaced once:
+   * the old one is deleted before the new one is opened, so the client never holds two.
+   */
+  async get(path: string): Promise<RedfishResponse> {
+    let answer = await this.send('GET', path, 'read');
+    if (answer.status === 401 && this.session) {
+      await this.logout();
+      await this.login();
+      answer = await this.send('GET', path, 'read');
+    }
+    if (answer.status < 200 || answer.status >= 300) {
+      // Under basic auth a 401 is the credentials themselves, never an expired session.
+      const phase = this.basicAuth ? 'login' : 'read';
+      throw normalizeRedfishError({ status: answer.status, bodyText: answer.text, method: 'GET', url: answer.url, phase });
+    }
+    try {
+      return { status: answer.status, url: answer.url, body: JSON.parse(answer.text) as unknown };
+    } catch (error) {
+      throw new DriverError('DRIVER_PROTOCOL', `GET ${answer.url} answered invalid JSON`, { status: answer.status, url: answer.url, method: 'GET', cause: String(error).slice(0, 200) });
+    }
+  }
+
+  /** POSTs an action (power control). */
+  async post(path: string, body: unknown): Promise<RedfishResponse> {
+    const answer = await this.send('POST', path, 'read', body);
+    if (answer.status < 200 || answer.status >= 300) {
+      throw normalizeRedfishError({ status: answer.status, bodyText: answer.text, method: 'POST', url: answer.url, phase: 'read' });
+    }
+    let parsed: unknown = undefined;
+    try {
+      parsed = answer.text ? JSON.parse(answer.text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: answer.status, url: answer.url, body: parsed };
+  }
+
+  /** Logs out and releases connections. Never throws. */
+  async close(): Promise<void> {
+    await this.logout();
+    await this.agent.close().catch(() => undefined);
+  }
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  const single = Array.isArray(value) ? value[0] : value;
+  return single && single.length > 0 ? single : undefined;
+}

@@ -1,0 +1,90 @@
+/**
+ * The Redfish `DeviceDriver`: reads a BMC into normalized observations through one session.
+ *
+ * Session discipline, because a leaked session is what exhausts an iDRAC (5 to 8 sessions, then 503 RAC0218):
+ * every `observe()` logs out in a `finally` unless the driver was built with `reuseSession`, in which case the one
+ * session is kept for the next `observe()` and `close()` logs it out. No path through `observe()` leaves a session
+ * open that the driver does not still hold.
+ */
+import type { DriverObservation } from '../../../events/driver-observations.js';
+import type { DeviceDriver, DriverCapabilities, ObserveOptions, PowerAction } from '../device-driver.js';
+import { DriverError, toDriverError } from '../driver-error.js';
+import { RedfishClient, type RedfishClientOptions } from './redfish-client.js';
+import { readRedfishNode, type ReadNodeOptions } from './read-node.js';
+import type { RedfishDialect } from './dialect.js';
+import { asResource } from './resource-reader.js';
+
+export interface RedfishDriverOptions extends RedfishClientOptions, ReadNodeOptions {
+  /** Keep the session between `observe()` calls (poller mode); `close()` ends it. Default false. */
+  reuseSession?: boolean;
+}
+
+export class RedfishDriver implements DeviceDriver {
+  readonly protocol = 'redfish' as const;
+  readonly capabilities: DriverCapabilities = {
+    inventory: true,
+    firmwareInventory: true,
+    powerState: true,
+    healthAndSensors: true,
+    firmwareUpdate: false,
+    powerControl: true,
+  };
+  private readonly client: RedfishClient;
+  private lastDialect: RedfishDialect | undefined;
+
+  constructor(private readonly options: RedfishDriverOptions) {
+    this.client = new RedfishClient(options);
+  }
+
+  /** The dialect record the last successful read used (for fleet reports). */
+  get dialect(): RedfishDialect | undefined {
+    return this.lastDialect;
+  }
+
+  /** Sessions opened and closed by this driver so far. */
+  get sessionCounts(): { opened: number; closed: number; held: boolean } {
+    return { opened: this.client.sessionsOpened, closed: this.client.sessionsClosed, held: this.client.hasSession };
+  }
+
+  get authentication(): 'session' | 'basic' | 'none' {
+    return this.client.authenticationUsed;
+  }
+
+  private async withSession<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      const root = asResource((await this.client.get('/redfish/v1')).body);
+      const sessionsLink = asResource(asResource(root?.Links)?.Sessions)?.['@odata.id'];
+      await this.client.login(typeof sessionsLink === 'string' ? sessionsLink : undefined);
+      return await work();
+    } catch (error) {
+      throw toDriverError(error);
+    } finally {
+      if (!this.options.reuseSession) await this.client.logout();
+    }
+  }
+
+  async observe(options: ObserveOptions = {}): Promise<DriverObservation[]> {
+    return this.withSession(async () => {
+      const reading = await readRedfishNode(async (path) => (await this.client.get(path)).body, this.options);
+      this.lastDialect = reading.dialect;
+      return options.only ? reading.observations.filter((observation) => options.only!.includes(observation.type)) : reading.observations;
+    });
+  }
+
+  /** Resets the primary system through `#ComputerSystem.Reset`. */
+  async setPower(action: PowerAction): Promise<void> {
+    await this.withSession(async () => {
+      const systems = asResource((await this.client.get('/redfish/v1/Systems')).body);
+      const first = Array.isArray(systems?.Members) ? asResource(systems.Members[0])?.['@odata.id'] : undefined;
+      if (typeof first !== 'string') throw new DriverError('DRIVER_PROTOCOL', 'no system to reset');
+      const system = asResource((await this.client.get(first)).body);
+      const target = asResource(asResource(system?.Actions)?.['#ComputerSystem.Reset'])?.target;
+      if (typeof target !== 'string') throw new DriverError('DRIVER_UNSUPPORTED', `${first} has no #ComputerSystem.Reset action`);
+      await this.client.post(target, { ResetType: action });
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+}

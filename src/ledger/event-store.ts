@@ -1,0 +1,599 @@
+import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
+import pg from 'pg';
+import { Observable, Subject } from 'rxjs';
+import { fleetCatalogue, type EventCatalogue, type ProposedEvent, type RecordedEvent } from '../../events/index.js';
+import type { AppendOptions, AppendResult, ExpectedVersion } from './append-types.js';
+import { chainHash, genesisHash } from './canonical-json.js';
+import type { LedgerDatabase } from './database.js';
+import { canonicalEvent, recordedEvent, storedEvent, type EventRow } from './event-row.js';
+import { LedgerError, isLedgerError } from './ledger-error.js';
+import { migrateToLatest } from './migrations/index.js';
+import { contentDigest, prepareAppend, type PreparedEvent } from './prepare-append.js';
+
+// int8 as JS number: positions stay far below 2^53 (9e15 events).
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+
+/** The key of the transaction-scoped advisory lock every append takes: one writer at a time, log-wide. */
+export const APPEND_LOCK_KEY = 0x0f1ee7_1ed6;
+export const APPENDED_CHANNEL = 'fleet_ledger_appended';
+
+export interface EventStoreOptions {
+  connectionString: string;
+  catalogue?: EventCatalogue;
+  /** Connections in this store's pool (appends use one at a time; reads share the rest). */
+  poolSize?: number;
+  /** Most events committed in one group-commit transaction. */
+  maxBatchEvents?: number;
+  /** Subscriptions re-read at least this often even if no notification arrives. */
+  pollIntervalMs?: number;
+  /** The ledger clock. */
+  clock?: () => Date;
+  /** Skip migrations (when another process owns them). */
+  migrate?: boolean;
+}
+
+export interface ReadStreamOptions {
+  /** First stream version to return (forward) or the highest (backward). */
+  fromVersion?: number;
+  direction?: 'forward' | 'backward';
+  limit?: number;
+}
+
+export interface ReadAllOptions {
+  /** First global position to return (inclusive). Positions start at 1. */
+  fromPosition?: number;
+  /** Last global position to return (inclusive). */
+  toPosition?: number;
+  limit?: number;
+  types?: readonly string[];
+  streamPrefix?: string;
+}
+
+export interface SubscribeOptions {
+  fromPosition?: number;
+  types?: readonly string[];
+  streamPrefix?: string;
+  batchSize?: number;
+}
+
+/**
+ * A batch delivered by a subscription. `checkpoint` is the highest position this subscription has
+ * examined (even when filters dropped some events); persist it and resume from `checkpoint + 1`.
+ */
+export interface SubscriptionBatch {
+  events: RecordedEvent[];
+  checkpoint: number;
+}
+
+export interface LedgerHead {
+  position: number;
+  hash: string;
+  recordedAt: Date;
+}
+
+export type ChainVerification =
+  | { ok: true; from: number; to: number; checked: number }
+  | { ok: false; from: number; to: number; checked: number; firstBrokenPosition: number; reason: string };
+
+/** Counters for metrics: what group commit is doing. */
+export interface AppendStats {
+  batches: number;
+  appends: number;
+  events: number;
+  lastBatchAppends: number;
+  maxBatchAppends: number;
+}
+
+interface PendingAppend {
+  stream: string;
+  events: PreparedEvent[];
+  expected: ExpectedVersion;
+  resolve: (result: AppendResult) => void;
+  reject: (error: unknown) => void;
+}
+
+interface StoredIdentity {
+  stream: string;
+  position: number;
+  streamVersion: number;
+  digest: string;
+}
+
+function escapeLike(prefix: string): string {
+  return prefix.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+function expectedMatches(expected: ExpectedVersion, exists: boolean, version: number): boolean {
+  switch (expected) {
+    case 'any':
+      return true;
+    case 'no_stream':
+      return !exists;
+    case 'stream_exists':
+      return exists;
+    default:
+      return version === expected;
+  }
+}
+
+function describeExpected(expected: ExpectedVersion): string {
+  return typeof expected === 'number' ? `version ${expected}` : expected;
+}
+
+/**
+ * The event store: one append-only, hash-chained log in PostgreSQL.
+ *
+ * Guarantees:
+ * - Commit order is log order: every append takes one transaction-scoped advisory lock and its global
+ *   positions inside it, so a reader of `position > checkpoint` never skips an event committed later.
+ * - Group commit: concurrent `append` calls of this process share one transaction; each keeps its own
+ *   expected-version check and validation, and a failure rejects only that append.
+ * - An append resolves only after its transaction committed; a retry with the same event ids after an
+ *   unknown outcome returns the original result and writes nothing.
+ */
+export class EventStore {
+  readonly catalogue: EventCatalogue;
+  readonly db: Kysely<LedgerDatabase>;
+  readonly pool: pg.Pool;
+  readonly #options: Required<Pick<EventStoreOptions, 'maxBatchEvents' | 'pollIntervalMs'>> & { clock: () => Date };
+  readonly #queue: PendingAppend[] = [];
+  #flushing: Promise<void> | null = null;
+  #closed = false;
+  #listener: pg.Client | null = null;
+  #listenerStarting: Promise<void> | null = null;
+  readonly #appended = new Subject<number>();
+  readonly #subscriptions = new Set<() => void>();
+  readonly stats: AppendStats = { batches: 0, appends: 0, events: 0, lastBatchAppends: 0, maxBatchAppends: 0 };
+  readonly #connectionString: string;
+
+  private constructor(options: EventStoreOptions) {
+    this.#connectionString = options.connectionString;
+    this.catalogue = options.catalogue ?? fleetCatalogue;
+    this.pool = new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 8 });
+    // An idle client's error (server restart) must not crash the process; the next query reconnects.
+    this.pool.on('error', () => undefined);
+    this.db = new Kysely<LedgerDatabase>({ dialect: new PostgresDialect({ pool: this.pool }) });
+    this.#options = {
+      maxBatchEvents: options.maxBatchEvents ?? 5000,
+      pollIntervalMs: options.pollIntervalMs ?? 1000,
+      clock: options.clock ?? (() => new Date()),
+    };
+  }
+
+  /** Connects, migrates the schema to the latest version, and returns a ready store. */
+  static async open(options: EventStoreOptions): Promise<EventStore> {
+    const store = new EventStore(options);
+    if (options.migrate !== false) {
+      try {
+        await migrateToLatest(store.db as unknown as Kysely<unknown>);
+      } catch (error) {
+        await store.close();
+        throw new LedgerError('LEDGER_STORE_UNAVAILABLE', { operation: 'migrate', cause: String(error) }, `could not migrate the ledger schema: ${String(error)}`);
+      }
+    }
+    return store;
+  }
+
+  /**
+   * Appends events to one stream if it is at the expected version. Resolves after commit with the new
+   * stream version and the events' global positions.
+   */
+  append(stream: string, events: readonly ProposedEvent[], options: AppendOptions = {}): Promise<AppendResult> {
+    if (this.#closed) return Promise.reject(new LedgerError('LEDGER_CLOSED', { operation: 'append' }, 'the ledger is closed'));
+    let prepared: PreparedEvent[];
+    try {
+      prepared = prepareAppend(stream, events, this.catalogue, () => this.#options.clock().getTime());
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const expected = options.expectedVersion ?? 'any';
+    if (typeof expected === 'number' && (!Number.isInteger(expected) || expected < 0)) {
+      return Promise.reject(new LedgerError('LEDGER_WRONG_EXPECTED_VERSION', { stream, expected, actual: -1 }, `expectedVersion must be a non-negative integer or 'any' | 'no_stream' | 'stream_exists'`));
+    }
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.#queue.push({ stream, events: prepared, expected, resolve, reject });
+      if (!this.#flushing) this.#flushing = this.#drain();
+    });
+  }
+
+  /** Commits queued appends batch after batch until the queue is empty; one batch in flight at a time. */
+  async #drain(): Promise<void> {
+    try {
+      while (this.#queue.length > 0) {
+        const batch: PendingAppend[] = [];
+        let size = 0;
+        while (this.#queue.length > 0) {
+          const next = this.#queue[0]!;
+          if (batch.length > 0 && size + next.events.length > this.#options.maxBatchEvents) break;
+          batch.push(this.#queue.shift()!);
+          size += next.events.length;
+        }
+        await this.#commitBatch(batch);
+      }
+    } finally {
+      this.#flushing = null;
+    }
+  }
+
+  async #commitBatch(batch: PendingAppend[]): Promise<void> {
+    const settled: Array<{ ok: true; result: AppendResult } | { ok: false; error: unknown }> = [];
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        settled.length = 0;
+        await sql`SELECT pg_advisory_xact_lock(${APPEND_LOCK_KEY})`.execute(trx);
+        const head = await sql<{ position: number; hash: Buffer; recorded_at: Date }>`SELECT position, hash, recorded_at FROM ledger_head`.execute(trx);
+        const headRow = head.rows[0];
+        if (!headRow) throw new Error('ledger_head is empty: the schema is damaged');
+        const streams = [...new Set(batch.map((p) => p.stream))];
+        const versions = new Map<string, number>();
+        const versionRows = await sql<{ stream: string; version: number }>`SELECT stream, version FROM ledger_streams WHERE stream = ANY(${streams}::text[])`.execute(trx);
+        for (const row of versionRows.rows) versions.set(row.stream, row.version);
+        const known = await this.#storedIdentities(trx, batch.flatMap((p) => p.events.map((e) => e.eventId)));
+
+        let position = Number(headRow.position);
+        let prevHash = headRow.hash.toString('hex');
+        const now = this.#options.clock();
+        const recordedAt = now.getTime() >= headRow.recorded_at.getTime() ? now : headRow.recorded_at;
+        const rows: EventRow[] = [];
+        const touched = new Map<string, { version: number; lastPosition: number }>();
+
+        for (const pending of batch) {
+          try {
+            const replay = this.#replayOf(pending, known);
+            if (replay) {
+              settled.push({ ok: true, result: replay });
+              continue;
+            }
+            const exists = versions.has(pending.stream);
+            const current = versions.get(pending.stream) ?? 0;
+            if (!expectedMatches(pending.expected, exists, current)) {
+              throw new LedgerError(
+                'LEDGER_WRONG_EXPECTED_VERSION',
+                { stream: pending.stream, expected: pending.expected, actual: exists ? current : -1 },
+                `append to ${pending.stream} expected ${describeExpected(pending.expected)} but the stream is ${exists ? `at version ${current}` : 'absent'}`,
+              );
+            }
+            let version = current;
+            const positions: number[] = [];
+            for (const event of pending.events) {
+              position += 1;
+              version += 1;
+              const canonical = canonicalEvent({ ...event, position, stream: pending.stream, streamVersion: version, recordedAt });
+              const hash = chainHash(prevHash, canonical);
+              rows.push({
+                position,
+                event_id: event.eventId,
+                stream: pending.stream,
+                stream_version: version,
+                type: event.type,
+                schema_version: event.schemaVersion,
+                recorded_at: recordedAt,
+                observed_at: event.observedAt,
+                actor: event.actor,
+                correlation_id: event.correlationId,
+                causation_id: event.causationId,
+                data: event.data,
+                prev_hash: Buffer.from(prevHash, 'hex'),
+                hash: Buffer.from(hash, 'hex'),
+              });
+              known.set(event.eventId, { stream: pending.stream, position, streamVersion: version, digest: event.contentDigest });
+              positions.push(position);
+              prevHash = hash;
+            }
+            versions.set(pending.stream, version);
+            touched.set(pending.stream, { version, lastPosition: position });
+            settled.push({ ok: true, result: { stream: pending.stream, nextExpectedVersion: version, positions, idempotentReplay: false } });
+          } catch (error) {
+            settled.push({ ok: false, error });
+          }
+        }
+        if (rows.length === 0) return;
+        await this.#insertRows(trx, rows);
+        const touchedStreams = [...touched.entries()];
+        await sql`
+          INSERT INTO ledger_streams (stream, version, last_position, created_at, updated_at)
+          SELECT s, v, p, ${recordedAt}, ${recordedAt}
+          FROM unnest(${touchedStreams.map(([s]) => s)}::text[], ${touchedStreams.map(([, t]) => t.version)}::int[], ${touchedStreams.map(([, t]) => t.lastPosition)}::bigint[]) AS u(s, v, p)
+          ON CONFLICT (stream) DO UPDATE SET version = EXCLUDED.version, last_position = EXCLUDED.last_position, updated_at = EXCLUDED.updated_at`.execute(trx);
+        await sql`UPDATE ledger_head SET position = ${position}, hash = ${Buffer.from(prevHash, 'hex')}, recorded_at = ${recordedAt}`.execute(trx);
+        await sql`SELECT pg_notify(${APPENDED_CHANNEL}, ${String(position)})`.execute(trx);
+      });
+    } catch (error) {
+      const failure = isLedgerError(error)
+        ? error
+        : new LedgerError('LEDGER_STORE_UNAVAILABLE', { operation: 'append', cause: String(error) }, `append transaction failed, nothing was committed: ${String(error)}`);
+      for (const pending of batch) pending.reject(failure);
+      return;
+    }
+    this.stats.batches += 1;
+    this.stats.lastBatchAppends = batch.length;
+    this.stats.maxBatchAppends = Math.max(this.stats.maxBatchAppends, batch.length);
+    batch.forEach((pending, index) => {
+      const outcome = settled[index]!;
+      if (outcome.ok) {
+        this.stats.appends += 1;
+        if (!outcome.result.idempotentReplay) this.stats.events += pending.events.length;
+        pending.resolve(outcome.result);
+      } else {
+        pending.reject(outcome.error);
+      }
+    });
+  }
+
+  async #storedIdentities(trx: Transaction<LedgerDatabase>, eventIds: string[]): Promise<Map<string, StoredIdentity>> {
+    const known = new Map<string, StoredIdentity>();
+    const found = await sql<EventRow>`SELECT * FROM ledger_events WHERE event_id = ANY(${eventIds}::uuid[])`.execute(trx);
+    for (const row of found.rows) {
+      const event = storedEvent(row);
+      known.set(event.eventId, {
+        stream: event.stream,
+        position: event.position,
+        streamVersion: event.streamVersion,
+        digest: contentDigest(event.stream, {
+          type: event.type,
+          schemaVersion: event.schemaVersion,
+          data: event.data,
+          observedAt: event.observedAt,
+          actor: event.actor,
+          correlationId: event.correlationId,
+          causationId: event.causationId,
+        }),
+      });
+    }
+    return known;
+  }
+
+  /**
+   * If this append's event ids are already stored with the same content in the same stream, the
+   * original result; if only some are, or the content differs, an idempotency conflict; else null.
+   */
+  #replayOf(pending: PendingAppend, known: Map<string, StoredIdentity>): AppendResult | null {
+    const matches = pending.events.map((event) => ({ event, stored: known.get(event.eventId) }));
+    if (matches.every((m) => m.stored === undefined)) return null;
+    for (const { event, stored } of matches) {
+      const reason = !stored
+        ? 'other events of this append were stored before without it'
+        : stored.stream !== pending.stream
+          ? `it is stored in stream ${stored.stream}`
+          : stored.digest !== event.contentDigest
+            ? 'it is stored with different content'
+            : null;
+      if (reason) {
+        throw new LedgerError(
+          'LEDGER_IDEMPOTENCY_CONFLICT',
+          { stream: pending.stream, eventId: event.eventId, storedStream: stored?.stream ?? pending.stream, reason },
+          `event ${event.eventId} cannot be appended to ${pending.stream}: ${reason}`,
+        );
+      }
+    }
+    const stored = matches.map((m) => m.stored!);
+    return {
+      stream: pending.stream,
+      nextExpectedVersion: Math.max(...stored.map((s) => s.streamVersion)),
+      positions: stored.map((s) => s.position),
+      idempotentReplay: true,
+    };
+  }
+
+  async #insertRows(trx: Transaction<LedgerDatabase>, rows: EventRow[]): Promise<void> {
+    // One INSERT ... SELECT FROM unnest(arrays): a single statement and parameter set for the whole batch.
+    await sql`
+      INSERT INTO ledger_events (position, event_id, stream, stream_version, type, schema_version, recorded_at, observed_at, actor, correlation_id, causation_id, data, prev_hash, hash)
+      SELECT position, event_id, stream, stream_version, type, schema_version, recorded_at, observed_at, actor, correlation_id, causation_id, data, decode(prev_hash, 'hex'), decode(hash, 'hex')
+      FROM unnest(
+        ${rows.map((r) => r.position)}::bigint[],
+        ${rows.map((r) => r.event_id)}::uuid[],
+        ${rows.map((r) => r.stream)}::text[],
+        ${rows.map((r) => r.stream_version)}::int[],
+        ${rows.map((r) => r.type)}::text[],
+        ${rows.map((r) => r.schema_version)}::int[],
+        ${rows.map((r) => r.recorded_at)}::timestamptz[],
+        ${rows.map((r) => r.observed_at)}::timestamptz[],
+        ${rows.map((r) => JSON.stringify(r.actor))}::jsonb[],
+        ${rows.map((r) => r.correlation_id)}::text[],
+        ${rows.map((r) => r.causation_id)}::text[],
+        ${rows.map((r) => JSON.stringify(r.data))}::jsonb[],
+        ${rows.map((r) => r.prev_hash.toString('hex'))}::text[],
+        ${rows.map((r) => r.hash.toString('hex'))}::text[]
+      ) AS u(position, event_id, stream, stream_version, type, schema_version, recorded_at, observed_at, actor, correlation_id, causation_id, data, prev_hash, hash)`.execute(trx);
+  }
+
+  /** Events of one stream in version order (or reverse), data upcast to current versions. */
+  async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+    const direction = options.direction ?? 'forward';
+    let query = this.db.selectFrom('ledger_events').selectAll().where('stream', '=', stream);
+    if (options.fromVersion !== undefined) query = query.where('stream_version', direction === 'forward' ? '>=' : '<=', options.fromVersion);
+    const rows = await this.#read('readStream', () =>
+      query
+        .orderBy('stream_version', direction === 'forward' ? 'asc' : 'desc')
+        .limit(options.limit ?? 10_000)
+        .execute(),
+    );
+    return rows.map((row) => recordedEvent(row as unknown as EventRow, this.catalogue));
+  }
+
+  /** Events of the whole log in position order, optionally filtered by type and stream prefix. */
+  async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+    const rows = await this.#read('readAll', () => this.#readAllQuery(options).execute());
+    return rows.map((row) => recordedEvent(row as unknown as EventRow, this.catalogue));
+  }
+
+  #readAllQuery(options: ReadAllOptions) {
+    let query = this.db.selectFrom('ledger_events').selectAll().where('position', '>=', options.fromPosition ?? 1);
+    if (options.toPosition !== undefined) query = query.where('position', '<=', options.toPosition);
+    if (options.types && options.types.length > 0) query = query.where('type', 'in', [...options.types]);
+    if (options.streamPrefix) query = query.where(sql<boolean>`stream LIKE ${`${escapeLike(options.streamPrefix)}%`}`);
+    return query.orderBy('position', 'asc').limit(options.limit ?? 1000);
+  }
+
+  /** The last committed position and its hash (position 0 and the genesis hash for an empty log). */
+  async head(): Promise<LedgerHead> {
+    const row = await this.#read('head', () => this.db.selectFrom('ledger_head').select(['position', 'hash', 'recorded_at']).executeTakeFirstOrThrow());
+    return { position: Number(row.position), hash: row.hash.toString('hex'), recordedAt: row.recorded_at };
+  }
+
+  /** The current version of a stream, or null when it has no events. */
+  async streamVersion(stream: string): Promise<number | null> {
+    const row = await this.#read('streamVersion', () => this.db.selectFrom('ledger_streams').select('version').where('stream', '=', stream).executeTakeFirst());
+    return row ? row.version : null;
+  }
+
+  async #read<T>(operation: string, run: () => Promise<T>): Promise<T> {
+    if (this.#closed) throw new LedgerError('LEDGER_CLOSED', { operation }, 'the ledger is closed');
+    try {
+      return await run();
+    } catch (error) {
+      if (isLedgerError(error)) throw error;
+      throw new LedgerError('LEDGER_STORE_UNAVAILABLE', { operation, cause: String(error) }, `${operation} failed: ${String(error)}`);
+    }
+  }
+
+  /**
+   * Catch-up then live, in position order, never skipping or repeating: pages up to the head as read
+   * before the page (every position at or below a read head is committed, because commit order is log
+   * order), then waits for a NOTIFY or the polling interval, whichever comes first.
+   */
+  subscribeBatches(options: SubscribeOptions = {}): Observable<SubscriptionBatch> {
+    const batchSize = options.batchSize ?? 500;
+    return new Observable<SubscriptionBatch>((subscriber) => {
+      let next = Math.max(1, options.fromPosition ?? 1);
+      let stopped = false;
+      let wake: (() => void) | null = null;
+      const woken = this.#appended.subscribe(() => wake?.());
+      const stop = (): void => {
+        stopped = true;
+        wake?.();
+      };
+      this.#subscriptions.add(stop);
+      void this.#ensureListener();
+      const loop = async (): Promise<void> => {
+        while (!stopped) {
+          const head = await this.head();
+          if (head.position >= next) {
+            const events = await this.readAll({ fromPosition: next, toPosition: head.position, limit: batchSize, types: options.types, streamPrefix: options.streamPrefix });
+            if (stopped) return;
+            const full = events.length === batchSize;
+            const checkpoint = full ? events[events.length - 1]!.position : head.position;
+            if (events.length > 0) subscriber.next({ events, checkpoint });
+            next = checkpoint + 1;
+            if (full) continue;
+          }
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, this.#options.pollIntervalMs);
+            wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          wake = null;
+        }
+      };
+      loop().then(
+        () => subscriber.complete(),
+        (error: unknown) => subscriber.error(error),
+      );
+      return () => {
+        stop();
+        woken.unsubscribe();
+        this.#subscriptions.delete(stop);
+      };
+    });
+  }
+
+  /** `subscribeBatches`, one event at a time; each event's position is its checkpoint. */
+  subscribe(options: SubscribeOptions = {}): Observable<RecordedEvent> {
+    return new Observable<RecordedEvent>((subscriber) => {
+      const inner = this.subscribeBatches(options).subscribe({
+        next: (batch) => {
+          for (const event of batch.events) subscriber.next(event);
+        },
+        error: (error: unknown) => subscriber.error(error),
+        complete: () => subscriber.complete(),
+      });
+      return () => inner.unsubscribe();
+    });
+  }
+
+  /** One LISTEN connection per store, shared by its subscriptions; reconnects after a loss. */
+  async #ensureListener(): Promise<void> {
+    if (this.#listener || this.#listenerStarting || this.#closed) return this.#listenerStarting ?? undefined;
+    this.#listenerStarting = (async () => {
+      const client = new pg.Client({ connectionString: this.#connectionString });
+      client.on('notification', (message) => this.#appended.next(Number(message.payload)));
+      client.on('error', () => {
+        // Polling keeps subscriptions correct meanwhile; reconnect in the background.
+        this.#listener = null;
+        void client.end().catch(() => undefined);
+        if (!this.#closed) setTimeout(() => void this.#ensureListener(), 1000).unref();
+      });
+      try {
+        await client.connect();
+        await client.query(`LISTEN ${APPENDED_CHANNEL}`);
+        if (this.#closed) await client.end();
+        else this.#listener = client;
+      } catch {
+        await client.end().catch(() => undefined);
+        if (!this.#closed) setTimeout(() => void this.#ensureListener(), 1000).unref();
+      }
+    })().finally(() => {
+      this.#listenerStarting = null;
+    });
+    return this.#listenerStarting;
+  }
+
+  /**
+   * Recomputes the hash chain over [from, to] (default: the whole log) and reports the first position
+   * whose row was altered, deleted, inserted or moved.
+   */
+  async verifyChain(options: { from?: number; to?: number } = {}): Promise<ChainVerification> {
+    const head = await this.head();
+    const from = Math.max(1, options.from ?? 1);
+    const to = Math.min(options.to ?? head.position, head.position);
+    let prevHash = genesisHash;
+    if (from > 1) {
+      const before = await this.db.selectFrom('ledger_events').select('hash').where('position', '=', from - 1).executeTakeFirst();
+      if (!before) return { ok: false, from, to, checked: 0, firstBrokenPosition: from - 1, reason: 'row is missing' };
+      prevHash = before.hash.toString('hex');
+    }
+    let expected = from;
+    let checked = 0;
+    while (expected <= to) {
+      const rows = await this.db.selectFrom('ledger_events').selectAll().where('position', '>=', expected).where('position', '<=', to).orderBy('position').limit(5000).execute();
+      if (rows.length === 0) break;
+      for (const raw of rows) {
+        const event = storedEvent(raw as unknown as EventRow);
+        const broken = (reason: string): ChainVerification => ({ ok: false, from, to, checked, firstBrokenPosition: expected, reason });
+        if (event.position !== expected) return broken(`row is missing (next stored row is position ${event.position})`);
+        if (event.prevHash !== prevHash) return broken('prev_hash does not match the hash of the row before');
+        const hash = chainHash(prevHash, canonicalEvent(event));
+        if (hash !== event.hash) return broken('content does not match its hash');
+        prevHash = hash;
+        expected += 1;
+        checked += 1;
+      }
+    }
+    if (expected <= to) return { ok: false, from, to, checked, firstBrokenPosition: expected, reason: 'row is missing' };
+    if (to === head.position && to > 0 && prevHash !== head.hash) {
+      return { ok: false, from, to, checked, firstBrokenPosition: to, reason: 'last row does not match the recorded head' };
+    }
+    const beyond = await this.db.selectFrom('ledger_events').select('position').where('position', '>', head.position).orderBy('position').limit(1).executeTakeFirst();
+    if (to === head.position && beyond) {
+      return { ok: false, from, to, checked, firstBrokenPosition: Number(beyond.position), reason: 'row beyond the recorded head' };
+    }
+    return { ok: true, from, to, checked };
+  }
+
+  /** Waits for queued appends, stops subscriptions and closes connections. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    while (this.#flushing) await this.#flushing;
+    this.#closed = true;
+    for (const stop of this.#subscriptions) stop();
+    this.#appended.complete();
+    const listener = this.#listener;
+    this.#listener = null;
+    if (this.#listenerStarting) await this.#listenerStarting.catch(() => undefined);
+    await listener?.end().catch(() => undefined);
+    await this.db.destroy();
+  }
+}

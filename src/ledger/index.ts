@@ -1,0 +1,9 @@
+/** The ledger: append, read, subscribe, group commit, hash chain, migrations, backends. */
+export * from './append-types.js';
+export * from './ledger-error.js';
+export * from './event-store.js';
+export * from './open-ledger.js';
+export { startEmbeddedPostgres, redactConnectionString, type EmbeddedOptions, type EmbeddedPostgresHandle } from './embedded-postgres.js';
+export { migrateToLatest } from './migrations/index.js';
+export { canonicalJson, chainHash, genesisHash } from './canonical-json.js';
+export { DataDirLock } from './data-dir-lock.js';

@@ -1,0 +1,29 @@
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import * as eventLog from './0001-event-log.js';
+
+/**
+ * Every schema migration, in order, named by number. Later folders (projections) register their own
+ * migrations through `extraMigrations`, so one Migrator owns the whole schema.
+ */
+const ledgerMigrations: Record<string, Migration> = {
+  '0001-event-log': eventLog,
+};
+
+class StaticMigrationProvider implements MigrationProvider {
+  constructor(private readonly migrations: Record<string, Migration>) {}
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return this.migrations;
+  }
+}
+
+export async function migrateToLatest(db: Kysely<unknown>, extraMigrations: Record<string, Migration> = {}): Promise<string[]> {
+  const migrator = new Migrator({
+    db,
+    provider: new StaticMigrationProvider({ ...ledgerMigrations, ...extraMigrations }),
+    migrationTableName: 'ledger_migrations',
+    migrationLockTableName: 'ledger_migrations_lock',
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,106 @@
+import { randomFillSync } from 'node:crypto';
+import { actorSchema, streamNameSchema, uuidPattern, uuidV7, type Actor, type EventCatalogue, type ProposedEvent } from '../../events/index.js';
+import { canonicalJson, sha256Hex, UnrepresentableValueError } from './canonical-json.js';
+import { LedgerError } from './ledger-error.js';
+
+/** An event validated and completed, ready to be given a position. */
+export interface PreparedEvent {
+  eventId: string;
+  type: string;
+  schemaVersion: number;
+  data: unknown;
+  observedAt: Date | null;
+  actor: Actor;
+  correlationId: string | null;
+  causationId: string | null;
+  /** Digest of everything the caller supplied; equal digests mean a retry of the same event. */
+  contentDigest: string;
+}
+
+/** The caller-supplied content of an event, as hashed for idempotency (no position, version or ledger time). */
+export function contentDigest(stream: string, event: Omit<PreparedEvent, 'contentDigest' | 'eventId'>): string {
+  return sha256Hex(
+    canonicalJson({
+      stream,
+      type: event.type,
+      schemaVersion: event.schemaVersion,
+      data: event.data,
+      observedAt: event.observedAt,
+      actor: event.actor,
+      correlationId: event.correlationId,
+      causationId: event.causationId,
+    }),
+  );
+}
+
+const randomBytes = (bytes: Uint8Array): Uint8Array => randomFillSync(bytes);
+
+/**
+ * Validates one append before it joins a group commit: stream name, non-empty, every payload against
+ * its schema, ids and times well formed. Anything wrong rejects this append alone and writes nothing.
+ */
+export function prepareAppend(stream: string, events: readonly ProposedEvent[], catalogue: EventCatalogue, now: () => number): PreparedEvent[] {
+  const streamCheck = streamNameSchema.safeParse(stream);
+  if (!streamCheck.success) {
+    throw new LedgerError('LEDGER_INVALID_STREAM', { stream, reason: streamCheck.error.issues[0]?.message ?? 'invalid' }, `invalid stream name '${stream}': ${streamCheck.error.issues[0]?.message}`);
+  }
+  if (!Array.isArray(events) || events.length === 0) {
+    throw new LedgerError('LEDGER_EMPTY_APPEND', { stream }, `append to ${stream} carries no events`);
+  }
+  const seen = new Set<string>();
+  return events.map((event, index) => {
+    const invalid = (path: string, message: string): LedgerError<'LEDGER_INVALID_EVENT'> =>
+      new LedgerError(
+        'LEDGER_INVALID_EVENT',
+        { stream, index, type: String(event?.type), issues: [{ path, message }] },
+        `event ${index} (${String(event?.type)}) in ${stream}: ${path} ${message}`,
+      );
+    if (event === null || typeof event !== 'object') throw invalid('(event)', 'is not an object');
+    const check = catalogue.check(event.type, event.data, event.schemaVersion);
+    if (!check.ok) {
+      if (check.reason === 'unknown-type') {
+        throw new LedgerError('LEDGER_UNKNOWN_EVENT_TYPE', { stream, index, type: String(event.type) }, `event ${index} in ${stream}: unknown event type '${String(event.type)}'`);
+      }
+      const first = check.issues[0];
+      throw new LedgerError(
+        'LEDGER_INVALID_EVENT',
+        { stream, index, type: event.type, issues: check.issues },
+        `event ${index} (${event.type}) in ${stream}: ${check.issues.map((i) => `data.${i.path} ${i.message}`).join('; ') || first?.message}`,
+      );
+    }
+    const actor = actorSchema.safeParse(event.actor);
+    if (!actor.success) {
+      const issue = actor.error.issues[0];
+      throw invalid(`actor${issue?.path.length ? `.${issue.path.join('.')}` : ''}`, issue?.message ?? 'is invalid');
+    }
+    const eventId = event.eventId ?? uuidV7(now(), randomBytes);
+    if (!uuidPattern.test(eventId)) throw invalid('eventId', 'is not a UUID');
+    if (seen.has(eventId.toLowerCase())) throw invalid('eventId', 'appears twice in this append');
+    seen.add(eventId.toLowerCase());
+    let observedAt: Date | null = null;
+    if (event.observedAt !== undefined && event.observedAt !== null) {
+      observedAt = new Date(event.observedAt);
+      if (Number.isNaN(observedAt.getTime())) throw invalid('observedAt', 'is not a valid instant');
+    }
+    for (const [field, value] of [['correlationId', event.correlationId], ['causationId', event.causationId]] as const) {
+      if (value !== undefined && (typeof value !== 'string' || value.length === 0 || value.length > 200)) throw invalid(field, 'must be a string of 1 to 200 characters');
+    }
+    const prepared = {
+      type: event.type,
+      schemaVersion: check.schemaVersion,
+      data: check.data,
+      observedAt,
+      actor: actor.data,
+      correlationId: event.correlationId ?? null,
+      causationId: event.causationId ?? null,
+    };
+    let digest: string;
+    try {
+      digest = contentDigest(stream, prepared);
+    } catch (error) {
+      if (error instanceof UnrepresentableValueError) throw invalid(`data.${error.path}`, error.message);
+      throw error;
+    }
+    return { ...prepared, eventId: eventId.toLowerCase(), contentDigest: digest };
+  });
+}

@@ -1,0 +1,72 @@
+/**
+ * What a fault is, as written in a scenario event or posted to `/sim/faults`: its kind, whom it hits (BMC ids,
+ * racks, PDUs, ToR switches, CDUs, sites, or everything), for how long, and its kind's own parameters.
+ */
+import { z } from 'zod';
+import { durationMs } from './duration.ts';
+import { SimError, describeIssues } from './errors.ts';
+
+export const FAULT_KINDS = [
+  /** Power or network lost: the BMC answers nothing (requests hang, or are dropped in `refuse` dark mode). */
+  'dark',
+  /** Alternates dark (`down`) and answering (`up`) until the duration ends. */
+  'flap',
+  /** Every response takes `factor` times longer. */
+  'slow',
+  /** The controller resets now: dark for the duration (default `resetDark`), sessions dropped. */
+  'reset',
+  /** The password changes (to `password`, or a generated one); it persists across resets. */
+  'rotate-password',
+  /** The account is locked out for the duration, as after repeated bad logins. */
+  'lockout',
+  /** The next `count` firmware updates fail. */
+  'firmware-failure',
+] as const;
+
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+const ids = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).transform((value) => (Array.isArray(value) ? value : [value]));
+
+export const faultTargetSchema = z
+  .strictObject({
+    bmc: ids,
+    rack: ids,
+    pdu: ids,
+    tor: ids,
+    cdu: ids,
+    site: ids,
+    all: z.literal(true),
+  })
+  .partial()
+  .refine((target) => Object.keys(target).length > 0, { message: 'name at least one of bmc, rack, pdu, tor, cdu, site, all' });
+
+export const faultSpecShape = {
+  fault: z.enum(FAULT_KINDS),
+  target: faultTargetSchema,
+  duration: durationMs.optional(),
+  /** flap: how long each dark and each answering phase lasts. */
+  down: durationMs.optional(),
+  up: durationMs.optional(),
+  /** slow: response-time multiplier. */
+  factor: z.number().positive().optional(),
+  /** rotate-password: the new password. */
+  password: z.string().min(1).optional(),
+  /** firmware-failure: how many updates fail. */
+  count: z.number().int().positive().optional(),
+};
+
+export const faultSpecSchema = z.strictObject(faultSpecShape);
+export type FaultSpec = z.output<typeof faultSpecSchema>;
+export type FaultSpecInput = z.input<typeof faultSpecSchema>;
+export type FaultTarget = z.output<typeof faultTargetSchema>;
+
+/** Validates a fault request. Throws SIM_FAULT_INVALID naming the field and the reason. */
+export function parseFaultSpec(input: unknown): FaultSpec {
+  const result = faultSpecSchema.safeParse(input);
+  if (!result.success) {
+    throw new SimError('SIM_FAULT_INVALID', `fault is invalid: ${describeIssues(result.error.issues)}`, {
+      issues: result.error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message })),
+    });
+  }
+  return result.data;
+}

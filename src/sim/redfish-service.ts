@@ -1,0 +1,351 @@
+/**
+ * The Redfish service of one simulated BMC: authentication and the session limit, overload and reset, latency,
+ * conditional GETs, sessions, SimpleUpdate and its task, and the shared capture for everything else.
+ *
+ * Guarantees: a BMC never serves more than `profile.sessionLimit` sessions at once (open Redfish sessions plus
+ * in-flight basic-auth requests); the request beyond gets the vendor's own rejection; a dark BMC answers nothing.
+ */
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { SimBehaviour } from './behaviour.ts';
+import { bodyTag, canonicalPath } from './capture.ts';
+import type { SimClock } from './clock.ts';
+import type { Random } from './random.ts';
+import { renderResource, storedPath } from './render.ts';
+import { baseError, resourceMissing, sessionBody, sessionCollection, taskBody } from './redfish-replies.ts';
+import type { SimBmc, UpdateTask } from './sim-bmc.ts';
+import type { ErrorReply, VendorProfile } from './vendor-profile.ts';
+
+export interface ServiceContext {
+  clock: SimClock;
+  behaviour: SimBehaviour;
+  seed: number;
+  random: Random;
+  /** Called when a BMC resets, so the fleet-wide counters see it. */
+  onReset?: (bmc: SimBmc) => void;
+}
+
+const PUBLIC_PATHS = new Set(['/redfish', '/redfish/v1', '/redfish/v1/odata', '/redfish/v1/$metadata']);
+const SESSIONS = '/redfish/v1/SessionService/Sessions';
+const TASKS = '/redfish/v1/TaskService/Tasks';
+const slowPatterns = new WeakMap<VendorProfile, Array<{ pattern: RegExp; latencyMs: number }>>();
+
+type Auth = { kind: 'session' } | { kind: 'basic' } | { kind: 'public' } | { kind: 'rejected' };
+
+/** Answers one request addressed to `bmc`; `target` is the path and query below the BMC's base URL. */
+export async function answerBmcRequest(
+  context: ServiceContext,
+  bmc: SimBmc,
+  request: IncomingMessage,
+  response: ServerResponse,
+  target: string,
+): Promise<void> {
+  const { clock, behaviour } = context;
+  bmc.counters.requests++;
+  if (goDarkIfDark(context, bmc, request)) return;
+
+  const queryAt = target.indexOf('?');
+  const rawPath = queryAt >= 0 ? target.slice(0, queryAt) : target;
+  const query = new URLSearchParams(queryAt >= 0 ? target.slice(queryAt + 1) : '');
+  const path = canonicalPath(decodePath(rawPath));
+  const method = request.method ?? 'GET';
+  const idleTimeoutMs = sessionIdleTimeoutMs(bmc, behaviour);
+
+  if (method === 'POST' && path === SESSIONS) {
+    await login(context, bmc, request, response, idleTimeoutMs);
+    return;
+  }
+
+  const auth = PUBLIC_PATHS.has(path) && (method === 'GET' || method === 'HEAD') ? ({ kind: 'public' } as Auth) : authenticate(context, bmc, request, response, idleTimeoutMs);
+  if (auth.kind === 'rejected') return;
+  if (auth.kind === 'basic') {
+    bmc.inflightBasic++;
+    bmc.notePeak(bmc.sessionsInUse(clock.now(), idleTimeoutMs));
+    response.once('close', () => {
+      bmc.inflightBasic--;
+      bmc.noteRelief(clock.now(), idleTimeoutMs);
+    });
+  }
+
+  await clock.sleep(latencyOf(context, bmc, path));
+  if (goDarkIfDark(context, bmc, request)) return;
+
+  if (method === 'DELETE' && path.startsWith(`${SESSIONS}/`)) {
+    const id = path.slice(SESSIONS.length + 1);
+    const found = [...(bmc.sessions?.values() ?? [])].find((session) => session.id === id);
+    if (!found) return sendJson(response, 404, resourceMissing(path));
+    bmc.sessions?.delete(found.token);
+    bmc.noteRelief(clock.now(), idleTimeoutMs);
+    response.writeHead(204).end();
+    return;
+  }
+  if (method === 'POST' && path.endsWith('/UpdateService.SimpleUpdate')) {
+    await simpleUpdate(context, bmc, request, response);
+    return;
+  }
+  if (method !== 'GET' && method !== 'HEAD') {
+    return sendJson(response, 405, baseError('ActionNotSupported', `The action ${method} ${path} is not supported by the resource.`, 'The action supplied cannot be resubmitted to the implementation.'));
+  }
+
+  const body = dynamicBody(context, bmc, path) ?? capturedBody(context, bmc, path, query);
+  if (body === undefined) return sendJson(response, 404, resourceMissing(path));
+  const etag = `W/"${bodyTag(body)}"`;
+  if (matchesEtag(request.headers['if-none-match'], etag)) {
+    bmc.counters.notModified++;
+    response.writeHead(304, { ETag: etag }).end();
+    return;
+  }
+  response
+    .writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'OData-Version': '4.0', ETag: etag })
+    .end(body);
+}
+
+/** Holds or drops the request when the BMC is dark. Returns true when it did. */
+function goDarkIfDark(context: ServiceContext, bmc: SimBmc, request: IncomingMessage): boolean {
+  if (!bmc.isDark(context.clock.now())) return false;
+  if (context.behaviour.darkMode === 'refuse') request.socket.destroy();
+  else bmc.hold(request.socket);
+  return true;
+}
+
+function sessionIdleTimeoutMs(bmc: SimBmc, behaviour: SimBehaviour): number {
+  return behaviour.sessionIdleTimeoutMs ?? Math.max(60, bmc.capture.sessionTimeoutS ?? 1800) * 1000;
+}
+
+function authenticate(context: ServiceContext, bmc: SimBmc, request: IncomingMessage, response: ServerResponse, idleTimeoutMs: number): Auth {
+  const now = context.clock.now();
+  const token = request.headers['x-auth-token'];
+  if (typeof token === 'string' && token.length > 0) {
+    bmc.openSessions(now, idleTimeoutMs);
+    const session = bmc.sessions?.get(token);
+    if (session) {
+      session.lastUsedAt = now;
+      return { kind: 'session' };
+    }
+    bmc.counters.authFailures++;
+    sendReply(response, bmc.profile.unauthorizedReply);
+    return { kind: 'rejected' };
+  }
+  const basic = parseBasic(request.headers.authorization);
+  if (!basic || !checkCredentials(context, bmc, basic.user, basic.password)) {
+    if (!basic) bmc.counters.authFailures++;
+    sendReply(response, bmc.profile.unauthorizedReply, { 'WWW-Authenticate': 'Basic realm="Redfish"' });
+    return { kind: 'rejected' };
+  }
+  if (bmc.sessionsInUse(now, idleTimeoutMs) >= bmc.profile.sessionLimit) {
+    rejectOverLimit(context, bmc, request, response);
+    return { kind: 'rejected' };
+  }
+  return { kind: 'basic' };
+}
+
+/** Checks credentials, counting bad logins and locking the account after `lockoutThreshold` in a row. */
+function checkCredentials(context: ServiceContext, bmc: SimBmc, user: string, password: string): boolean {
+  const now = context.clock.now();
+  if (now < bmc.lockedUntil) {
+    bmc.counters.authFailures++;
+    return false;
+  }
+  if (user === bmc.username && password === bmc.password) {
+    bmc.consecutiveBadLogins = 0;
+    return true;
+  }
+  bmc.counters.authFailures++;
+  bmc.consecutiveBadLogins++;
+  if (bmc.consecutiveBadLogins >= context.behaviour.lockoutThreshold) {
+    bmc.consecutiveBadLogins = 0;
+    bmc.lockedUntil = now + context.behaviour.lockoutMs;
+    bmc.counters.lockouts++;
+  }
+  return false;
+}
+
+/** Answers with the vendor's session-limit rejection, or resets the BMC when it has been over its limit too long. */
+function rejectOverLimit(context: ServiceContext, bmc: SimBmc, request: IncomingMessage, response: ServerResponse): void {
+  if (bmc.noteRejection(context.clock.now(), context.behaviour)) {
+    bmc.reset(context.clock, context.behaviour.resetDarkMs);
+    context.onReset?.(bmc);
+    goDarkIfDark(context, bmc, request);
+    return;
+  }
+  sendReply(response, bmc.profile.sessionLimitReply);
+}
+
+async function login(context: ServiceContext, bmc: SimBmc, request: IncomingMessage, response: ServerResponse, idleTimeoutMs: number): Promise<void> {
+  const { clock } = context;
+  const body = await readJson(request);
+  await clock.sleep(latencyOf(context, bmc, SESSIONS));
+  if (goDarkIfDark(context, bmc, request)) return;
+  const user = (body as { UserName?: unknown } | undefined)?.UserName;
+  const password = (body as { Password?: unknown } | undefined)?.Password;
+  if (typeof user !== 'string' || typeof password !== 'string') {
+    return sendJson(response, 400, baseError('PropertyMissing', 'The property UserName or Password is a required property and must be included in the request.', 'Ensure that the property is in the request body and has a valid value and resubmit the request if the operation failed.'));
+  }
+  if (!checkCredentials(context, bmc, user, password)) return sendReply(response, bmc.profile.unauthorizedReply);
+  const now = clock.now();
+  if (bmc.sessionsInUse(now, idleTimeoutMs) >= bmc.profile.sessionLimit) return rejectOverLimit(context, bmc, request, response);
+  const token = randomBytes(16).toString('hex');
+  const session = { id: String(bmc.nextId++), token, userName: user, createdAt: now, lastUsedAt: now };
+  (bmc.sessions ??= new Map()).set(token, session);
+  bmc.notePeak(bmc.sessionsInUse(now, idleTimeoutMs));
+  const location = `${bmc.linkPrefix}${SESSIONS}/${session.id}`;
+  sendJson(response, 201, sessionBody(bmc, session), { 'X-Auth-Token': token, Location: location });
+}
+
+/**
+ * Starts a firmware update: the task runs for `firmwareUpdateMs`, then completes (the version changes; updating
+ * the BMC's own firmware also reboots it) or fails (nothing changes). The version comes from the image name: a
+ * revision of the vendor's mix that it contains, else its last dotted number.
+ */
+async function simpleUpdate(context: ServiceContext, bmc: SimBmc, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const { clock, behaviour } = context;
+  const body = (await readJson(request)) as { ImageURI?: unknown; Targets?: unknown } | undefined;
+  const imageUri = body?.ImageURI;
+  if (typeof imageUri !== 'string' || imageUri.length === 0) {
+    return sendJson(response, 400, baseError('PropertyMissing', 'The property ImageURI is a required property and must be included in the request.', 'Ensure that the property is in the request body and has a valid value and resubmit the request if the operation failed.'));
+  }
+  const targets = Array.isArray(body?.Targets) ? body.Targets.filter((target): target is string => typeof target === 'string') : [];
+  const version = versionOfImage(imageUri, bmc.profile);
+  const targetPath = targets
+    .map((target) => storedPath(canonicalPath(target.slice(bmc.linkPrefix.length && target.startsWith(bmc.linkPrefix) ? bmc.linkPrefix.length : 0)), bmc, context.seed))
+    .find((target) => !isOwnFirmware(bmc, target, context.seed));
+  const willFail = version === undefined || bmc.failingUpdates > 0 || context.random() < behaviour.firmwareFailureRate;
+  if (bmc.failingUpdates > 0) bmc.failingUpdates--;
+  const task: UpdateTask = {
+    id: `JID_${String(bmc.nextId++).padStart(6, '0')}`,
+    imageUri,
+    targetPath,
+    version: version ?? 'unknown',
+    startedAt: clock.now(),
+    durationMs: behaviour.firmwareUpdateMs,
+    willFail,
+    finished: false,
+  };
+  (bmc.tasks ??= new Map()).set(task.id, task);
+  bmc.counters.updates++;
+  clock.schedule(task.durationMs, () => finishUpdate(context, bmc, task));
+  sendJson(response, 202, taskBody(bmc, task, clock.now()), { Location: `${bmc.linkPrefix}${TASKS}/${task.id}` });
+}
+
+function finishUpdate(context: ServiceContext, bmc: SimBmc, task: UpdateTask): void {
+  task.finished = true;
+  if (task.willFail) {
+    bmc.counters.updatesFailed++;
+    return;
+  }
+  if (task.targetPath === undefined) {
+    bmc.firmware = task.version;
+    bmc.reset(context.clock, context.behaviour.resetDarkMs);
+    context.onReset?.(bmc);
+  } else {
+    (bmc.inventoryVersions ??= new Map()).set(task.targetPath, task.version);
+  }
+}
+
+/** True when `path` names the BMC's own firmware (its manager, or an inventory member showing its version). */
+function isOwnFirmware(bmc: SimBmc, path: string, seed: number): boolean {
+  if (path.startsWith('/redfish/v1/Managers/')) return true;
+  const template = bmc.capture.resources.get(path);
+  if (!template) return false;
+  return renderResource(template, bmc, seed).includes(`"Version":"${bmc.firmware}"`);
+}
+
+export function versionOfImage(imageUri: string, profile: VendorProfile): string | undefined {
+  const name = imageUri.split(/[/\\]/).pop() ?? imageUri;
+  const known = [...profile.firmwareMix].sort((a, b) => b.version.length - a.version.length).find((revision) => name.includes(revision.version));
+  if (known) return known.version;
+  const numbers = name.match(/\d+(?:\.\d+)+/g);
+  return numbers?.[numbers.length - 1];
+}
+
+function dynamicBody(context: ServiceContext, bmc: SimBmc, path: string): string | undefined {
+  const now = context.clock.now();
+  if (path === SESSIONS) return JSON.stringify(sessionCollection(bmc));
+  if (path.startsWith(`${SESSIONS}/`)) {
+    const id = path.slice(SESSIONS.length + 1);
+    const session = [...(bmc.sessions?.values() ?? [])].find((candidate) => candidate.id === id);
+    return session ? JSON.stringify(sessionBody(bmc, session)) : undefined;
+  }
+  if (path.startsWith(`${TASKS}/`)) {
+    const task = bmc.tasks?.get(path.slice(TASKS.length + 1));
+    return task ? JSON.stringify(taskBody(bmc, task, now)) : undefined;
+  }
+  if (path === TASKS && bmc.tasks?.size) {
+    const captured = bmc.capture.resources.get(TASKS);
+    const collection = (captured ? JSON.parse(renderResource(captured, bmc, context.seed)) : { '@odata.id': `${bmc.linkPrefix}${TASKS}`, Name: 'Task Collection' }) as Record<string, unknown>;
+    const members = [...((collection['Members'] as unknown[] | undefined) ?? []), ...[...bmc.tasks.keys()].map((id) => ({ '@odata.id': `${bmc.linkPrefix}${TASKS}/${id}` }))];
+    return JSON.stringify({ ...collection, Members: members, 'Members@odata.count': members.length });
+  }
+  return undefined;
+}
+
+function capturedBody(context: ServiceContext, bmc: SimBmc, path: string, query: URLSearchParams): string | undefined {
+  const stored = storedPath(path, bmc, context.seed);
+  const skip = query.get('$skip');
+  const template = bmc.capture.resources.get(skip !== null && skip !== '0' ? `${stored}?$skip=${skip}` : stored);
+  if (!template) return undefined;
+  const body = renderResource(template, bmc, context.seed);
+  const updated = bmc.inventoryVersions?.get(stored);
+  if (updated === undefined) return body;
+  return JSON.stringify({ ...(JSON.parse(body) as Record<string, unknown>), Version: updated });
+}
+
+/** The simulated response time of one request: capture average with jitter, or the slow resource's own. */
+function latencyOf(context: ServiceContext, bmc: SimBmc, path: string): number {
+  const scale = context.behaviour.latencyScale * bmc.slowFactor;
+  if (scale === 0) return 0;
+  let patterns = slowPatterns.get(bmc.profile);
+  if (!patterns) {
+    patterns = bmc.profile.slowResources.map((slow) => ({ pattern: new RegExp(slow.pattern), latencyMs: slow.latencyMs }));
+    slowPatterns.set(bmc.profile, patterns);
+  }
+  const jitter = 0.5 + context.random();
+  const slow = patterns.find((candidate) => candidate.pattern.test(path));
+  if (slow) return slow.latencyMs * jitter * scale;
+  const { averageMs, minimumMs } = bmc.capture.latency;
+  return Math.max(minimumMs, averageMs * jitter) * scale;
+}
+
+function matchesEtag(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  const weak = (tag: string): string => tag.trim().replace(/^W\//, '');
+  return header.split(',').some((tag) => tag.trim() === '*' || weak(tag) === weak(etag));
+}
+
+function parseBasic(header: string | undefined): { user: string; password: string } | undefined {
+  if (!header?.startsWith('Basic ')) return undefined;
+  const decoded = Buffer.from(header.slice(6), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 0 ? undefined : { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+function decodePath(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
+async function readJson(request: IncomingMessage): Promise<unknown> {
+  let text = '';
+  for await (const chunk of request) {
+    text += String(chunk);
+    if (text.length > 1_000_000) return undefined;
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+export function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  response
+    .writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'OData-Version': '4.0', ...headers })
+    .end(JSON.stringify(body));
+}
+
+function sendReply(response: ServerResponse, reply: ErrorReply, headers: Record<string, string> = {}): void {
+  sendJson(response, reply.status, reply.body, headers);
+}

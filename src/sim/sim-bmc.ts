@@ -1,0 +1,175 @@
+/**
+ * One simulated BMC: a reference to its shared capture and vendor profile, and only what differs for it (identity
+ * index, credentials, firmware, sessions, faults, counters). Everything here is mutated only from the one event
+ * loop of the simulator, so there is no locking.
+ */
+import type { Socket } from 'node:net';
+import type { SimBehaviour } from './behaviour.ts';
+import type { Capture } from './capture.ts';
+import type { SimClock } from './clock.ts';
+import type { VendorProfile } from './vendor-profile.ts';
+
+/** Where a BMC sits and what feeds it. Shared by every node of a rack. */
+export interface Placement {
+  site: string;
+  rack: string;
+  pdu: string;
+  tor: string;
+  cdu: string;
+}
+
+export interface RedfishSession {
+  id: string;
+  token: string;
+  userName: string;
+  createdAt: number;
+  lastUsedAt: number;
+}
+
+export interface UpdateTask {
+  id: string;
+  imageUri: string;
+  /** The firmware inventory member updated, or undefined for the BMC's own firmware. */
+  targetPath: string | undefined;
+  version: string;
+  startedAt: number;
+  durationMs: number;
+  willFail: boolean;
+  /** Set when the task reached its end and its effect (if any) was applied. */
+  finished: boolean;
+}
+
+export interface BmcCounters {
+  requests: number;
+  rejections: number;
+  resets: number;
+  notModified: number;
+  authFailures: number;
+  lockouts: number;
+  sessionsPeak: number;
+  updates: number;
+  updatesFailed: number;
+}
+
+export class SimBmc {
+  /** Open Redfish sessions by token; created on the first login. */
+  sessions: Map<string, RedfishSession> | undefined;
+  /** Basic-auth requests being answered right now: they hold a session slot on a real BMC. */
+  inflightBasic = 0;
+  /** When the BMC started rejecting while at its limit; cleared when it drops below the limit. */
+  saturatedSince: number | undefined;
+  /** The BMC is resetting (dark) until this time. */
+  resetUntil = 0;
+  /** Active dark causes (faults, flapping phases); dark while above zero. */
+  darkCauses = 0;
+  /** Multiplies response times while a `slow` fault is active. */
+  slowFactor = 1;
+  consecutiveBadLogins = 0;
+  lockedUntil = 0;
+  /** Updates that will fail, injected by `firmware-failure` faults. */
+  failingUpdates = 0;
+  tasks: Map<string, UpdateTask> | undefined;
+  /** Versions of firmware inventory members other than the BMC's own, after an update. */
+  inventoryVersions: Map<string, string> | undefined;
+  /** Requests held unanswered while dark, released (connection dropped) when the BMC comes back. */
+  held: Set<Socket> | undefined;
+  nextId = 1;
+  readonly counters: BmcCounters = {
+    requests: 0,
+    rejections: 0,
+    resets: 0,
+    notModified: 0,
+    authFailures: 0,
+    lockouts: 0,
+    sessionsPeak: 0,
+    updates: 0,
+    updatesFailed: 0,
+  };
+
+  constructor(
+    readonly id: string,
+    /** Index in the fleet: the identity of the BMC is derived from it. */
+    readonly index: number,
+    readonly capture: Capture,
+    readonly profile: VendorProfile,
+    readonly placement: Placement,
+    public username: string,
+    public password: string,
+    /** The BMC firmware version (replaces the capture's own wherever it appears). */
+    public firmware: string,
+    readonly firmwareStale: boolean,
+    /** False for the units nobody has a record of: the EBOM generator leaves them out. */
+    readonly recorded: boolean,
+    /** `http://127.1.0.7:8443` or `http://127.0.0.1:8443/bmc/<id>`. */
+    public baseUrl: string,
+    /** `""` in per-address mode, `/bmc/<id>` in path-prefix mode: put before every served link. */
+    public linkPrefix: string,
+    /** The loopback address of the BMC in per-address and wildcard modes. */
+    public address: string | undefined,
+  ) {}
+
+  isDark(now: number): boolean {
+    return this.darkCauses > 0 || now < this.resetUntil;
+  }
+
+  /** Open sessions after dropping the ones idle longer than `idleTimeoutMs`. */
+  openSessions(now: number, idleTimeoutMs: number): number {
+    if (!this.sessions) return 0;
+    for (const [token, session] of this.sessions) {
+      if (now - session.lastUsedAt > idleTimeoutMs) this.sessions.delete(token);
+    }
+    return this.sessions.size;
+  }
+
+  /** Sessions in use: open Redfish sessions plus in-flight basic-auth requests. */
+  sessionsInUse(now: number, idleTimeoutMs: number): number {
+    return this.openSessions(now, idleTimeoutMs) + this.inflightBasic;
+  }
+
+  notePeak(inUse: number): void {
+    if (inUse > this.counters.sessionsPeak) this.counters.sessionsPeak = inUse;
+  }
+
+  /** Called when a slot frees up: the BMC is no longer held over its limit. */
+  noteRelief(now: number, idleTimeoutMs: number): void {
+    if (this.saturatedSince !== undefined && this.sessionsInUse(now, idleTimeoutMs) < this.profile.sessionLimit) {
+      this.saturatedSince = undefined;
+    }
+  }
+
+  /**
+   * Records a rejection at the limit. Returns true when the BMC has now been kept over its limit for
+   * `behaviour.overloadAfterMs` and must reset.
+   */
+  noteRejection(now: number, behaviour: SimBehaviour): boolean {
+    this.counters.rejections++;
+    this.saturatedSince ??= now;
+    return now - this.saturatedSince >= behaviour.overloadAfterMs;
+  }
+
+  /**
+   * Resets the controller: it goes dark for `darkMs`, every session is dropped and every held connection closed
+   * when it comes back. Credentials, lockout and firmware survive, as on real hardware.
+   */
+  reset(clock: SimClock, darkMs: number): void {
+    const now = clock.now();
+    this.counters.resets++;
+    this.sessions?.clear();
+    this.saturatedSince = undefined;
+    this.resetUntil = Math.max(this.resetUntil, now + darkMs);
+    clock.schedule(darkMs, () => this.releaseHeldIfUp(clock.now()));
+  }
+
+  /** Drops connections held while dark once the BMC answers again (a rebooted BMC has no memory of them). */
+  releaseHeldIfUp(now: number): void {
+    // A timer may fire a hair before the reset ends on the simulated clock; a 50 ms tolerance absorbs that.
+    if (this.darkCauses > 0 || now + 50 < this.resetUntil || !this.held) return;
+    for (const socket of this.held) socket.destroy();
+    this.held = undefined;
+  }
+
+  hold(socket: Socket): void {
+    (this.held ??= new Set()).add(socket);
+    socket.once('close', () => this.held?.delete(socket));
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * What the simulator has seen: a compact fleet aggregate (what a benchmark reads) and per-BMC detail.
+ */
+import type { SimBehaviour } from './behaviour.ts';
+import type { BmcCounters, SimBmc } from './sim-bmc.ts';
+
+export interface FleetStats {
+  at: string;
+  bmcs: number;
+  dark: number;
+  /** Sessions in use now, over all BMCs. */
+  sessionsNow: number;
+  /** The highest number of sessions any one BMC has served at once. */
+  sessionsPeakMax: number;
+  /** BMCs whose peak ever reached their limit. */
+  bmcsAtLimit: number;
+  requests: number;
+  rejections: number;
+  resets: number;
+  notModified: number;
+  authFailures: number;
+  lockouts: number;
+  updates: number;
+  updatesFailed: number;
+  faultsActive: number;
+  eventsFired: number;
+}
+
+export interface BmcStats extends BmcCounters {
+  id: string;
+  baseUrl: string;
+  dark: boolean;
+  sessionsNow: number;
+  sessionLimit: number;
+  firmware: string;
+  lockedOut: boolean;
+}
+
+export function idleTimeoutOf(bmc: SimBmc, behaviour: SimBehaviour): number {
+  return behaviour.sessionIdleTimeoutMs ?? Math.max(60, bmc.capture.sessionTimeoutS ?? 1800) * 1000;
+}
+
+export function bmcStats(bmc: SimBmc, now: number, behaviour: SimBehaviour): BmcStats {
+  return {
+    id: bmc.id,
+    baseUrl: bmc.baseUrl,
+    dark: bmc.isDark(now),
+    sessionsNow: bmc.sessionsInUse(now, idleTimeoutOf(bmc, behaviour)),
+    sessionLimit: bmc.profile.sessionLimit,
+    firmware: bmc.firmware,
+    lockedOut: now < bmc.lockedUntil,
+    ...bmc.counters,
+  };
+}
+
+export function fleetStats(bmcs: readonly SimBmc[], now: number, behaviour: SimBehaviour, faultsActive: number, eventsFired: number): FleetStats {
+  const stats: FleetStats = {
+    at: new Date(now).toISOString(),
+    bmcs: bmcs.length,
+    dark: 0,
+    sessionsNow: 0,
+    sessionsPeakMax: 0,
+    bmcsAtLimit: 0,
+    requests: 0,
+    rejections: 0,
+    resets: 0,
+    notModified: 0,
+    authFailures: 0,
+    lockouts: 0,
+    updates: 0,
+    updatesFailed: 0,
+    faultsActive,
+    eventsFired,
+  };
+  for (const bmc of bmcs) {
+    const counters = bmc.counters;
+    if (bmc.isDark(now)) stats.dark++;
+    stats.sessionsNow += bmc.sessionsInUse(now, idleTimeoutOf(bmc, behaviour));
+    stats.sessionsPeakMax = Math.max(stats.sessionsPeakMax, counters.sessionsPeak);
+    if (counters.sessionsPeak >= bmc.profile.sessionLimit) stats.bmcsAtLimit++;
+    stats.requests += counters.requests;
+    stats.rejections += counters.rejections;
+    stats.resets += counters.resets;
+    stats.notModified += counters.notModified;
+    stats.authFailures += counters.authFailures;
+    stats.lockouts += counters.lockouts;
+    stats.updates += counters.updates;
+    stats.updatesFailed += counters.updatesFailed;
+  }
+  return stats;
+}
