@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { Observable, Subject } from 'rxjs';
 import { fleetCatalogue, type EventCatalogue, type ProposedEvent, type RecordedEvent } from '../../events/index.js';
@@ -7,6 +7,7 @@ import { chainHash, genesisHash } from './canonical-json.js';
 import type { LedgerDatabase } from './database.js';
 import { canonicalEvent, recordedEvent, storedEvent, type EventRow } from './event-row.js';
 import { LedgerError, isLedgerError } from './ledger-error.js';
+import { arrayLiteral, literal } from './sql-literal.js';
 import { migrateToLatest } from './migrations/index.js';
 import { contentDigest, prepareAppend, type PreparedEvent } from './prepare-append.js';
 
@@ -97,6 +98,57 @@ interface StoredIdentity {
   position: number;
   streamVersion: number;
   digest: string;
+}
+
+/** An already-stored event as the group-commit read returns it (JSON, not typed columns). */
+interface ExistingRow {
+  event_id: string;
+  stream: string;
+  stream_version: number;
+  position: number;
+  type: string;
+  schema_version: number;
+  observed_at: string | null;
+  actor: unknown;
+  correlation_id: string | null;
+  causation_id: string | null;
+  data: unknown;
+}
+
+function storedIdentity(row: ExistingRow): StoredIdentity {
+  return {
+    stream: row.stream,
+    position: Number(row.position),
+    streamVersion: row.stream_version,
+    digest: contentDigest(row.stream, {
+      type: row.type,
+      schemaVersion: row.schema_version,
+      data: row.data,
+      observedAt: row.observed_at === null ? null : new Date(row.observed_at),
+      actor: row.actor as RecordedEvent['actor'],
+      correlationId: row.correlation_id,
+      causationId: row.causation_id,
+    }),
+  };
+}
+
+/** The statements that write one group commit: rows, stream versions, the head, and the NOTIFY. */
+function writeStatements(rows: EventRow[], touched: Map<string, { version: number; lastPosition: number }>, position: number, headHash: string, recordedAt: Date): string {
+  const at = literal(recordedAt);
+  const values = rows
+    .map(
+      (r) =>
+        `(${r.position},${literal(r.event_id)},${literal(r.stream)},${r.stream_version},${literal(r.type)},${r.schema_version},${at},${literal(r.observed_at)},` +
+        `${literal(JSON.stringify(r.actor))},${literal(r.correlation_id)},${literal(r.causation_id)},${literal(JSON.stringify(r.data))},` +
+        `'\\x${r.prev_hash.toString('hex')}','\\x${r.hash.toString('hex')}')`,
+    )
+    .join(',');
+  const streams = [...touched.entries()].map(([stream, t]) => `(${literal(stream)},${t.version},${t.lastPosition},${at},${at})`).join(',');
+  return `INSERT INTO ledger_events (position, event_id, stream, stream_version, type, schema_version, recorded_at, observed_at, actor, correlation_id, causation_id, data, prev_hash, hash) VALUES ${values};
+    INSERT INTO ledger_streams (stream, version, last_position, created_at, updated_at) VALUES ${streams}
+      ON CONFLICT (stream) DO UPDATE SET version = EXCLUDED.version, last_position = EXCLUDED.last_position, updated_at = EXCLUDED.updated_at;
+    UPDATE ledger_head SET position = ${position}, hash = '\\x${headHash}', recorded_at = ${at};
+    SELECT pg_notify('${APPENDED_CHANNEL}', '${position}')`;
 }
 
 function escapeLike(prefix: string): string {
@@ -215,95 +267,105 @@ export class EventStore {
     }
   }
 
+  /**
+   * One group-commit transaction in two round trips (see the comments inline). The lock is taken in its
+   * own statement so the read that follows sees every earlier commit (READ COMMITTED takes its snapshot
+   * per statement); positions and hashes are computed here, under the lock, in batch order.
+   */
   async #commitBatch(batch: PendingAppend[]): Promise<void> {
     const settled: Array<{ ok: true; result: AppendResult } | { ok: false; error: unknown }> = [];
+    let client: pg.PoolClient | null = null;
     try {
-      await this.db.transaction().execute(async (trx) => {
-        settled.length = 0;
-        await sql`SELECT pg_advisory_xact_lock(${APPEND_LOCK_KEY})`.execute(trx);
-        const head = await sql<{ position: number; hash: Buffer; recorded_at: Date }>`SELECT position, hash, recorded_at FROM ledger_head`.execute(trx);
-        const headRow = head.rows[0];
-        if (!headRow) throw new Error('ledger_head is empty: the schema is damaged');
-        const streams = [...new Set(batch.map((p) => p.stream))];
-        const versions = new Map<string, number>();
-        const versionRows = await sql<{ stream: string; version: number }>`SELECT stream, version FROM ledger_streams WHERE stream = ANY(${streams}::text[])`.execute(trx);
-        for (const row of versionRows.rows) versions.set(row.stream, row.version);
-        const known = await this.#storedIdentities(trx, batch.flatMap((p) => p.events.map((e) => e.eventId)));
+      client = await this.pool.connect();
+      const streams = [...new Set(batch.map((p) => p.stream))];
+      const eventIds = batch.flatMap((p) => p.events.map((e) => e.eventId));
+      // Round trip 1: begin, take the log-wide lock, then (a new statement, so a new snapshot that sees
+      // every earlier commit) read the head, the streams' versions and any already-stored event ids.
+      const results = (await client.query(
+        `BEGIN; SET LOCAL standard_conforming_strings TO on; SELECT pg_advisory_xact_lock(${APPEND_LOCK_KEY});
+         SELECT
+           (SELECT json_build_object('position', position, 'hash', encode(hash, 'hex'), 'recorded_at', recorded_at) FROM ledger_head) AS head,
+           (SELECT coalesce(json_agg(json_build_array(stream, version)), '[]'::json) FROM ledger_streams WHERE stream = ANY(${arrayLiteral(streams, 'text')})) AS versions,
+           (SELECT coalesce(json_agg(json_build_object('event_id', event_id, 'stream', stream, 'stream_version', stream_version, 'position', position, 'type', type,
+                     'schema_version', schema_version, 'observed_at', observed_at, 'actor', actor, 'correlation_id', correlation_id, 'causation_id', causation_id, 'data', data)), '[]'::json)
+              FROM ledger_events WHERE event_id = ANY(${arrayLiteral(eventIds, 'uuid')})) AS existing`,
+      )) as unknown as pg.QueryResult[];
+      const state = results[results.length - 1] as pg.QueryResult<{ head: { position: number; hash: string; recorded_at: string }; versions: Array<[string, number]>; existing: ExistingRow[] }>;
+      const { head: headRow, versions: versionRows, existing } = state.rows[0]!;
+      const versions = new Map<string, number>(versionRows);
+      const known = new Map<string, StoredIdentity>(existing.map((row) => [row.event_id, storedIdentity(row)]));
 
-        let position = Number(headRow.position);
-        let prevHash = headRow.hash.toString('hex');
-        const now = this.#options.clock();
-        const recordedAt = now.getTime() >= headRow.recorded_at.getTime() ? now : headRow.recorded_at;
-        const rows: EventRow[] = [];
-        const touched = new Map<string, { version: number; lastPosition: number }>();
+      let position = Number(headRow.position);
+      let prevHash = headRow.hash;
+      const now = this.#options.clock();
+      const headTime = new Date(headRow.recorded_at);
+      // The ledger clock never runs backwards along the log, so time-travel queries by instant are sound.
+      const recordedAt = now.getTime() >= headTime.getTime() ? now : headTime;
+      const rows: EventRow[] = [];
+      const touched = new Map<string, { version: number; lastPosition: number }>();
 
-        for (const pending of batch) {
-          try {
-            const replay = this.#replayOf(pending, known);
-            if (replay) {
-              settled.push({ ok: true, result: replay });
-              continue;
-            }
-            const exists = versions.has(pending.stream);
-            const current = versions.get(pending.stream) ?? 0;
-            if (!expectedMatches(pending.expected, exists, current)) {
-              throw new LedgerError(
-                'LEDGER_WRONG_EXPECTED_VERSION',
-                { stream: pending.stream, expected: pending.expected, actual: exists ? current : -1 },
-                `append to ${pending.stream} expected ${describeExpected(pending.expected)} but the stream is ${exists ? `at version ${current}` : 'absent'}`,
-              );
-            }
-            let version = current;
-            const positions: number[] = [];
-            for (const event of pending.events) {
-              position += 1;
-              version += 1;
-              const canonical = canonicalEvent({ ...event, position, stream: pending.stream, streamVersion: version, recordedAt });
-              const hash = chainHash(prevHash, canonical);
-              rows.push({
-                position,
-                event_id: event.eventId,
-                stream: pending.stream,
-                stream_version: version,
-                type: event.type,
-                schema_version: event.schemaVersion,
-                recorded_at: recordedAt,
-                observed_at: event.observedAt,
-                actor: event.actor,
-                correlation_id: event.correlationId,
-                causation_id: event.causationId,
-                data: event.data,
-                prev_hash: Buffer.from(prevHash, 'hex'),
-                hash: Buffer.from(hash, 'hex'),
-              });
-              known.set(event.eventId, { stream: pending.stream, position, streamVersion: version, digest: event.contentDigest });
-              positions.push(position);
-              prevHash = hash;
-            }
-            versions.set(pending.stream, version);
-            touched.set(pending.stream, { version, lastPosition: position });
-            settled.push({ ok: true, result: { stream: pending.stream, nextExpectedVersion: version, positions, idempotentReplay: false } });
-          } catch (error) {
-            settled.push({ ok: false, error });
+      for (const pending of batch) {
+        try {
+          const replay = this.#replayOf(pending, known);
+          if (replay) {
+            settled.push({ ok: true, result: replay });
+            continue;
           }
+          const exists = versions.has(pending.stream);
+          const current = versions.get(pending.stream) ?? 0;
+          if (!expectedMatches(pending.expected, exists, current)) {
+            throw new LedgerError(
+              'LEDGER_WRONG_EXPECTED_VERSION',
+              { stream: pending.stream, expected: pending.expected, actual: exists ? current : -1 },
+              `append to ${pending.stream} expected ${describeExpected(pending.expected)} but the stream is ${exists ? `at version ${current}` : 'absent'}`,
+            );
+          }
+          let version = current;
+          const positions: number[] = [];
+          for (const event of pending.events) {
+            position += 1;
+            version += 1;
+            const canonical = canonicalEvent({ ...event, position, stream: pending.stream, streamVersion: version, recordedAt });
+            const hash = chainHash(prevHash, canonical);
+            rows.push({
+              position,
+              event_id: event.eventId,
+              stream: pending.stream,
+              stream_version: version,
+              type: event.type,
+              schema_version: event.schemaVersion,
+              recorded_at: recordedAt,
+              observed_at: event.observedAt,
+              actor: event.actor,
+              correlation_id: event.correlationId,
+              causation_id: event.causationId,
+              data: event.data,
+              prev_hash: Buffer.from(prevHash, 'hex'),
+              hash: Buffer.from(hash, 'hex'),
+            });
+            known.set(event.eventId, { stream: pending.stream, position, streamVersion: version, digest: event.contentDigest });
+            positions.push(position);
+            prevHash = hash;
+          }
+          versions.set(pending.stream, version);
+          touched.set(pending.stream, { version, lastPosition: position });
+          settled.push({ ok: true, result: { stream: pending.stream, nextExpectedVersion: version, positions, idempotentReplay: false } });
+        } catch (error) {
+          settled.push({ ok: false, error });
         }
-        if (rows.length === 0) return;
-        await this.#insertRows(trx, rows);
-        const touchedStreams = [...touched.entries()];
-        await sql`
-          INSERT INTO ledger_streams (stream, version, last_position, created_at, updated_at)
-          SELECT s, v, p, ${recordedAt}, ${recordedAt}
-          FROM unnest(${touchedStreams.map(([s]) => s)}::text[], ${touchedStreams.map(([, t]) => t.version)}::int[], ${touchedStreams.map(([, t]) => t.lastPosition)}::bigint[]) AS u(s, v, p)
-          ON CONFLICT (stream) DO UPDATE SET version = EXCLUDED.version, last_position = EXCLUDED.last_position, updated_at = EXCLUDED.updated_at`.execute(trx);
-        await sql`UPDATE ledger_head SET position = ${position}, hash = ${Buffer.from(prevHash, 'hex')}, recorded_at = ${recordedAt}`.execute(trx);
-        await sql`SELECT pg_notify(${APPENDED_CHANNEL}, ${String(position)})`.execute(trx);
-      });
+      }
+      // Round trip 2: rows, stream versions, head, NOTIFY and COMMIT in one message.
+      await client.query(rows.length > 0 ? `${writeStatements(rows, touched, position, prevHash, recordedAt)}; COMMIT` : 'COMMIT');
     } catch (error) {
+      // Nothing of the batch is committed; a retry with the same event ids is safe whatever happened.
+      await client?.query('ROLLBACK').catch(() => undefined);
       const failure = isLedgerError(error)
         ? error
         : new LedgerError('LEDGER_STORE_UNAVAILABLE', { operation: 'append', cause: String(error) }, `append transaction failed, nothing was committed: ${String(error)}`);
       for (const pending of batch) pending.reject(failure);
       return;
+    } finally {
+      client?.release();
     }
     this.stats.batches += 1;
     this.stats.lastBatchAppends = batch.length;
@@ -318,29 +380,6 @@ export class EventStore {
         pending.reject(outcome.error);
       }
     });
-  }
-
-  async #storedIdentities(trx: Transaction<LedgerDatabase>, eventIds: string[]): Promise<Map<string, StoredIdentity>> {
-    const known = new Map<string, StoredIdentity>();
-    const found = await sql<EventRow>`SELECT * FROM ledger_events WHERE event_id = ANY(${eventIds}::uuid[])`.execute(trx);
-    for (const row of found.rows) {
-      const event = storedEvent(row);
-      known.set(event.eventId, {
-        stream: event.stream,
-        position: event.position,
-        streamVersion: event.streamVersion,
-        digest: contentDigest(event.stream, {
-          type: event.type,
-          schemaVersion: event.schemaVersion,
-          data: event.data,
-          observedAt: event.observedAt,
-          actor: event.actor,
-          correlationId: event.correlationId,
-          causationId: event.causationId,
-        }),
-      });
-    }
-    return known;
   }
 
   /**
@@ -373,29 +412,6 @@ export class EventStore {
       positions: stored.map((s) => s.position),
       idempotentReplay: true,
     };
-  }
-
-  async #insertRows(trx: Transaction<LedgerDatabase>, rows: EventRow[]): Promise<void> {
-    // One INSERT ... SELECT FROM unnest(arrays): a single statement and parameter set for the whole batch.
-    await sql`
-      INSERT INTO ledger_events (position, event_id, stream, stream_version, type, schema_version, recorded_at, observed_at, actor, correlation_id, causation_id, data, prev_hash, hash)
-      SELECT position, event_id, stream, stream_version, type, schema_version, recorded_at, observed_at, actor, correlation_id, causation_id, data, decode(prev_hash, 'hex'), decode(hash, 'hex')
-      FROM unnest(
-        ${rows.map((r) => r.position)}::bigint[],
-        ${rows.map((r) => r.event_id)}::uuid[],
-        ${rows.map((r) => r.stream)}::text[],
-        ${rows.map((r) => r.stream_version)}::int[],
-        ${rows.map((r) => r.type)}::text[],
-        ${rows.map((r) => r.schema_version)}::int[],
-        ${rows.map((r) => r.recorded_at)}::timestamptz[],
-        ${rows.map((r) => r.observed_at)}::timestamptz[],
-        ${rows.map((r) => JSON.stringify(r.actor))}::jsonb[],
-        ${rows.map((r) => r.correlation_id)}::text[],
-        ${rows.map((r) => r.causation_id)}::text[],
-        ${rows.map((r) => JSON.stringify(r.data))}::jsonb[],
-        ${rows.map((r) => r.prev_hash.toString('hex'))}::text[],
-        ${rows.map((r) => r.hash.toString('hex'))}::text[]
-      ) AS u(position, event_id, stream, stream_version, type, schema_version, recorded_at, observed_at, actor, correlation_id, causation_id, data, prev_hash, hash)`.execute(trx);
   }
 
   /** Events of one stream in version order (or reverse), data upcast to current versions. */

@@ -1,7 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * The event log. `position` is assigned inside the append advisory lock, so position order is commit
+ * The event log. Stream names use the "C" collation so the (stream, stream_version) index also serves
+ * stream-prefix reads (`stream LIKE 'node-%'`) without an index of its own. `position` is assigned inside the append advisory lock, so position order is commit
  * order; `hash` chains each row to the one before it. A Merkle tree over `hash` (CT style) can be added
  * as its own table keyed by position without touching these columns.
  */
@@ -10,7 +11,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     CREATE TABLE ledger_events (
       position        bigint      PRIMARY KEY,
       event_id        uuid        NOT NULL UNIQUE,
-      stream          text        NOT NULL,
+      stream          text        COLLATE "C" NOT NULL,
       stream_version  integer     NOT NULL,
       type            text        NOT NULL,
       schema_version  integer     NOT NULL,
@@ -25,11 +26,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       CONSTRAINT ledger_events_stream_version UNIQUE (stream, stream_version)
     )`.execute(db);
   await sql`CREATE INDEX ledger_events_type_position ON ledger_events (type, position)`.execute(db);
-  await sql`CREATE INDEX ledger_events_stream_prefix ON ledger_events (stream text_pattern_ops, position)`.execute(db);
   await sql`CREATE INDEX ledger_events_recorded_at ON ledger_events USING brin (recorded_at)`.execute(db);
   await sql`
     CREATE TABLE ledger_streams (
-      stream         text        PRIMARY KEY,
+      stream         text        COLLATE "C" PRIMARY KEY,
       version        integer     NOT NULL,
       last_position  bigint      NOT NULL,
       created_at     timestamptz NOT NULL,

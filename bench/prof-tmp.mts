@@ -1,0 +1,10 @@
+import { EventStore } from '../src/ledger/index.ts';
+import pg from 'pg';
+const admin = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' }); await admin.connect();
+await admin.query('DROP DATABASE IF EXISTS fl_prof WITH (FORCE)'); await admin.query('CREATE DATABASE fl_prof'); await admin.end();
+const reason = 'x'.repeat(230);
+const store = await EventStore.open({ connectionString: 'postgres://postgres@127.0.0.1:5432/fl_prof' });
+const t = performance.now();
+for (let i = 0; i < 20; i++) await store.append(`node-${i}`, Array.from({ length: 1000 }, (_, k) => ({ type: 'NodeCordoned', data: { nodeId: 'dc1-r001-n1', reason: reason + k }, actor: { kind: 'operator', id: 'b' } })));
+console.log('batch1000 eps', Math.round(20000 / ((performance.now() - t) / 1000)));
+await store.close();

@@ -1,0 +1,20 @@
+/**
+ * SQL literals for the append path, which sends each group commit as two simple-protocol round trips
+ * (several statements per message). Safe because every append transaction first sets
+ * `standard_conforming_strings = on` (backslashes are plain characters; only quotes need doubling) and
+ * NUL characters are refused before any event reaches SQL.
+ */
+export function literal(value: string | number | Date | null): string {
+  if (value === null) return 'NULL';
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new Error(`not a finite number: ${value}`);
+    return String(value);
+  }
+  const text = value instanceof Date ? value.toISOString() : value;
+  if (text.includes('\u0000')) throw new Error('NUL character in a SQL literal');
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+export function arrayLiteral(values: readonly (string | number | null)[], type: string): string {
+  return `ARRAY[${values.map(literal).join(',')}]::${type}[]`;
+}
