@@ -52,6 +52,8 @@ export interface ReadAllOptions {
 
 export interface SubscribeOptions {
   fromPosition?: number;
+  /** Deliver batches with no matching events too, so a filtered consumer's checkpoint keeps up with the head. */
+  reportEmptyBatches?: boolean;
   types?: readonly string[];
   streamPrefix?: string;
   batchSize?: number;
@@ -196,10 +198,10 @@ export class EventStore {
   readonly #appended = new Subject<number>();
   readonly #subscriptions = new Set<() => void>();
   readonly stats: AppendStats = { batches: 0, appends: 0, events: 0, lastBatchAppends: 0, maxBatchAppends: 0 };
-  readonly #connectionString: string;
+  readonly connectionString: string;
 
   private constructor(options: EventStoreOptions) {
-    this.#connectionString = options.connectionString;
+    this.connectionString = options.connectionString;
     this.catalogue = options.catalogue ?? fleetCatalogue;
     this.pool = new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 8 });
     // An idle client's error (server restart) must not crash the process; the next query reconnects.
@@ -470,50 +472,62 @@ export class EventStore {
    * order), then waits for a NOTIFY or the polling interval, whichever comes first.
    */
   subscribeBatches(options: SubscribeOptions = {}): Observable<SubscriptionBatch> {
-    const batchSize = options.batchSize ?? 500;
     return new Observable<SubscriptionBatch>((subscriber) => {
-      let next = Math.max(1, options.fromPosition ?? 1);
-      let stopped = false;
-      let wake: (() => void) | null = null;
-      const woken = this.#appended.subscribe(() => wake?.());
-      const stop = (): void => {
-        stopped = true;
-        wake?.();
-      };
-      this.#subscriptions.add(stop);
-      void this.#ensureListener();
-      const loop = async (): Promise<void> => {
-        while (!stopped) {
-          const head = await this.head();
-          if (head.position >= next) {
-            const events = await this.readAll({ fromPosition: next, toPosition: head.position, limit: batchSize, types: options.types, streamPrefix: options.streamPrefix });
-            if (stopped) return;
-            const full = events.length === batchSize;
-            const checkpoint = full ? events[events.length - 1]!.position : head.position;
-            if (events.length > 0) subscriber.next({ events, checkpoint });
-            next = checkpoint + 1;
-            if (full) continue;
-          }
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, this.#options.pollIntervalMs);
-            wake = () => {
-              clearTimeout(timer);
-              resolve();
-            };
-          });
-          wake = null;
-        }
-      };
-      loop().then(
+      const abort = new AbortController();
+      this.follow(options, (batch) => subscriber.next(batch), abort.signal).then(
         () => subscriber.complete(),
         (error: unknown) => subscriber.error(error),
       );
-      return () => {
-        stop();
-        woken.unsubscribe();
-        this.#subscriptions.delete(stop);
-      };
+      return () => abort.abort();
     });
+  }
+
+  /**
+   * The paced form of `subscribeBatches`: the next page is read only after `onBatch` settled, so a slow
+   * consumer (a projection catching up on millions of events) holds one page in memory, not the log.
+   * Resolves when `signal` aborts or the store closes; rejects with the first error of a read or of
+   * `onBatch`.
+   */
+  async follow(options: SubscribeOptions, onBatch: (batch: SubscriptionBatch) => Promise<void> | void, signal?: AbortSignal): Promise<void> {
+    const batchSize = options.batchSize ?? 500;
+    let next = Math.max(1, options.fromPosition ?? 1);
+    let stopped = signal?.aborted ?? false;
+    let wake: (() => void) | null = null;
+    const woken = this.#appended.subscribe(() => wake?.());
+    const stop = (): void => {
+      stopped = true;
+      wake?.();
+    };
+    signal?.addEventListener('abort', stop);
+    this.#subscriptions.add(stop);
+    void this.#ensureListener();
+    try {
+      while (!stopped) {
+        const head = await this.head();
+        if (head.position >= next) {
+          const events = await this.readAll({ fromPosition: next, toPosition: head.position, limit: batchSize, types: options.types, streamPrefix: options.streamPrefix });
+          if (stopped) return;
+          const full = events.length === batchSize;
+          const checkpoint = full ? events[events.length - 1]!.position : head.position;
+          if (events.length > 0 || options.reportEmptyBatches) await onBatch({ events, checkpoint });
+          next = checkpoint + 1;
+          if (full) continue;
+        }
+        if (stopped) return;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, this.#options.pollIntervalMs);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        wake = null;
+      }
+    } finally {
+      woken.unsubscribe();
+      signal?.removeEventListener('abort', stop);
+      this.#subscriptions.delete(stop);
+    }
   }
 
   /** `subscribeBatches`, one event at a time; each event's position is its checkpoint. */
@@ -534,7 +548,7 @@ export class EventStore {
   async #ensureListener(): Promise<void> {
     if (this.#listener || this.#listenerStarting || this.#closed) return this.#listenerStarting ?? undefined;
     this.#listenerStarting = (async () => {
-      const client = new pg.Client({ connectionString: this.#connectionString });
+      const client = new pg.Client({ connectionString: this.connectionString });
       client.on('notification', (message) => this.#appended.next(Number(message.payload)));
       client.on('error', () => {
         // Polling keeps subscriptions correct meanwhile; reconnect in the background.

@@ -7,3 +7,4 @@ export { startEmbeddedPostgres, redactConnectionString, type EmbeddedOptions, ty
 export { migrateToLatest } from './migrations/index.js';
 export { canonicalJson, chainHash, genesisHash } from './canonical-json.js';
 export { DataDirLock } from './data-dir-lock.js';
+export * from './projection-runner.js';

@@ -1,5 +1,6 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import * as eventLog from './0001-event-log.js';
+import * as projectionCheckpoints from './0002-projection-checkpoints.js';
 
 /**
  * Every schema migration, in order, named by number. Later folders (projections) register their own
@@ -7,6 +8,7 @@ import * as eventLog from './0001-event-log.js';
  */
 const ledgerMigrations: Record<string, Migration> = {
   '0001-event-log': eventLog,
+  '0002-projection-checkpoints': projectionCheckpoints,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -1,0 +1,327 @@
+import { createHash } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import pg from 'pg';
+import type { RecordedEvent } from '../../events/index.js';
+import type { Projection } from '../../projections/projection.js';
+import type { EventStore } from './event-store.js';
+
+export interface ProjectionStatus {
+  name: string;
+  version: number;
+  state: 'starting' | 'standby' | 'running' | 'failed' | 'rebuilding' | 'stopped';
+  position: number;
+  headPosition: number;
+  lagPositions: number;
+  /** Seconds between the head's recorded time and the recorded time of the last applied event (0 when caught up). */
+  lagSeconds: number;
+  error: ProjectionFailure | null;
+}
+
+export interface ProjectionFailure {
+  position: number;
+  eventId: string;
+  type: string;
+  stream: string;
+  reason: string;
+}
+
+export interface RebuildProgress {
+  name: string;
+  position: number;
+  target: number;
+}
+
+export interface ProjectionRunnerOptions {
+  batchSize?: number;
+  /** How often a standby instance retries to become the live one. */
+  standbyRetryMs?: number;
+  log?: (message: string, fields?: Record<string, unknown>) => void;
+}
+
+/** A 64-bit advisory lock key per projection, so exactly one live instance applies it. */
+function lockKey(name: string): bigint {
+  return createHash('sha256').update(`fleet-ledger projection ${name}`).digest().readBigInt64BE(0);
+}
+
+/** The scratch schema a rebuild writes into before the swap. */
+function rebuildSchema(name: string): string {
+  return `projection_rebuild_${name.replace(/[^a-z0-9_]/gi, '_').toLowerCase()}`;
+}
+
+interface Live {
+  projection: Projection;
+  status: ProjectionStatus;
+  abort: AbortController;
+  done: Promise<void>;
+  lastAppliedAt: Date | null;
+  lockClient: pg.Client | null;
+}
+
+/**
+ * Runs projections against the log. Guarantees:
+ * - exactly once: a batch's read-model writes and the checkpoint commit in one transaction, and the
+ *   checkpoint only moves from the position this instance read (a second writer would fail, not repeat);
+ * - one live instance per projection, by a session advisory lock; others wait as standby;
+ * - an event that cannot be applied stops that projection (status `failed`, with the event and the
+ *   reason), never skipped; the other projections go on;
+ * - a rebuild writes into fresh tables in a scratch schema and swaps them in one transaction.
+ */
+export class ProjectionRunner {
+  readonly #live = new Map<string, Live>();
+  readonly #options: Required<ProjectionRunnerOptions>;
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly projections: readonly Projection[],
+    options: ProjectionRunnerOptions = {},
+  ) {
+    this.#options = { batchSize: options.batchSize ?? 2000, standbyRetryMs: options.standbyRetryMs ?? 2000, log: options.log ?? (() => undefined) };
+  }
+
+  get db(): Kysely<any> {
+    return this.store.db as unknown as Kysely<any>;
+  }
+
+  /** Creates every projection's tables and starts each one (live, or standby if another instance runs it). */
+  async start(): Promise<void> {
+    for (const projection of this.projections) await this.#ensureTables(projection);
+    for (const projection of this.projections) this.#startOne(projection);
+  }
+
+  async #ensureTables(projection: Projection): Promise<void> {
+    await projection.createTables(this.db);
+    await this.db
+      .insertInto('projection_checkpoints')
+      .values({ name: projection.name, version: projection.version, position: 0, status: 'running', error: null, updated_at: new Date() })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .execute();
+  }
+
+  #startOne(projection: Projection): void {
+    const abort = new AbortController();
+    const live: Live = {
+      projection,
+      abort,
+      lastAppliedAt: null,
+      lockClient: null,
+      status: { name: projection.name, version: projection.version, state: 'starting', position: 0, headPosition: 0, lagPositions: 0, lagSeconds: 0, error: null },
+      done: Promise.resolve(),
+    };
+    this.#live.set(projection.name, live);
+    live.done = this.#run(live).catch((error: unknown) => {
+      live.status.state = 'failed';
+      live.status.error ??= { position: -1, eventId: '', type: '', stream: '', reason: String(error) };
+      this.#options.log('projection stopped by an error', { projection: projection.name, error: String(error) });
+    });
+  }
+
+  async #run(live: Live): Promise<void> {
+    const { projection, abort } = live;
+    // One live instance: a session-level advisory lock held on a connection of its own.
+    while (!abort.signal.aborted) {
+      const client = new pg.Client({ connectionString: this.store.connectionString });
+      // Losing this connection loses the lock; the checkpoint guard still keeps applies exactly once.
+      client.on('error', (error) => this.#options.log('projection lock connection lost', { projection: projection.name, error: String(error) }));
+      await client.connect();
+      const locked = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [lockKey(projection.name).toString()]);
+      if (locked.rows[0]?.locked) {
+        live.lockClient = client;
+        break;
+      }
+      await client.end();
+      live.status.state = 'standby';
+      await new Promise((resolve) => setTimeout(resolve, this.#options.standbyRetryMs));
+    }
+    try {
+      if (abort.signal.aborted) return;
+      const checkpoint = await this.db.selectFrom('projection_checkpoints').selectAll().where('name', '=', projection.name).executeTakeFirstOrThrow();
+      if (checkpoint.status === 'failed') {
+        live.status.state = 'failed';
+        live.status.error = checkpoint.error as ProjectionFailure;
+        live.status.position = Number(checkpoint.position);
+        return;
+      }
+      if (checkpoint.version !== projection.version) {
+        this.#options.log('projection version changed: rebuilding from zero', { projection: projection.name, from: checkpoint.version, to: projection.version });
+        await this.#rebuildLocked(projection);
+      }
+      let position = Number((await this.db.selectFrom('projection_checkpoints').select('position').where('name', '=', projection.name).executeTakeFirstOrThrow()).position);
+      live.status.position = position;
+      live.status.state = 'running';
+      await this.store.follow(
+        { fromPosition: position + 1, types: projection.eventTypes, batchSize: this.#options.batchSize, reportEmptyBatches: true },
+        async (batch) => {
+          await this.#applyBatch(projection, position, batch.events, batch.checkpoint);
+          position = batch.checkpoint;
+          live.status.position = position;
+          const last = batch.events[batch.events.length - 1];
+          if (last) live.lastAppliedAt = last.recordedAt;
+        },
+        abort.signal,
+      );
+    } catch (error) {
+      if (error instanceof BatchApplyError) {
+        live.status.state = 'failed';
+        live.status.error = error.failure;
+        await this.db
+          .updateTable('projection_checkpoints')
+          .set({ status: 'failed', error: JSON.stringify(error.failure), updated_at: new Date() })
+          .where('name', '=', projection.name)
+          .execute();
+        this.#options.log('projection stopped: an event could not be applied', { projection: projection.name, ...error.failure });
+        return;
+      }
+      throw error;
+    } finally {
+      await live.lockClient?.end().catch(() => undefined);
+      live.lockClient = null;
+      if (live.status.state !== 'failed') live.status.state = 'stopped';
+    }
+  }
+
+  /** Applies one batch and moves the checkpoint from `from` to `to` in the same transaction. */
+  async #applyBatch(projection: Projection, from: number, events: readonly RecordedEvent[], to: number, schema?: string): Promise<void> {
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        if (events.length > 0) await projection.apply(schema ? trx.withSchema(schema) : trx, events);
+        const moved = await trx
+          .updateTable('projection_checkpoints')
+          .set({ position: to, updated_at: new Date() })
+          .where('name', '=', projection.name)
+          .where('position', '=', from)
+          .executeTakeFirst();
+        if (Number(moved.numUpdatedRows) !== 1) throw new Error(`checkpoint of ${projection.name} moved under this instance (expected ${from})`);
+      });
+    } catch (error) {
+      if (error instanceof Error && error.message.startsWith('checkpoint of')) throw error;
+      throw new BatchApplyError(await this.#locateFailure(projection, events, error, schema));
+    }
+  }
+
+  /**
+   * A batch failed: find the first event that fails on its own (applying the batch's prefix in rolled-back
+   * transactions) so the error names the event, not just the batch.
+   */
+  async #locateFailure(projection: Projection, events: readonly RecordedEvent[], cause: unknown, schema?: string): Promise<ProjectionFailure> {
+    const describe = (event: RecordedEvent, reason: unknown): ProjectionFailure => ({
+      position: event.position,
+      eventId: event.eventId,
+      type: event.type,
+      stream: event.stream,
+      reason: reason instanceof Error ? reason.message : String(reason),
+    });
+    const named = cause as { event?: RecordedEvent };
+    if (named?.event && typeof named.event.position === 'number') return describe(named.event, cause);
+    for (let end = 1; end <= events.length; end += 1) {
+      try {
+        await this.db.transaction().execute(async (trx) => {
+          await projection.apply(schema ? trx.withSchema(schema) : trx, events.slice(0, end));
+          throw new RollbackProbe();
+        });
+      } catch (error) {
+        if (!(error instanceof RollbackProbe)) return describe(events[end - 1]!, error);
+      }
+    }
+    return describe(events[events.length - 1]!, cause);
+  }
+
+  /**
+   * Rebuilds one projection from zero (or up to `toPosition`) into fresh tables, then swaps them in.
+   * The projection's live loop in this process is paused meanwhile; the others keep running.
+   */
+  async rebuild(name: string, options: { toPosition?: number; onProgress?: (progress: RebuildProgress) => void } = {}): Promise<{ position: number; events: number; seconds: number }> {
+    const projection = this.projections.find((p) => p.name === name);
+    if (!projection) throw new Error(`unknown projection '${name}' (known: ${this.projections.map((p) => p.name).join(', ')})`);
+    const live = this.#live.get(name);
+    if (live) {
+      live.abort.abort();
+      await live.done;
+    }
+    await this.#ensureTables(projection);
+    const client = new pg.Client({ connectionString: this.store.connectionString });
+    client.on('error', () => undefined);
+    await client.connect();
+    try {
+      const locked = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [lockKey(name).toString()]);
+      if (!locked.rows[0]?.locked) throw new Error(`projection ${name} is live in another process; stop it there or rebuild there`);
+      return await this.#rebuildLocked(projection, options);
+    } finally {
+      await client.end();
+      if (live) this.#startOne(projection);
+    }
+  }
+
+  async #rebuildLocked(projection: Projection, options: { toPosition?: number; onProgress?: (progress: RebuildProgress) => void } = {}): Promise<{ position: number; events: number; seconds: number }> {
+    const started = performance.now();
+    const schema = rebuildSchema(projection.name);
+    const target = Math.min(options.toPosition ?? Number.POSITIVE_INFINITY, (await this.store.head()).position);
+    await sql`DROP SCHEMA IF EXISTS ${sql.id(schema)} CASCADE`.execute(this.db);
+    await sql`CREATE SCHEMA ${sql.id(schema)}`.execute(this.db);
+    await projection.createTables(this.db.withSchema(schema));
+    await this.db.updateTable('projection_checkpoints').set({ status: 'rebuilding', updated_at: new Date() }).where('name', '=', projection.name).execute();
+    let position = 0;
+    let applied = 0;
+    while (position < target) {
+      const events = await this.store.readAll({ fromPosition: position + 1, toPosition: target, limit: 5000, types: projection.eventTypes });
+      const reached = events.length === 5000 ? events[events.length - 1]!.position : target;
+      if (events.length > 0) {
+        try {
+          await this.db.transaction().execute((trx) => projection.apply(trx.withSchema(schema), events));
+        } catch (error) {
+          const failure = await this.#locateFailure(projection, events, error, schema);
+          await this.db.updateTable('projection_checkpoints').set({ status: 'failed', error: JSON.stringify(failure), updated_at: new Date() }).where('name', '=', projection.name).execute();
+          throw new BatchApplyError(failure);
+        }
+      }
+      applied += events.length;
+      position = reached;
+      options.onProgress?.({ name: projection.name, position, target });
+    }
+    // The swap: old tables out, rebuilt tables in, checkpoint to the rebuilt position, all at once.
+    await this.db.transaction().execute(async (trx) => {
+      for (const table of projection.tables) {
+        await sql`DROP TABLE IF EXISTS ${sql.id('public', table)} CASCADE`.execute(trx);
+        await sql`ALTER TABLE ${sql.id(schema, table)} SET SCHEMA public`.execute(trx);
+      }
+      await sql`DROP SCHEMA ${sql.id(schema)} CASCADE`.execute(trx);
+      await trx
+        .updateTable('projection_checkpoints')
+        .set({ position, version: projection.version, status: 'running', error: null, updated_at: new Date() })
+        .where('name', '=', projection.name)
+        .execute();
+    });
+    await projection.createTables(this.db);
+    return { position, events: applied, seconds: (performance.now() - started) / 1000 };
+  }
+
+  /** Position, lag and state of every projection (for health and metrics). */
+  async status(): Promise<ProjectionStatus[]> {
+    const head = await this.store.head();
+    return [...this.#live.values()].map((live) => {
+      const lagPositions = Math.max(0, head.position - live.status.position);
+      const lagSeconds = lagPositions === 0 ? 0 : Math.max(0, (head.recordedAt.getTime() - (live.lastAppliedAt?.getTime() ?? head.recordedAt.getTime())) / 1000);
+      return { ...live.status, headPosition: head.position, lagPositions, lagSeconds };
+    });
+  }
+
+  /** Clears a failed projection so it resumes from its checkpoint (after the cause was fixed). */
+  async clearFailure(name: string): Promise<void> {
+    await this.db.updateTable('projection_checkpoints').set({ status: 'running', error: null, updated_at: new Date() }).where('name', '=', name).execute();
+    const live = this.#live.get(name);
+    const projection = this.projections.find((p) => p.name === name);
+    if (live && projection && live.status.state === 'failed') this.#startOne(projection);
+  }
+
+  async stop(): Promise<void> {
+    for (const live of this.#live.values()) live.abort.abort();
+    await Promise.all([...this.#live.values()].map((live) => live.done));
+  }
+}
+
+class BatchApplyError extends Error {
+  constructor(readonly failure: ProjectionFailure) {
+    super(`event ${failure.position} (${failure.type}) could not be applied: ${failure.reason}`);
+  }
+}
+
+class RollbackProbe extends Error {}

@@ -1,0 +1,156 @@
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RecordedEvent } from '../../events/index.js';
+import type { Projection } from '../../projections/index.js';
+import { EventStore, ProjectionRunner } from '../../src/ledger/index.js';
+import { backends, freshDatabase } from '../support/backends.js';
+import { cordon } from '../support/ledger-fixtures.js';
+
+/** Counts cordons per node; refuses the reason 'poison' so the failure path can be exercised. */
+function cordonCounter(name = 'cordon_counts', refusePoison = false): Projection {
+  return {
+    name,
+    version: 1,
+    eventTypes: ['NodeCordoned'],
+    tables: [name],
+    async createTables(db: Kysely<any>) {
+      await db.schema.createTable(name).ifNotExists().addColumn('node_id', 'text', (c) => c.primaryKey()).addColumn('cordons', 'integer', (c) => c.notNull()).execute();
+    },
+    async apply(trx: Transaction<any>, events: readonly RecordedEvent[]) {
+      const counts = new Map<string, number>();
+      for (const event of events) {
+        const data = event.data as { nodeId: string; reason: string };
+        if (refusePoison && data.reason === 'poison') throw new Error('poisoned cordon');
+        counts.set(data.nodeId, (counts.get(data.nodeId) ?? 0) + 1);
+      }
+      await trx
+        .insertInto(name)
+        .values([...counts].map(([node_id, cordons]) => ({ node_id, cordons })))
+        .onConflict((oc) => oc.column('node_id').doUpdateSet({ cordons: sql`${sql.ref(`${name}.cordons`)} + excluded.cordons` }))
+        .execute();
+    },
+  };
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const backend = backends()[0]!;
+
+describe(`projection runner on ${backend.name} PostgreSQL`, () => {
+  let store: EventStore;
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    const db = await freshDatabase(backend.adminUrl!);
+    drop = db.drop;
+    store = await EventStore.open({ connectionString: db.url, pollIntervalMs: 100 });
+  });
+  afterAll(async () => {
+    await store.close();
+    await drop();
+  });
+
+  const counts = async (table: string): Promise<Record<string, number>> =>
+    Object.fromEntries((await store.db.selectFrom(table as never).selectAll().execute()).map((r: any) => [r.node_id, r.cordons]));
+
+  it('given events in the log, when the runner starts, then every event is applied once and the lag reaches zero', async () => {
+    const projection = cordonCounter('counts_a');
+    await store.append('node-a1', [cordon('a1'), cordon('a1')]);
+    const runner = new ProjectionRunner(store, [projection]);
+    await runner.start();
+    await store.append('node-a2', [cordon('a2')]);
+    await waitFor(async () => (await runner.status())[0]!.lagPositions === 0);
+    expect(await counts('counts_a')).toEqual({ a1: 2, a2: 1 });
+    await runner.stop();
+  });
+
+  it('an event a projection cannot apply stops it with the event named, and the others go on', async () => {
+    const bad = cordonCounter('counts_poisoned', true);
+    const good = cordonCounter('counts_healthy');
+    const runner = new ProjectionRunner(store, [bad, good]);
+    await runner.start();
+    const { positions } = await store.append('node-p1', [cordon('p1'), cordon('p1', 'poison'), cordon('p1')]);
+    await waitFor(async () => (await runner.status()).find((s) => s.name === 'counts_poisoned')!.state === 'failed');
+    const status = (await runner.status()).find((s) => s.name === 'counts_poisoned')!;
+    expect(status.error).toMatchObject({ position: positions[1], type: 'NodeCordoned', stream: 'node-p1', reason: 'poisoned cordon' });
+    await waitFor(async () => (await runner.status()).find((s) => s.name === 'counts_healthy')!.lagPositions === 0);
+    expect((await counts('counts_healthy')).p1).toBe(3);
+    const checkpoint = await store.db.selectFrom('projection_checkpoints' as never).selectAll().where('name' as never, '=', 'counts_poisoned' as never).executeTakeFirstOrThrow();
+    expect(checkpoint).toMatchObject({ status: 'failed' });
+    expect(Number((checkpoint as { position: number }).position)).toBeLessThan(positions[1]!);
+    await runner.stop();
+  });
+
+  it('only one live instance applies a projection; the second waits as standby', async () => {
+    const first = new ProjectionRunner(store, [cordonCounter('counts_single')]);
+    const second = new ProjectionRunner(store, [cordonCounter('counts_single')], { standbyRetryMs: 100 });
+    await first.start();
+    await waitFor(async () => (await first.status())[0]!.state === 'running');
+    await second.start();
+    await waitFor(async () => (await second.status())[0]!.state === 'standby');
+    await store.append('node-s1', [cordon('s1')]);
+    await waitFor(async () => (await first.status())[0]!.lagPositions === 0);
+    expect((await counts('counts_single')).s1).toBe(1);
+    await first.stop();
+    await waitFor(async () => (await second.status())[0]!.state === 'running');
+    await store.append('node-s1', [cordon('s1')]);
+    await waitFor(async () => (await second.status())[0]!.lagPositions === 0);
+    expect((await counts('counts_single')).s1).toBe(2);
+    await second.stop();
+  });
+
+  it('property: stopping the runner at random moments and restarting never double-counts, and a rebuild gives the same table', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.tuple(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 1, max: 4 })), { minLength: 5, maxLength: 30 }), fc.array(fc.integer({ min: 0, max: 60 }), { minLength: 1, maxLength: 4 }), async (appends, stops) => {
+        const name = `counts_${randomUUID().slice(0, 8)}`;
+        const projection = cordonCounter(name);
+        const prefix = `x${randomUUID().slice(0, 6)}`;
+        const expected: Record<string, number> = {};
+        let runner = new ProjectionRunner(store, [projection], { batchSize: 3 });
+        await runner.start();
+        let stopIndex = 0;
+        for (const [i, [node, count]] of appends.entries()) {
+          const nodeId = `${prefix}-${node}`;
+          expected[nodeId] = (expected[nodeId] ?? 0) + count;
+          await store.append(`node-${nodeId}`, Array.from({ length: count }, () => cordon(nodeId)));
+          if (stops[stopIndex] !== undefined && i === stops[stopIndex]! % appends.length) {
+            stopIndex += 1;
+            await runner.stop();
+            runner = new ProjectionRunner(store, [projection], { batchSize: 3 });
+            await runner.start();
+          }
+        }
+        await waitFor(async () => (await runner.status())[0]!.lagPositions === 0);
+        const incremental = await counts(name);
+        const mine = Object.fromEntries(Object.entries(incremental).filter(([k]) => k.startsWith(prefix)));
+        expect(mine).toEqual(expected);
+        await runner.rebuild(name);
+        expect(await counts(name)).toEqual(incremental);
+        await runner.stop();
+      }),
+      { numRuns: 6 },
+    );
+  });
+
+  it('a rebuild up to a position gives the read model as of that position', async () => {
+    const name = 'counts_asof';
+    const runner = new ProjectionRunner(store, [cordonCounter(name)]);
+    await runner.start();
+    const first = await store.append('node-t1', [cordon('t1'), cordon('t1')]);
+    await store.append('node-t1', [cordon('t1')]);
+    const progress: number[] = [];
+    const result = await runner.rebuild(name, { toPosition: first.positions[1]!, onProgress: (p) => progress.push(p.position) });
+    expect(result.position).toBe(first.positions[1]);
+    expect(progress.at(-1)).toBe(first.positions[1]);
+    await waitFor(async () => (await runner.status())[0]!.lagPositions === 0);
+    expect((await counts(name)).t1).toBe(3);
+    await runner.stop();
+  });
+});
