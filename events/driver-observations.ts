@@ -81,11 +81,12 @@ export const NodeInventoryObserved = defineEvent({
     bmc: bmcIdentitySchema,
     bmcs: z.array(bmcIdentitySchema),
     biosVersion: z.string().optional(),
-    cpus: componentGroupSchema,
-    gpus: componentGroupSchema.extend({ devices: z.array(gpuDeviceSchema) }),
-    memory: z.strictObject({ moduleCount: z.number().int().nonnegative(), totalGiB: z.number().nonnegative().optional() }),
-    nics: componentGroupSchema,
-    dpus: componentGroupSchema,
+    // Component counts are absent when the protocol cannot see them (IPMI), never reported as zero.
+    cpus: componentGroupSchema.optional(),
+    gpus: componentGroupSchema.extend({ devices: z.array(gpuDeviceSchema) }).optional(),
+    memory: z.strictObject({ moduleCount: z.number().int().nonnegative(), totalGiB: z.number().nonnegative().optional() }).optional(),
+    nics: componentGroupSchema.optional(),
+    dpus: componentGroupSchema.optional(),
     /** Lowest positive `MaxConcurrentSessions` a manager advertises: the only session-limit hint BMCs give. */
     sessionLimitHint: z.number().int().positive().optional(),
     redfishVersion: z.string().optional(),
@@ -312,3 +313,6 @@ export type DriverObservation =
   | { type: 'GpuTelemetryObserved'; data: GpuTelemetryObservedData }
   | { type: 'GpuXidObserved'; data: GpuXidObservedData }
   | { type: 'NetworkDeviceObserved'; data: NetworkDeviceObservedData };
+export type GpuDevice = z.infer<typeof gpuDeviceSchema>;
+export type SystemIdentity = z.infer<typeof systemIdentitySchema>;
+export type BmcIdentity = z.infer<typeof bmcIdentitySchema>;

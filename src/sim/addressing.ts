@@ -3,7 +3,7 @@
  * which costs one file descriptor per BMC. `wildcard`: one listener on 0.0.0.0 that tells BMCs apart by the
  * loopback address a connection was made to (connections from anywhere but loopback are dropped). `path-prefix`:
  * one listener on 127.0.0.1 and a base URL per BMC (`http://127.0.0.1:8443/bmc/bmc-00007`). `auto` picks
- * per-address when the descriptors fit under the process limit, else path-prefix.
+ * per-address when the descriptors fit under the process limit, else wildcard.
  */
 import { readFileSync } from 'node:fs';
 
@@ -42,5 +42,7 @@ export function descriptorLimit(): number {
 export function chooseAddressing(choice: AddressingChoice, bmcs: number): Addressing {
   if (choice !== 'auto') return choice;
   if (process.platform !== 'linux') return 'path-prefix';
-  return bmcs + DESCRIPTOR_RESERVE <= descriptorLimit() ? 'per-address' : 'path-prefix';
+  // Past the descriptor limit, one wildcard listener still gives every BMC its own address (and so its own
+  // origin: Redfish clients resolve `@odata.id` paths against the host, not a path prefix).
+  return bmcs + DESCRIPTOR_RESERVE <= descriptorLimit() ? 'per-address' : 'wildcard';
 }

@@ -43,6 +43,8 @@ export interface Capture {
   vendor: string | undefined;
   product: string | undefined;
   resources: Map<string, ResourceTemplate>;
+  /** The same resources by lower-cased path: iLO links `/redfish/v1/systems/1/bios` to the stored `Bios`. */
+  resourcesByLowerPath: Map<string, ResourceTemplate>;
   slots: CaptureSlot[];
   /** Slots that occur in some resource path (a Dell firmware inventory id holds the version, for instance). */
   pathSlots: number[];
@@ -130,6 +132,7 @@ export function loadCapture(dir: string, name: string = basename(dir)): Capture 
     vendor: stringOr(serviceRoot?.['Vendor'], managers[0]?.['Manufacturer'], systems[0]?.['Manufacturer']),
     product: stringOr(serviceRoot?.['Product'], systems[0]?.['Model']),
     resources,
+    resourcesByLowerPath: new Map([...resources].map(([path, template]) => [path.toLowerCase(), template])),
     slots,
     pathSlots: [...pathSlots],
     latency: readLatency(dir),

@@ -2,13 +2,18 @@
  * The simulator's error catalogue: each error has a stable code, says whether retrying can help, and carries its
  * data. HTTP statuses for the control API are mapped in one place (`controlStatus`).
  */
-export type SimErrorCode =
-  | 'SIM_SCENARIO_INVALID'
-  | 'SIM_SCENARIO_UNREADABLE'
-  | 'SIM_MOCKUP_INVALID'
-  | 'SIM_FAULT_INVALID'
-  | 'SIM_UNKNOWN_TARGET'
-  | 'SIM_ADDRESSING_UNAVAILABLE';
+export const SIM_ERROR_CODES = [
+  'SIM_SCENARIO_INVALID',
+  'SIM_SCENARIO_UNREADABLE',
+  'SIM_MOCKUP_INVALID',
+  'SIM_FAULT_INVALID',
+  'SIM_UNKNOWN_TARGET',
+  'SIM_ADDRESSING_UNAVAILABLE',
+  'SIM_NOT_FOUND',
+  'SIM_INTERNAL',
+] as const;
+
+export type SimErrorCode = (typeof SIM_ERROR_CODES)[number];
 
 export class SimError extends Error {
   readonly retryable = false;
@@ -29,10 +34,12 @@ export function controlStatus(code: SimErrorCode): number {
     case 'SIM_FAULT_INVALID':
       return 400;
     case 'SIM_UNKNOWN_TARGET':
+    case 'SIM_NOT_FOUND':
       return 404;
     case 'SIM_SCENARIO_UNREADABLE':
     case 'SIM_MOCKUP_INVALID':
     case 'SIM_ADDRESSING_UNAVAILABLE':
+    case 'SIM_INTERNAL':
       return 500;
     default: {
       const unreachable: never = code;

@@ -55,7 +55,16 @@ export const faultSpecShape = {
   count: z.number().int().positive().optional(),
 };
 
-export const faultSpecSchema = z.strictObject(faultSpecShape);
+const NEEDS_DURATION: ReadonlySet<FaultKind> = new Set(['dark', 'flap', 'slow', 'lockout']);
+
+/** Adds the rule a shape alone cannot say: dark, flap, slow and lockout end, so they need a duration. */
+export function requireDuration(spec: { fault: FaultKind; duration?: number | undefined }, context: z.RefinementCtx): void {
+  if (NEEDS_DURATION.has(spec.fault) && spec.duration === undefined) {
+    context.addIssue({ code: 'custom', path: ['duration'], message: `required for ${spec.fault}` });
+  }
+}
+
+export const faultSpecSchema = z.strictObject(faultSpecShape).superRefine(requireDuration);
 export type FaultSpec = z.output<typeof faultSpecSchema>;
 export type FaultSpecInput = z.input<typeof faultSpecSchema>;
 export type FaultTarget = z.output<typeof faultTargetSchema>;

@@ -13,7 +13,7 @@ export interface PlannedBmc {
   /** Index into `FleetPlan.fixtures`. */
   fixture: number;
   placement: Placement;
-  /** Index into the fixture's firmware mix, or undefined for the captured revision. */
+  /** The revision drawn from the fixture's mix (undefined only for an empty mix: the captured revision). */
   firmware: FirmwareRevision | undefined;
   recorded: boolean;
 }

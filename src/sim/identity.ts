@@ -7,7 +7,7 @@
  * MACs and 100,000 for serials); the same original value always maps to the same value within one BMC, so links
  * between resources stay consistent; MACs keep their vendor prefix (OUI) and the spacing between a node's ports.
  */
-import { fnv1a } from './random.ts';
+import { fnv1a, mix32 } from './random.ts';
 
 export type IdentityKind = 'serial' | 'uuid' | 'mac' | 'hostname';
 
@@ -106,7 +106,8 @@ function deriveMac(original: string, index: number): string {
 
 function deriveUuid(original: string, index: number, seed: number): string {
   let out = '';
-  let hash = fnv1a(`${seed}:${index}:${original}`);
+  const upper = !/[a-f]/.test(original);
+  const base = fnv1a(`${seed}:${index}:${original}`);
   let position = 0;
   for (const char of original) {
     if (char === '-') {
@@ -116,9 +117,8 @@ function deriveUuid(original: string, index: number, seed: number): string {
     // Keep the version nibble so the value is still a well-formed UUID of the same version.
     if (position === 12) out += char;
     else {
-      hash = fnv1a(String(position), hash);
-      const digit = HEX[hash & 15] ?? '0';
-      out += char === char.toUpperCase() ? digit.toUpperCase() : digit;
+      const digit = HEX[mix32(base + Math.imul(position + 1, 0x9e3779b9)) & 15] ?? '0';
+      out += upper ? digit.toUpperCase() : digit;
     }
     position++;
   }
@@ -134,14 +134,16 @@ function deriveSerial(original: string, index: number, seed: number): string {
   const alphabetOf = (char: string): string | undefined =>
     DIGITS.includes(char) ? DIGITS : UPPER.includes(char) ? UPPER : LOWER.includes(char) ? LOWER : undefined;
   const positions = chars.map((char, at) => (alphabetOf(char) ? at : -1)).filter((at) => at >= 0);
-  let hash = fnv1a(`${seed}:${index}:${original}`);
+  const base = fnv1a(`${seed}:${index}:${original}`);
   for (const at of positions) {
     const alphabet = alphabetOf(chars[at] ?? '') ?? DIGITS;
-    hash = fnv1a(String(at), hash);
-    chars[at] = alphabet[hash % alphabet.length] ?? '0';
+    chars[at] = alphabet[mix32(base + Math.imul(at + 1, 0x9e3779b9)) % alphabet.length] ?? '0';
   }
-  let rest = index;
-  for (const at of positions.slice(-5).reverse()) {
+  // index + offset modulo the mixed radix of the last five positions: a bijection, so unique per index.
+  const tail = positions.slice(-5).reverse();
+  const radix = tail.reduce((product, at) => product * (alphabetOf(original[at] ?? '') ?? DIGITS).length, 1);
+  let rest = (index + (mix32(fnv1a(`${seed}:${original}`)) % radix)) % radix;
+  for (const at of tail) {
     const alphabet = alphabetOf(original[at] ?? '') ?? DIGITS;
     chars[at] = alphabet[rest % alphabet.length] ?? '0';
     rest = Math.floor(rest / alphabet.length);

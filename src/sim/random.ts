@@ -36,3 +36,14 @@ export function pickWeighted(weights: readonly number[], random: Random): number
   }
   return weights.length - 1;
 }
+
+/** MurmurHash3's 32-bit finaliser: every output bit depends on every input bit (FNV's low bits do not). */
+export function mix32(value: number): number {
+  let h = value >>> 0;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}

@@ -11,6 +11,7 @@ import type { SimBehaviour } from './behaviour.ts';
 import { bodyTag, canonicalPath } from './capture.ts';
 import type { SimClock } from './clock.ts';
 import type { Random } from './random.ts';
+import { idleTimeoutOf } from './stats.ts';
 import { renderResource, storedPath } from './render.ts';
 import { baseError, resourceMissing, sessionBody, sessionCollection, taskBody } from './redfish-replies.ts';
 import type { SimBmc, UpdateTask } from './sim-bmc.ts';
@@ -49,7 +50,7 @@ export async function answerBmcRequest(
   const query = new URLSearchParams(queryAt >= 0 ? target.slice(queryAt + 1) : '');
   const path = canonicalPath(decodePath(rawPath));
   const method = request.method ?? 'GET';
-  const idleTimeoutMs = sessionIdleTimeoutMs(bmc, behaviour);
+  const idleTimeoutMs = idleTimeoutOf(bmc, behaviour);
 
   if (method === 'POST' && path === SESSIONS) {
     await login(context, bmc, request, response, idleTimeoutMs);
@@ -87,7 +88,8 @@ export async function answerBmcRequest(
     return sendJson(response, 405, baseError('ActionNotSupported', `The action ${method} ${path} is not supported by the resource.`, 'The action supplied cannot be resubmitted to the implementation.'));
   }
 
-  const body = dynamicBody(context, bmc, path) ?? capturedBody(context, bmc, path, query);
+  // Sessions are this BMC's own: the sessions of the captured machine are never served.
+  const body = dynamicBody(context, bmc, path) ?? (path.startsWith(`${SESSIONS}/`) ? undefined : capturedBody(context, bmc, path, query));
   if (body === undefined) return sendJson(response, 404, resourceMissing(path));
   const etag = `W/"${bodyTag(body)}"`;
   if (matchesEtag(request.headers['if-none-match'], etag)) {
@@ -108,9 +110,6 @@ function goDarkIfDark(context: ServiceContext, bmc: SimBmc, request: IncomingMes
   return true;
 }
 
-function sessionIdleTimeoutMs(bmc: SimBmc, behaviour: SimBehaviour): number {
-  return behaviour.sessionIdleTimeoutMs ?? Math.max(60, bmc.capture.sessionTimeoutS ?? 1800) * 1000;
-}
 
 function authenticate(context: ServiceContext, bmc: SimBmc, request: IncomingMessage, response: ServerResponse, idleTimeoutMs: number): Auth {
   const now = context.clock.now();
@@ -206,8 +205,11 @@ async function simpleUpdate(context: ServiceContext, bmc: SimBmc, request: Incom
   }
   const targets = Array.isArray(body?.Targets) ? body.Targets.filter((target): target is string => typeof target === 'string') : [];
   const version = versionOfImage(imageUri, bmc.profile);
+  const withoutPrefix = (target: string): string =>
+    bmc.linkPrefix && target.startsWith(bmc.linkPrefix) ? target.slice(bmc.linkPrefix.length) : target;
+  // The first target that is not the BMC's own firmware; none means the BMC firmware itself.
   const targetPath = targets
-    .map((target) => storedPath(canonicalPath(target.slice(bmc.linkPrefix.length && target.startsWith(bmc.linkPrefix) ? bmc.linkPrefix.length : 0)), bmc, context.seed))
+    .map((target) => storedPath(canonicalPath(withoutPrefix(target)), bmc, context.seed))
     .find((target) => !isOwnFirmware(bmc, target, context.seed));
   const willFail = version === undefined || bmc.failingUpdates > 0 || context.random() < behaviour.firmwareFailureRate;
   if (bmc.failingUpdates > 0) bmc.failingUpdates--;
@@ -282,7 +284,8 @@ function dynamicBody(context: ServiceContext, bmc: SimBmc, path: string): string
 function capturedBody(context: ServiceContext, bmc: SimBmc, path: string, query: URLSearchParams): string | undefined {
   const stored = storedPath(path, bmc, context.seed);
   const skip = query.get('$skip');
-  const template = bmc.capture.resources.get(skip !== null && skip !== '0' ? `${stored}?$skip=${skip}` : stored);
+  const key = skip !== null && skip !== '0' ? `${stored}?$skip=${skip}` : stored;
+  const template = bmc.capture.resources.get(key) ?? bmc.capture.resourcesByLowerPath.get(key.toLowerCase());
   if (!template) return undefined;
   const body = renderResource(template, bmc, context.seed);
   const updated = bmc.inventoryVersions?.get(stored);

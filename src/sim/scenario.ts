@@ -8,12 +8,24 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { durationMs } from './duration.ts';
 import { SimError, describeIssues } from './errors.ts';
-import { faultSpecShape } from './fault-spec.ts';
+import { faultSpecShape, requireDuration } from './fault-spec.ts';
 
 const firmwareRevision = z.strictObject({
   version: z.string().min(1),
   share: z.number().nonnegative(),
   stale: z.boolean().optional(),
+});
+
+const slowResource = z.strictObject({
+  pattern: z.string().min(1).refine((source) => {
+    try {
+      new RegExp(source);
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'not a valid regular expression'),
+  latency: durationMs,
 });
 
 const mixEntry = z
@@ -24,6 +36,8 @@ const mixEntry = z
     count: z.number().int().nonnegative().optional(),
     sessionLimit: z.number().int().positive().optional(),
     firmware: z.array(firmwareRevision).min(1).optional(),
+    /** Replaces the profile's slow resources: a path pattern (regular expression) and its response time. */
+    slowResources: z.array(slowResource).optional(),
   })
   .refine((entry) => entry.share === undefined || entry.count === undefined, { message: 'give share or count, not both' });
 
@@ -59,10 +73,19 @@ const behaviour = z
   })
   .partial();
 
-const event = z.strictObject({
-  at: durationMs,
+const event = z
+  .strictObject({
+    at: durationMs,
+    ...faultSpecShape,
+  })
+  .superRefine(requireDuration);
+
+/** Faults at random: one BMC of the target at a time, at exponential intervals averaging `every`. */
+const randomFault = z.strictObject({
   ...faultSpecShape,
-});
+  target: faultSpecShape.target.optional(),
+  every: durationMs.refine((ms) => ms > 0, 'must be above zero'),
+}).superRefine(requireDuration);
 
 export const scenarioSchema = z.strictObject({
   name: z.string().min(1),
@@ -82,6 +105,7 @@ export const scenarioSchema = z.strictObject({
   sites: z.array(site).min(1).optional(),
   behaviour: behaviour.default({}),
   events: z.array(event).default([]),
+  randomFaults: z.array(randomFault).default([]),
 });
 
 export type Scenario = z.output<typeof scenarioSchema>;

@@ -86,27 +86,39 @@ export class SimBmc {
     updatesFailed: 0,
   };
 
-  constructor(
-    readonly id: string,
-    /** Index in the fleet: the identity of the BMC is derived from it. */
-    readonly index: number,
-    readonly capture: Capture,
-    readonly profile: VendorProfile,
-    readonly placement: Placement,
-    public username: string,
-    public password: string,
-    /** The BMC firmware version (replaces the capture's own wherever it appears). */
-    public firmware: string,
-    readonly firmwareStale: boolean,
-    /** False for the units nobody has a record of: the EBOM generator leaves them out. */
-    readonly recorded: boolean,
-    /** `http://127.1.0.7:8443` or `http://127.0.0.1:8443/bmc/<id>`. */
-    public baseUrl: string,
-    /** `""` in per-address mode, `/bmc/<id>` in path-prefix mode: put before every served link. */
-    public linkPrefix: string,
-    /** The loopback address of the BMC in per-address and wildcard modes. */
-    public address: string | undefined,
-  ) {}
+  readonly id: string;
+  /** Index in the fleet: the identity of the BMC is derived from it. */
+  readonly index: number;
+  readonly capture: Capture;
+  readonly profile: VendorProfile;
+  readonly placement: Placement;
+  username: string;
+  password: string;
+  /** The BMC firmware version (replaces the capture's own wherever it appears). */
+  firmware: string;
+  readonly firmwareStale: boolean;
+  /** False for the units nobody has a record of: the EBOM generator leaves them out. */
+  readonly recorded: boolean;
+  /** The loopback address of the BMC in per-address and wildcard modes. */
+  readonly address: string | undefined;
+  /** `http://127.1.0.7:8443` or `http://127.0.0.1:8443/bmc/<id>`; set once the simulator listens. */
+  baseUrl = '';
+  /** `""`, or `/bmc/<id>` in path-prefix mode: put before every served link. */
+  linkPrefix = '';
+
+  constructor(init: Pick<SimBmc, 'id' | 'index' | 'capture' | 'profile' | 'placement' | 'username' | 'password' | 'firmware' | 'firmwareStale' | 'recorded' | 'address'>) {
+    this.id = init.id;
+    this.index = init.index;
+    this.capture = init.capture;
+    this.profile = init.profile;
+    this.placement = init.placement;
+    this.username = init.username;
+    this.password = init.password;
+    this.firmware = init.firmware;
+    this.firmwareStale = init.firmwareStale;
+    this.recorded = init.recorded;
+    this.address = init.address;
+  }
 
   isDark(now: number): boolean {
     return this.darkCauses > 0 || now < this.resetUntil;

@@ -24,6 +24,9 @@ export interface FleetStats {
   updatesFailed: number;
   faultsActive: number;
   eventsFired: number;
+  /** Resident memory of the simulator process, for the memory budget (about 2 GB at 25,000 BMCs). */
+  rssBytes: number;
+  heapUsedBytes: number;
 }
 
 export interface BmcStats extends BmcCounters {
@@ -71,6 +74,8 @@ export function fleetStats(bmcs: readonly SimBmc[], now: number, behaviour: SimB
     updatesFailed: 0,
     faultsActive,
     eventsFired,
+    rssBytes: process.memoryUsage.rss(),
+    heapUsedBytes: process.memoryUsage().heapUsed,
   };
   for (const bmc of bmcs) {
     const counters = bmc.counters;

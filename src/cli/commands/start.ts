@@ -1,31 +1,92 @@
 import { parseArgs } from 'node:util';
-import { openLedger } from '../../ledger/index.js';
+import type { Kysely } from 'kysely';
+import { fleetProjections, openAlarms } from '../../../projections/index.js';
+import { registerSimulatedFleet, simulatorCredentials } from '../../demo/demo-fleet.js';
+import { openLedger, ProjectionRunner } from '../../ledger/index.js';
 import { logger } from '../../logger.js';
+import { Poller } from '../../poller/index.js';
+import { loadScenario, startSimulator, type Simulator } from '../../sim/index.js';
 
-export const summary = 'start the ledger on the embedded PostgreSQL (or DATABASE_URL) and serve until stopped';
+export const summary = 'start the ledger (embedded PostgreSQL or DATABASE_URL) with a simulated fleet, the poller and the projections';
+
+const usage = `fleet-ledger start [options]
+  --bmcs N          simulated BMCs (default 2000)
+  --scenario FILE   a simulator scenario instead of --bmcs
+  --interval S      liveness interval in seconds (default 60)
+  --no-sim          only the ledger and the projections (no simulated fleet, no poller)
+  --data-dir DIR    embedded data folder (default ./.fleet-ledger)
+  DATABASE_URL      use that PostgreSQL server instead of the embedded one
+`;
+
+async function livenessSummary(db: Kysely<any>): Promise<Record<string, number>> {
+  try {
+    const rows = await db.selectFrom('liveness_nodes').select(['state', db.fn.countAll<number>().as('nodes')]).groupBy('state').execute();
+    return Object.fromEntries(rows.map((r: { state: string; nodes: number | string }) => [r.state, Number(r.nodes)]));
+  } catch {
+    return {};
+  }
+}
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
+      bmcs: { type: 'string', default: '2000' },
+      scenario: { type: 'string' },
+      interval: { type: 'string', default: '60' },
+      'no-sim': { type: 'boolean', default: false },
       'data-dir': { type: 'string' },
       'pg-port': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
-    allowPositionals: false,
   });
   if (values.help) {
-    process.stdout.write('fleet-ledger start [--data-dir DIR] [--pg-port N]\n  DATABASE_URL set: use that PostgreSQL server instead of the embedded one.\n');
+    process.stdout.write(usage);
     return 0;
   }
+  const intervalS = Number(values.interval);
   const ledger = await openLedger({
     databaseUrl: process.env.DATABASE_URL,
     dataDir: values['data-dir'] ?? process.env.FLEET_LEDGER_DATA_DIR,
     port: values['pg-port'] ? Number(values['pg-port']) : undefined,
     log: (message) => logger.debug({ component: 'postgres' }, message),
   });
-  const head = await ledger.store.head();
-  logger.info({ backend: ledger.backend, location: ledger.location, headPosition: head.position }, `fleet-ledger is up: ${ledger.location}, ${head.position} events in the log`);
+  const { store } = ledger;
+  logger.info({ backend: ledger.backend, location: ledger.location, headPosition: (await store.head()).position }, `ledger up: ${ledger.location}`);
+
+  const runner = new ProjectionRunner(store, fleetProjections(), { log: (message, fields) => logger.warn(fields ?? {}, message) });
+  await runner.start();
+
+  let sim: Simulator | null = null;
+  let poller: Poller | null = null;
+  const intents = new AbortController();
+  let following: Promise<void> = Promise.resolve();
+  if (!values['no-sim']) {
+    sim = await startSimulator(values.scenario ? { scenario: loadScenario(values.scenario) } : { bmcs: Number(values.bmcs), seed: 42 });
+    const { registered, racks } = await registerSimulatedFleet(store, sim.bmcs, intervalS);
+    logger.info({ bmcs: sim.bmcs.length, registered, racks, control: sim.controlUrl }, `simulated fleet: ${sim.bmcs.length} BMCs in ${racks} racks; simulator control at ${sim.controlUrl}`);
+    poller = new Poller({
+      store,
+      credentials: simulatorCredentials(sim),
+      // Heavy reads sooner than in production, so a newcomer sees the inventory fill within minutes.
+      policy: { intervals: { health: 300, inventory: 600, firmware: 3600 } },
+      log: (message, fields) => logger.warn(fields ?? {}, message),
+    });
+    following = poller.followIntents(intents.signal);
+    poller.start();
+  }
+
+  const report = setInterval(() => {
+    void (async () => {
+      const head = await store.head();
+      const liveness = await livenessSummary(store.db as unknown as Kysely<any>);
+      const alarms = await openAlarms(store.db as unknown as Kysely<any>).catch(() => []);
+      const lag = Math.max(0, ...(await runner.status()).map((s) => s.lagPositions));
+      const stats = poller?.stats();
+      logger.info({ head: head.position, liveness, openAlarms: alarms.length, projectionLagPositions: lag, polls: stats?.outcomes }, `fleet: ${Object.entries(liveness).map(([k, v]) => `${v} ${k}`).join(', ') || 'no liveness yet'}; ${alarms.length} open alarms; log at ${head.position}`);
+    })().catch((error: unknown) => logger.warn({ error: String(error) }, 'report failed'));
+  }, 15_000);
+
   await new Promise<void>((resolve) => {
     const stop = (signal: string): void => {
       logger.info({ signal }, 'stopping');
@@ -34,6 +95,12 @@ export async function run(argv: string[]): Promise<number> {
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));
   });
+  clearInterval(report);
+  intents.abort();
+  await following.catch(() => undefined);
+  await poller?.stop();
+  await sim?.close();
+  await runner.stop();
   await ledger.close();
   logger.info('stopped cleanly');
   return 0;

@@ -12,6 +12,7 @@
  * (status, body, delay, dropped connection) and in-memory edits of resources.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -40,9 +41,13 @@ export interface MockupServerOptions {
   fault?: (request: { method: string; path: string }) => MockupFault | undefined;
   /** Accept anything as credentials (for `inspect --mockup`). */
   acceptAnyCredentials?: boolean;
+  /** Serve HTTPS with this key and certificate (PEM), like a BMC with its self-signed certificate. */
+  tls?: { key: string; cert: string };
 }
 
 export interface MockupStats {
+  /** Actions POSTed (`#ComputerSystem.Reset` and others), in order, with their bodies. */
+  actions: Array<{ path: string; body: unknown }>;
   sessionsCreated: number;
   sessionsDeleted: number;
   sessionsRefused: number;
@@ -103,7 +108,7 @@ async function readBody(request: IncomingMessage): Promise<string> {
 
 export async function startMockupServer(options: MockupServerOptions): Promise<MockupServer> {
   const sessions = new Map<string, { id: string; user: string }>();
-  const stats: MockupStats = { sessionsCreated: 0, sessionsDeleted: 0, sessionsRefused: 0, requests: 0, basicAuthRequests: 0 };
+  const stats: MockupStats = { actions: [], sessionsCreated: 0, sessionsDeleted: 0, sessionsRefused: 0, requests: 0, basicAuthRequests: 0 };
   const cache = new Map<string, unknown>();
   const limit = options.sessionLimit ?? 8;
   const username = options.username ?? 'root';
@@ -213,7 +218,14 @@ export async function startMockupServer(options: MockupServerOptions): Promise<M
     }
 
     if (method === 'POST' && /\/Actions\//.test(path)) {
-      await readBody(request);
+      const text = await readBody(request);
+      let body: unknown = text;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        // Kept as text: the test decides whether that is acceptable.
+      }
+      stats.actions.push({ path, body });
       send(response, 204);
       return;
     }
@@ -238,12 +250,13 @@ export async function startMockupServer(options: MockupServerOptions): Promise<M
     send(response, 200, body);
   }
 
-  const server: Server = createServer((request, response) => {
+  const listener = (request: IncomingMessage, response: ServerResponse): void => {
     handle(request, response).catch(() => {
       if (!response.headersSent) send(response, 500, { error: { code: 'Base.1.8.InternalError', message: 'mockup failure' } });
       else response.destroy();
     });
-  });
+  };
+  const server: Server = options.tls ? createTlsServer({ key: options.tls.key, cert: options.tls.cert }, listener) : createServer(listener);
   server.keepAliveTimeout = 1000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -251,7 +264,7 @@ export async function startMockupServer(options: MockupServerOptions): Promise<M
   });
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     stats,
     activeSessions: () => sessions.size,
     close: async () => {

@@ -129,7 +129,7 @@ export const hpeIlo5: RedfishDialect = {
   dpuModel: DPU,
   paging: { followNextLink: true },
   quirks: [
-    { id: 'trailing-slash-ids', description: '@odata.id values end with a slash (/redfish/v1/Systems/1/)', fixture: 'redfish/hpe/redfish/v1/Systems/index.json' },
+    { id: 'trailing-slash-ids', description: '@odata.id values end with a slash (/redfish/v1/systems/1/bios/) and use a lowercase systems path', fixture: 'redfish/hpe/redfish/v1/systems/1/bios/index.json' },
     { id: 'weak-etags', description: '@odata.etag values are weak (W/"...")', fixture: 'redfish/hpe/redfish/v1/UpdateService/FirmwareInventory/1/index.json' },
     { id: 'legacy-thermal-power-only', description: 'Only legacy Thermal and Power, no Sensors collection', fixture: 'redfish/hpe/redfish/v1/Chassis/1/Thermal/index.json' },
     { id: 'ilo-version-spellings', description: 'The BMC version is "2.72 Sep 04 2022" in FirmwareInventory and "iLO 5 v2.72" on the Manager', fixture: 'redfish/hpe/redfish/v1/UpdateService/FirmwareInventory/1/index.json' },
@@ -175,6 +175,7 @@ const nvidiaVersionRules: VersionRule[] = [
 
 const nvidiaQuirks: DialectQuirk[] = [
   { id: 'root-without-oem', description: 'ServiceRoot has no Oem and no @odata.context', fixture: 'redfish/nvidia_gb200/redfish/v1/index.json' },
+  { id: 'manager-oem-uptime', description: 'Manager Oem carries OpenBmc links and a bare UptimeSeconds that changes on every read', fixture: 'redfish/nvidia_gh200/redfish/v1/Managers/BMC_0/index.json' },
   { id: 'status-conditions', description: 'Status carries Conditions (LogEntry-like) explaining a non-OK health', fixture: 'redfish/nvidia_gb200/redfish/v1/Chassis/HGX_CPU_0/index.json' },
 ];
 
@@ -184,7 +185,9 @@ export const nvidiaGb200: RedfishDialect = {
   generation: 'GB200 NVL compute tray (OpenBMC GB200Nvl-*)',
   detect: { vendor: /^NVIDIA$/i, product: /GB200/ },
   ids: { systems: ['System_0', 'HGX_Baseboard_0'], managers: ['BMC_0', 'HGX_BMC_0'], primarySystem: /^System_0$/ },
-  oemNamespaces: ['Nvidia'],
+  // OpenBmc holds certificate and fan-controller links; UptimeSeconds sits directly under Oem on GH200 and changes
+  // on every read, so reporting it as unrecognized would make every observation look new.
+  oemNamespaces: ['Nvidia', 'OpenBmc', 'UptimeSeconds'],
   firmware: { bmc: /^FW_BMC_0$/, bios: /^UEFI$/, slotPrefixes: [], versionRules: nvidiaVersionRules },
   gpuSources: [{ kind: 'chassis', id: /^HGX_GPU_\d+$/ }],
   cpuCountAcrossSystems: 'max',
@@ -215,6 +218,7 @@ export const nvidiaGh200: RedfishDialect = {
   quirks: [
     ...nvidiaQuirks,
     { id: 'gpus-on-hgx-chassis', description: 'GPUs read from Chassis HGX_GPU_n (Processors members are absent from the capture)', fixture: 'redfish/nvidia_gh200/redfish/v1/Chassis/HGX_GPU_0/index.json' },
+    { id: 'duplicate-collection-member', description: 'FirmwareInventory lists HGX_FW_FPGA_0 twice (20 links, 19 components); members are de-duplicated', fixture: 'redfish/nvidia_gh200/redfish/v1/UpdateService/FirmwareInventory/index.json' },
     { id: 'version-padding', description: 'Versions are padded with spaces ("96.00.A6.00.01  ")', fixture: 'redfish/nvidia_gh200/redfish/v1/UpdateService/FirmwareInventory/HGX_FW_GPU_0/index.json' },
     { id: 'product-is-board-number', description: 'ServiceRoot Product is P3809 (shared with the NVLink switch tray), so detection uses the manager firmware', fixture: 'redfish/nvidia_gh200/redfish/v1/index.json' },
   ],

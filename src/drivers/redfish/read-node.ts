@@ -6,17 +6,18 @@
 import type {
   DriverObservation,
   FirmwareInventoryObservedData,
-  Health,
+  GpuDevice,
   HealthObservedData,
   NodeInventoryObservedData,
   PowerState,
   PowerStateObservedData,
-  SensorReading,
   SensorsObservedData,
 } from '../../../events/driver-observations.js';
 import { DriverError } from '../driver-error.js';
 import { detectDialect, type RedfishDialect } from './dialect.js';
 import { normalizeFirmwareVersion } from './firmware-version.js';
+import { rollUpHealth } from './read-health.js';
+import { readChassisSensors } from './read-sensors.js';
 import {
   asResource,
   canonicalPath,
@@ -48,19 +49,7 @@ interface Located {
   resource: Resource;
 }
 
-const HEALTH_ORDER: Record<Health, number> = { Unknown: 0, OK: 1, Warning: 2, Critical: 3 };
 const POWER_STATES = new Set<PowerState>(['On', 'Off', 'PoweringOn', 'PoweringOff', 'Paused']);
-
-function worst(values: Array<Health | undefined>): Health {
-  return values.reduce<Health>((acc, value) => (value && HEALTH_ORDER[value] > HEALTH_ORDER[acc] ? value : acc), 'Unknown');
-}
-
-function parseHealth(value: unknown, path: string, recorder: ObservationRecorder): Health | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (value === 'OK' || value === 'Warning' || value === 'Critical') return value;
-  recorder.note(path, value);
-  return undefined;
-}
 
 function sortedDistinct(values: Array<string | undefined>): string[] {
   return [...new Set(values.filter((value): value is string => value !== undefined))].sort();
@@ -122,7 +111,7 @@ export async function readRedfishNode(fetch: FetchResource, options: ReadNodeOpt
     const name = firmwareRec.text(resource, path, 'Name');
     const component = name && !/^Software Inventory$/i.test(name) ? name : id;
     const rawVersion = resource.Version;
-    if (typeof rawVersion !== 'string') {
+    if (typeof rawVersion !== 'string' || rawVersion.length > 512) {
       firmwareRec.note(`${path}#Version`, rawVersion ?? null);
       continue;
     }
@@ -177,7 +166,7 @@ export async function readRedfishNode(fetch: FetchResource, options: ReadNodeOpt
       const processorsLink = inventory.link(resource, path, 'Processors');
       const processors = processorsLink ? await reader.members(processorsLink, inventory) : [];
       const cpus: Array<string | undefined> = [];
-      const gpus: NodeInventoryObservedData['gpus']['devices'] = [];
+      const gpus: GpuDevice[] = [];
       for (const processor of processors) {
         inventory.oem(processor.resource, processor.path, dialect.oemNamespaces);
         const type = inventory.text(processor.resource, processor.path, 'ProcessorType');
@@ -186,7 +175,7 @@ export async function readRedfishNode(fetch: FetchResource, options: ReadNodeOpt
         const model = inventory.text(processor.resource, processor.path, 'Model');
         if (type === 'CPU') cpus.push(model);
         else if (type === 'GPU') {
-          const device: NodeInventoryObservedData['gpus']['devices'][number] = { id: idOf(processor, inventory) };
+          const device: GpuDevice = { id: idOf(processor, inventory) };
           if (model) device.model = model;
           const serial = inventory.text(processor.resource, processor.path, 'SerialNumber');
           if (serial) device.serialNumber = serial;
@@ -230,7 +219,7 @@ export async function readRedfishNode(fetch: FetchResource, options: ReadNodeOpt
         for (const located of chassis) {
           const id = idOf(located, inventory);
           if (!source.id.test(id)) continue;
-          const device: NodeInventoryObservedData['gpus']['devices'][number] = { id };
+          const device: GpuDevice = { id };
           const model = inventory.text(located.resource, located.path, 'Model');
           if (model) device.model = model;
           const serial = inventory.text(located.resource, located.path, 'SerialNumber');
@@ -245,7 +234,7 @@ export async function readRedfishNode(fetch: FetchResource, options: ReadNodeOpt
           }),
         );
         for (const device of pcie.flat()) {
-          const entry: NodeInventoryObservedData['gpus']['devices'][number] = { id: idOf(device, inventory) };
+          const entry: GpuDevice = { id: idOf(device, inventory) };
           const model = inventory.text(device.resource, device.path, 'Model');
           if (model) entry.model = model;
           const serial = inventory.text(device.resource, device.path, 'SerialNumber');
@@ -285,103 +274,7 @@ export async function readRedfishNode(fetch: FetchResource, options: ReadNodeOpt
     (isDpu ? dpuModels : nicModels).push(model ?? name);
   }
 
-  const temperatures: SensorReading[] = [];
-  const fans: SensorReading[] = [];
-  const other: SensorReading[] = [];
-  const powerSupplies: SensorsObservedData['powerSupplies'] = [];
-  let powerConsumedWatts: number | undefined;
-  let sensorBudget = options.maxSensors ?? 400;
-  for (const located of chassis) {
-    const thermalLink = sensorsRec.link(located.resource, located.path, 'Thermal');
-    const powerLink = sensorsRec.link(located.resource, located.path, 'Power');
-    const sensorsLink = sensorsRec.link(located.resource, located.path, 'Sensors');
-    if (thermalLink || powerLink) {
-      const [thermal, power] = await settleAll([
-        thermalLink ? reader.read(thermalLink, sensorsRec) : Promise.resolve(undefined),
-        powerLink ? reader.read(powerLink, sensorsRec) : Promise.resolve(undefined),
-      ]);
-      if (thermal) {
-        for (const [index, raw] of sensorsRec.array(thermal, thermalLink!, 'Temperatures').entries()) {
-          const item = asResource(raw);
-          const at = `${thermalLink}#Temperatures/${index}`;
-          if (!item) {
-            sensorsRec.note(at, raw);
-            continue;
-          }
-          const reading: SensorReading = {
-            name: sensorsRec.text(item, at, 'Name') ?? `Temperature ${index}`,
-            reading: sensorsRec.number(item, at, 'ReadingCelsius') ?? null,
-            unit: 'Cel',
-          };
-          const health = parseHealth(asResource(item.Status)?.Health, `${at}#Status.Health`, sensorsRec);
-          if (health) reading.health = health;
-          temperatures.push(reading);
-        }
-        for (const [index, raw] of sensorsRec.array(thermal, thermalLink!, 'Fans').entries()) {
-          const item = asResource(raw);
-          const at = `${thermalLink}#Fans/${index}`;
-          if (!item) {
-            sensorsRec.note(at, raw);
-            continue;
-          }
-          const units = sensorsRec.text(item, at, 'ReadingUnits');
-          const reading: SensorReading = {
-            name: sensorsRec.text(item, at, 'Name') ?? sensorsRec.text(item, at, 'FanName') ?? `Fan ${index}`,
-            reading: sensorsRec.number(item, at, 'Reading') ?? null,
-            unit: units === 'Percent' ? '%' : units ?? 'RPM',
-          };
-          const health = parseHealth(asResource(item.Status)?.Health, `${at}#Status.Health`, sensorsRec);
-          if (health) reading.health = health;
-          fans.push(reading);
-        }
-      }
-      if (power) {
-        for (const [index, raw] of sensorsRec.array(power, powerLink!, 'PowerSupplies').entries()) {
-          const item = asResource(raw);
-          const at = `${powerLink}#PowerSupplies/${index}`;
-          if (!item) {
-            sensorsRec.note(at, raw);
-            continue;
-          }
-          const supply: SensorsObservedData['powerSupplies'][number] = { name: sensorsRec.text(item, at, 'Name') ?? `PSU ${index}` };
-          const status = asResource(item.Status);
-          const health = parseHealth(status?.Health, `${at}#Status.Health`, sensorsRec);
-          if (health) supply.health = health;
-          if (typeof status?.State === 'string') supply.state = status.State;
-          const watts = sensorsRec.number(item, at, 'LastPowerOutputWatts');
-          if (watts !== undefined) supply.outputWatts = watts;
-          const model = sensorsRec.text(item, at, 'Model');
-          if (model) supply.model = model;
-          const firmware = sensorsRec.text(item, at, 'FirmwareVersion');
-          if (firmware) supply.firmwareVersion = firmware;
-          powerSupplies.push(supply);
-        }
-        const control = asResource(sensorsRec.array(power, powerLink!, 'PowerControl')[0]);
-        const consumed = control ? sensorsRec.number(control, `${powerLink}#PowerControl/0`, 'PowerConsumedWatts') : undefined;
-        if (powerConsumedWatts === undefined && consumed !== undefined) powerConsumedWatts = consumed;
-      }
-    } else if (sensorsLink && sensorBudget > 0) {
-      const links = (await reader.memberLinks(sensorsLink, sensorsRec)).slice(0, sensorBudget);
-      sensorBudget -= links.length;
-      const sensors = await settleAll(links.map((sensorLink) => reader.read(sensorLink, sensorsRec)));
-      sensors.forEach((sensor, index) => {
-        if (!sensor) return;
-        const at = canonicalPath(links[index]!);
-        const type = sensorsRec.text(sensor, at, 'ReadingType');
-        const units = sensorsRec.text(sensor, at, 'ReadingUnits');
-        const reading: SensorReading = {
-          name: sensorsRec.text(sensor, at, 'Name') ?? lastSegment(at),
-          reading: sensorsRec.number(sensor, at, 'Reading') ?? null,
-          unit: units ?? (type === 'Temperature' ? 'Cel' : type === 'Rotational' ? 'RPM' : 'unknown'),
-        };
-        const health = parseHealth(asResource(sensor.Status)?.Health, `${at}#Status.Health`, sensorsRec);
-        if (health) reading.health = health;
-        if (type === 'Temperature') temperatures.push(reading);
-        else if (type === 'Rotational' || reading.unit === 'RPM') fans.push(reading);
-        else other.push(reading);
-      });
-    }
-  }
+  const sensorSummary = await readChassisSensors(chassis, reader, sensorsRec, options.maxSensors ?? 400);
 
   // ---- BMC identity and session-limit hint
   const bmcIdentities: NodeInventoryObservedData['bmcs'] = managers.map((located) => {
@@ -407,49 +300,7 @@ export async function readRedfishNode(fetch: FetchResource, options: ReadNodeOpt
     }
   }
 
-  // ---- health
-  const conditions: HealthObservedData['conditions'] = [];
-  const seenConditions = new Set<string>();
-  const addCondition = (condition: HealthObservedData['conditions'][number]): void => {
-    const key = JSON.stringify(condition);
-    if (seenConditions.has(key)) return;
-    seenConditions.add(key);
-    conditions.push(condition);
-  };
-  const rollups: Array<Health | undefined> = [];
-  for (const [group, list] of [['system', systems], ['chassis', chassis], ['manager', managers]] as const) {
-    for (const located of list) {
-      const status = healthRec.object(located.resource, located.path, 'Status');
-      if (!status) continue;
-      const health = parseHealth(status.Health, `${located.path}#Status.Health`, healthRec);
-      const rollup = parseHealth(status.HealthRollup, `${located.path}#Status.HealthRollup`, healthRec);
-      // Managers' health is reported as a condition but not rolled up: a GB200 HGX BMC that is Starting reports
-      // Critical while everything it manages is OK (nvidia_gb200/Managers/HGX_BMC_0).
-      if (group !== 'manager') rollups.push(rollup ?? health);
-      const state = typeof status.State === 'string' ? status.State : undefined;
-      const worstHere = worst([health, rollup]);
-      if (worstHere === 'Warning' || worstHere === 'Critical') {
-        addCondition({ origin: located.path, health: worstHere, ...(state ? { state } : {}) });
-      }
-      for (const [index, raw] of healthRec.array(status, `${located.path}#Status`, 'Conditions').entries()) {
-        const entry = asResource(raw);
-        if (!entry) {
-          healthRec.note(`${located.path}#Status.Conditions/${index}`, raw);
-          continue;
-        }
-        const at = `${located.path}#Status.Conditions/${index}`;
-        const origin = asResource(entry.OriginOfCondition)?.['@odata.id'];
-        const condition: HealthObservedData['conditions'][number] = { origin: typeof origin === 'string' ? canonicalPath(origin) : located.path };
-        const messageId = healthRec.text(entry, at, 'MessageId');
-        if (messageId) condition.messageId = messageId;
-        const message = healthRec.text(entry, at, 'Message');
-        if (message) condition.message = message;
-        const severity = healthRec.text(entry, at, 'Severity') ?? healthRec.text(entry, at, 'MessageSeverity');
-        if (severity) condition.severity = severity;
-        addCondition(condition);
-      }
-    }
-  }
+  const { health: nodeHealth, conditions } = rollUpHealth(systems, chassis, managers, healthRec);
 
   // ---- power state
   let powerState: PowerState = 'Unknown';
@@ -487,15 +338,8 @@ export async function readRedfishNode(fetch: FetchResource, options: ReadNodeOpt
   };
   const firmware: FirmwareInventoryObservedData = { ...base(firmwareRec), components };
   const power: PowerStateObservedData = { ...base(powerRec), powerState };
-  const health: HealthObservedData = { ...base(healthRec), health: worst(rollups), conditions };
-  const sensors: SensorsObservedData = {
-    ...base(sensorsRec),
-    temperatures,
-    fans,
-    powerSupplies,
-    other,
-    ...(powerConsumedWatts !== undefined ? { powerConsumedWatts } : {}),
-  };
+  const health: HealthObservedData = { ...base(healthRec), health: nodeHealth, conditions };
+  const sensors: SensorsObservedData = { ...base(sensorsRec), ...sensorSummary };
   return {
     dialect,
     resourcesFetched: reader.resourcesFetched,

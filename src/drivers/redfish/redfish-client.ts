@@ -59,6 +59,7 @@ export class RedfishClient {
   private readonly gate: Gate;
   private session: { token: string; location: string } | undefined;
   private basicAuth = false;
+  private lastAuthentication: 'session' | 'basic' | 'none' = 'none';
   /** Sessions this client created and sessions it deleted; equal after every `logout()`. */
   sessionsOpened = 0;
   sessionsClosed = 0;
@@ -94,8 +95,9 @@ export class RedfishClient {
     return this.session !== undefined;
   }
 
+  /** How the last login authenticated (kept after logout, for reports). */
   get authenticationUsed(): 'session' | 'basic' | 'none' {
-    return this.session ? 'session' : this.basicAuth ? 'basic' : 'none';
+    return this.lastAuthentication;
   }
 
   private headers(): Record<string, string> {
@@ -165,6 +167,7 @@ export class RedfishClient {
     if (this.session || this.basicAuth || this.options.authMode === 'none') return;
     if (this.options.authMode === 'basic') {
       this.basicAuth = true;
+      this.lastAuthentication = 'basic';
       return;
     }
     const answer = await this.send('POST', sessionsPath, 'login', { UserName: this.options.username ?? '', Password: this.options.password ?? '' });
@@ -186,11 +189,13 @@ export class RedfishClient {
       }
       this.session = { token, location };
       this.sessionsOpened += 1;
+      this.lastAuthentication = 'session';
       return;
     }
     const error = normalizeRedfishError({ status: answer.status, bodyText: answer.text, method: 'POST', url: answer.url, phase: 'login' });
     if (error.code === 'DRIVER_SESSIONS_UNSUPPORTED' && this.options.authMode === 'auto') {
       this.basicAuth = true;
+      this.lastAuthentication = 'basic';
       return;
     }
     throw error;

@@ -13,6 +13,7 @@ export type Resource = Record<string, unknown>;
 const RESOURCE_LOCAL_CODES = new Set(['DRIVER_NOT_FOUND', 'DRIVER_PROTOCOL', 'DRIVER_REJECTED', 'DRIVER_CONFLICT']);
 
 const MAX_VALUE_CHARS = 1024;
+const MAX_TEXT_CHARS = 512;
 
 /** A raw value bounded in size, so one huge OEM blob cannot bloat an observation. */
 export function boundedValue(value: unknown): unknown {
@@ -57,6 +58,11 @@ export class ObservationRecorder {
     if (value === undefined || value === null) return undefined;
     if (typeof value === 'string') {
       const trimmed = value.trim();
+      // No identity or version string is this long; a BMC that sends one is not believed (and the event stays small).
+      if (trimmed.length > MAX_TEXT_CHARS) {
+        this.note(`${path}#${key}`, value);
+        return undefined;
+      }
       return trimmed.length > 0 ? trimmed : undefined;
     }
     this.note(`${path}#${key}`, value);
@@ -115,6 +121,8 @@ export class ObservationRecorder {
       return;
     }
     for (const [namespace, value] of Object.entries(record)) {
+      // `@odata.id`/`@odata.type` annotate the Oem object itself; they are not vendor data.
+      if (namespace.startsWith('@odata.')) continue;
       if (!known.includes(namespace)) this.note(`${path}#Oem.${namespace}`, value);
     }
   }

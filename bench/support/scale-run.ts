@@ -1,0 +1,207 @@
+/**
+ * One scale run: a simulated fleet in its own process, the poller (or the naive baseline) in this one,
+ * the ledger on a fresh database; 100 (or a share of) BMCs made dark mid-run, some made to flap while
+ * still answering at least once every five polls. Prints nothing; returns the figures.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+import { EventStore } from '../../src/ledger/index.js';
+import { Poller } from '../../src/poller/index.js';
+import { NaivePoller } from './naive-poller.js';
+import { percentile, round } from './bench-database.js';
+
+export interface ScaleRunOptions {
+  bmcs: number;
+  intervalS: number;
+  durationS: number;
+  /** When the dark BMCs go dark, seconds into the run. */
+  darkAtS: number;
+  darkCount: number;
+  flapCount: number;
+  naive: boolean;
+  connectionString: string;
+  /** Consecutive misses that make a node dark (the liveness rule). */
+  darkThreshold?: number;
+  requestTimeoutMs?: number;
+}
+
+export interface ScaleRunResult {
+  poller: 'scheduler' | 'naive';
+  bmcs: number;
+  interval_s: number;
+  duration_s: number;
+  first_sweep_s: number;
+  sweep_p99_s: number;
+  contact_gap_max_s: number;
+  session_limit_violations: number;
+  bmc_resets: number;
+  poller_cpu_cores: number;
+  event_bytes_per_node_day: number;
+  outcome_bytes_per_node_day: number;
+  dark_detected: number;
+  dark_detect_latency_p99_s: number | null;
+  false_dark_alarms: number;
+  sim_rss_mb: number;
+}
+
+interface SimBmc {
+  id: string;
+  baseUrl: string;
+  username: string;
+  password: string;
+  site: string;
+  rack: string;
+  sessionLimit: number;
+}
+
+const cli = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+
+async function startSim(bmcs: number): Promise<{ child: ChildProcess; controlUrl: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', cli, 'sim', '--bmcs', String(bmcs), '--seed', '7', '--stats-every', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const controlUrl = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`simulator did not start: ${err}`)), 120_000);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /control (http:\/\/\S+)/.exec(out);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    child.on('exit', (code) => reject(new Error(`simulator exited with ${code}: ${err}`)));
+  });
+  return { child, controlUrl };
+}
+
+async function getJson<T>(url: string, init?: { method: 'POST'; body: unknown }): Promise<T> {
+  const answer = await request(url, init ? { method: 'POST', body: JSON.stringify(init.body), headers: { 'content-type': 'application/json' } } : {});
+  const text = await answer.body.text();
+  if (answer.statusCode >= 300) throw new Error(`${url}: ${answer.statusCode} ${text}`);
+  return JSON.parse(text) as T;
+}
+
+export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult> {
+  const threshold = options.darkThreshold ?? 10;
+  const sim = await startSim(options.bmcs);
+  const store = await EventStore.open({ connectionString: options.connectionString, poolSize: 8 });
+  try {
+    const fleet = (await getJson<{ bmcs: SimBmc[] }>(`${sim.controlUrl}/sim/fleet`)).bmcs;
+    // Dark ones and flapping ones are taken from different racks' worth of the fleet, deterministically.
+    const darkIds = new Set(fleet.filter((_, i) => i % Math.floor(fleet.length / options.darkCount) === 1).slice(0, options.darkCount).map((b) => b.id));
+    const flapIds = new Set(fleet.filter((b, i) => i % Math.floor(fleet.length / Math.max(1, options.flapCount)) === 3 && !darkIds.has(b.id)).slice(0, options.flapCount).map((b) => b.id));
+
+    const started = Date.now();
+    const lastContact = new Map<string, number>();
+    const gaps: number[] = [];
+    const misses = new Map<string, number>();
+    const detectedAt = new Map<string, number>();
+    const falseAlarms = new Set<string>();
+    let darkAt = Number.POSITIVE_INFINITY;
+    const firstContact = new Map<string, number>();
+    const onLiveness = (nodeId: string, ok: boolean, at: number): void => {
+      if (ok) {
+        const previous = lastContact.get(nodeId);
+        if (previous !== undefined && !flapIds.has(nodeId) && !darkIds.has(nodeId)) gaps.push(at - previous);
+        lastContact.set(nodeId, at);
+        if (!firstContact.has(nodeId)) firstContact.set(nodeId, at);
+        misses.set(nodeId, 0);
+        return;
+      }
+      const count = (misses.get(nodeId) ?? 0) + 1;
+      misses.set(nodeId, count);
+      if (count === threshold) {
+        if (darkIds.has(nodeId) && at >= darkAt) detectedAt.set(nodeId, at);
+        else falseAlarms.add(nodeId);
+      }
+    };
+
+    const cpuBefore = process.cpuUsage();
+    const headBefore = (await store.head()).position;
+    let poller: Poller | null = null;
+    let naive: NaivePoller | null = null;
+    if (options.naive) {
+      naive = new NaivePoller(fleet.map((b) => ({ nodeId: b.id, baseUrl: b.baseUrl, username: b.username, password: b.password })), options.intervalS, onLiveness);
+      naive.start();
+    } else {
+      const credentials = new Map(fleet.map((b) => [b.id, { username: b.username, password: b.password, version: '1' }]));
+      poller = new Poller({
+        store,
+        credentials: { get: (ref) => credentials.get(ref) },
+        policy: {
+          requestTimeoutMs: options.requestTimeoutMs ?? Math.min(10_000, options.intervalS * 500),
+          flushIntervalMs: Math.min(5000, options.intervalS * 1000),
+          maxConcurrentVisits: 1024,
+          maxConcurrentReads: 32,
+        },
+        onOutcome: (nodeId, work, outcome, _latency, at) => {
+          if (work === 'liveness' && outcome !== 'latched') onLiveness(nodeId, outcome === 'success' || outcome === 'not-modified', at);
+        },
+      });
+      for (const b of fleet) {
+        poller.addTarget({ nodeId: b.id, site: b.site, rack: b.rack, baseUrl: b.baseUrl, credentialRef: b.id, sessionLimit: b.sessionLimit, expectedIntervalS: options.intervalS }, { spreadFirstVisit: true });
+      }
+      poller.start();
+    }
+
+    const flapPeriod = options.intervalS * 1000;
+    const until = started + options.durationS * 1000;
+    let flapping = false;
+    while (Date.now() < until) {
+      const elapsed = Date.now() - started;
+      if (!flapping && flapIds.size > 0 && elapsed >= options.intervalS * 2000) {
+        flapping = true;
+        // Down for 3.5 intervals, up for 1.5: at least one answered poll in every five.
+        await getJson(`${sim.controlUrl}/sim/faults`, { method: 'POST', body: { fault: 'flap', target: { bmc: [...flapIds] }, duration: `${options.durationS}s`, down: `${3.5 * flapPeriod}ms`, up: `${1.5 * flapPeriod}ms` } });
+      }
+      if (darkAt === Number.POSITIVE_INFINITY && elapsed >= options.darkAtS * 1000) {
+        darkAt = Date.now();
+        await getJson(`${sim.controlUrl}/sim/faults`, { method: 'POST', body: { fault: 'dark', target: { bmc: [...darkIds] }, duration: `${options.durationS * 2}s` } });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const wall = (Date.now() - started) / 1000;
+    await poller?.stop();
+    await naive?.stop();
+    const cpu = process.cpuUsage(cpuBefore);
+    const stats = await getJson<{ rejections: number; resets: number; rssBytes: number }>(`${sim.controlUrl}/sim/stats`);
+    const bytes = await store.pool.query<{ total: string; outcomes: string }>(
+      `SELECT coalesce(sum(pg_column_size(e.*)), 0) AS total,
+              coalesce(sum(pg_column_size(e.*)) FILTER (WHERE type = 'PollOutcomesRecorded'), 0) AS outcomes
+       FROM ledger_events e WHERE position > $1`,
+      [headBefore],
+    );
+    const perNodeDay = (value: number): number => Math.round((value / fleet.length / wall) * 86_400);
+    const latencies = [...detectedAt.values()].map((at) => (at - darkAt) / 1000).sort((a, b) => a - b);
+    gaps.sort((a, b) => a - b);
+    const firstSweep = firstContact.size === 0 ? Number.NaN : (Math.max(...firstContact.values()) - started) / 1000;
+    return {
+      poller: options.naive ? 'naive' : 'scheduler',
+      bmcs: fleet.length,
+      interval_s: options.intervalS,
+      duration_s: round(wall, 1),
+      first_sweep_s: round(firstSweep, 1),
+      sweep_p99_s: round(percentile(gaps, 99) / 1000, 2),
+      contact_gap_max_s: round((gaps.at(-1) ?? Number.NaN) / 1000, 2),
+      session_limit_violations: stats.rejections,
+      bmc_resets: stats.resets,
+      poller_cpu_cores: round((cpu.user + cpu.system) / 1e6 / wall, 3),
+      event_bytes_per_node_day: perNodeDay(Number(bytes.rows[0]!.total)),
+      outcome_bytes_per_node_day: perNodeDay(Number(bytes.rows[0]!.outcomes)),
+      dark_detected: detectedAt.size,
+      dark_detect_latency_p99_s: latencies.length ? round(percentile(latencies, 99), 1) : null,
+      false_dark_alarms: falseAlarms.size,
+      sim_rss_mb: Math.round(stats.rssBytes / 2 ** 20),
+    };
+  } finally {
+    await store.close();
+    sim.child.kill('SIGTERM');
+    await new Promise((resolve) => {
+      sim.child.once('exit', resolve);
+      setTimeout(resolve, 5000);
+    });
+  }
+}

@@ -1,0 +1,40 @@
+import type { TableSpec } from '../support/table.js';
+
+/** Every alarm, open or closed, of every kind: one table. */
+export const alarmsTable: TableSpec = {
+  name: 'alarms',
+  primaryKey: ['alarm_id'],
+  columns: {
+    alarm_id: { type: 'text' },
+    kind: { type: 'text' },
+    severity: { type: 'text' },
+    status: { type: 'text' },
+    node_id: { type: 'text', nullable: true },
+    component: { type: 'text', nullable: true },
+    site: { type: 'text', nullable: true },
+    rack: { type: 'text', nullable: true },
+    parent_id: { type: 'text', nullable: true },
+    summary: { type: 'text' },
+    evidence: { type: 'jsonb' },
+    opened_at: { type: 'timestamptz' },
+    opened_position: { type: 'bigint' },
+    updated_at: { type: 'timestamptz' },
+    closed_at: { type: 'timestamptz', nullable: true },
+    acknowledged_by: { type: 'text', nullable: true },
+    acknowledged_at: { type: 'timestamptz', nullable: true },
+    ack_note: { type: 'text', nullable: true },
+  },
+  indexes: [['status', 'kind'], ['node_id'], ['parent_id']],
+};
+
+/** The projection's working state (per node, rack and component), internal: not part of the read model. */
+export const alarmStateTable: TableSpec = {
+  name: 'alarm_state',
+  primaryKey: ['key'],
+  columns: {
+    key: { type: 'text' },
+    scope: { type: 'text' },
+    state: { type: 'json' },
+  },
+  indexes: [['scope']],
+};

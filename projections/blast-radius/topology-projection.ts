@@ -1,0 +1,61 @@
+/**
+ * The declared topology: which PDUs, top-of-rack switches and coolant unit serve each rack, and which rack each
+ * node is in. It is what a blast radius is computed over ("what does PDU P1 feed?").
+ */
+import type { Kysely, Transaction } from 'kysely';
+import type { RecordedEvent } from '../../events/index.js';
+import type { Projection } from '../projection.js';
+import { createTable, upsertRows, type Row, type TableSpec } from '../support/table.js';
+
+export const topologyRacksTable: TableSpec = {
+  name: 'topology_racks',
+  primaryKey: ['rack'],
+  columns: {
+    rack: { type: 'text' },
+    site: { type: 'text' },
+    pdus: { type: 'jsonb' },
+    tors: { type: 'jsonb' },
+    cdu: { type: 'text', nullable: true },
+    declared_at: { type: 'timestamptz' },
+  },
+};
+
+export const topologyNodesTable: TableSpec = {
+  name: 'topology_nodes',
+  primaryKey: ['node_id'],
+  columns: {
+    node_id: { type: 'text' },
+    site: { type: 'text' },
+    rack: { type: 'text' },
+    registered_at: { type: 'timestamptz' },
+  },
+  indexes: [['rack']],
+};
+
+export class TopologyProjection implements Projection {
+  readonly name = 'topology';
+  readonly version = 1;
+  readonly eventTypes = ['TopologyDeclared', 'NodeRegistered'] as const;
+  readonly tables = [topologyRacksTable.name, topologyNodesTable.name];
+
+  async createTables(db: Kysely<any>): Promise<void> {
+    await createTable(db, topologyRacksTable);
+    await createTable(db, topologyNodesTable);
+  }
+
+  async apply(trx: Transaction<any>, events: readonly RecordedEvent[]): Promise<void> {
+    const racks = new Map<string, Row>();
+    const nodes = new Map<string, Row>();
+    for (const event of events) {
+      if (event.type === 'TopologyDeclared') {
+        const d = event.data as { site: string; rack: string; pdu: string[]; tor: string[]; cdu?: string };
+        racks.set(d.rack, { rack: d.rack, site: d.site, pdus: d.pdu, tors: d.tor, cdu: d.cdu ?? null, declared_at: event.recordedAt });
+      } else if (event.type === 'NodeRegistered') {
+        const d = event.data as { nodeId: string; site: string; rack: string };
+        nodes.set(d.nodeId, { node_id: d.nodeId, site: d.site, rack: d.rack, registered_at: event.recordedAt });
+      }
+    }
+    await upsertRows(trx, topologyRacksTable, [...racks.values()]);
+    await upsertRows(trx, topologyNodesTable, [...nodes.values()]);
+  }
+}

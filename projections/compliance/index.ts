@@ -1,0 +1,2 @@
+export * from './compliance-queries.js';
+export { compareVersionOrder } from './version-order.js';

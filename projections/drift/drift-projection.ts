@@ -1,0 +1,64 @@
+/**
+ * The drift projection: per node the declaration, the latest observation and each field's comparison. A batch
+ * loads the nodes it touches, evolves them in memory, and replaces their field rows.
+ */
+import type { Kysely, Transaction } from 'kysely';
+import type { RecordedEvent } from '../../events/index.js';
+import type { Projection } from '../projection.js';
+import { createTable, deleteRows, loadRows, upsertRows } from '../support/table.js';
+import { driftOf, evolveDrift, initialDrift, type DriftField, type FirmwareComparator, type NodeDrift } from './drift-evolve.js';
+import { driftEventTypes, driftFactOf } from './drift-facts.js';
+import { driftFieldFromRow, driftFieldsTable, driftFieldToRow, driftNodeFromRow, driftNodesTable, driftNodeToRow } from './drift-tables.js';
+import { dialectFirmwareComparator } from './firmware-comparator.js';
+
+/** Loads the drift state of the given nodes from the drift tables. */
+export async function loadDriftStates(trx: Kysely<any>, nodeIds: readonly string[]): Promise<Map<string, NodeDrift>> {
+  const fields = new Map<string, Record<string, DriftField>>();
+  for (const row of await loadRows(trx, driftFieldsTable, 'node_id', nodeIds)) {
+    const nodeId = row.node_id as string;
+    let record = fields.get(nodeId);
+    if (!record) fields.set(nodeId, (record = {}));
+    record[row.field as string] = driftFieldFromRow(row);
+  }
+  const rows = await loadRows(trx, driftNodesTable, 'node_id', nodeIds);
+  return new Map(rows.map((row) => [row.node_id as string, driftNodeFromRow(row, fields.get(row.node_id as string) ?? {})]));
+}
+
+function sameFields(a: Record<string, DriftField> | undefined, b: Record<string, DriftField>): boolean {
+  if (!a) return false;
+  const keys = Object.keys(b);
+  if (keys.length !== Object.keys(a).length) return false;
+  return keys.every((key) => {
+    const x = a[key];
+    const y = b[key]!;
+    return x !== undefined && x.kind === y.kind && x.declared === y.declared && x.observed === y.observed && x.rule === y.rule && x.since === y.since;
+  });
+}
+
+export class DriftProjection implements Projection {
+  readonly name = 'drift';
+  readonly version = 1;
+  readonly eventTypes = driftEventTypes;
+  readonly tables = [driftNodesTable.name, driftFieldsTable.name];
+
+  constructor(private readonly compare: FirmwareComparator = dialectFirmwareComparator) {}
+
+  async createTables(db: Kysely<any>): Promise<void> {
+    await createTable(db, driftNodesTable);
+    await createTable(db, driftFieldsTable);
+  }
+
+  async apply(trx: Transaction<any>, events: readonly RecordedEvent[]): Promise<void> {
+    const facts = events.map(driftFactOf).filter((f) => f !== null);
+    if (facts.length === 0) return;
+    const nodeIds = [...new Set(facts.map((f) => f.nodeId))];
+    const states = await loadDriftStates(trx, nodeIds);
+    const before = new Map([...states].map(([nodeId, state]) => [nodeId, state.fields]));
+    for (const { nodeId, fact } of facts) states.set(nodeId, evolveDrift(states.get(nodeId) ?? initialDrift(nodeId), fact, this.compare));
+    await upsertRows(trx, driftNodesTable, [...states.values()].map((state) => driftNodeToRow(state, driftOf(state).length)));
+    // Field rows are rewritten only for nodes whose comparison changed (most observations change nothing).
+    const changed = [...states.values()].filter((state) => !sameFields(before.get(state.nodeId), state.fields));
+    await deleteRows(trx, driftFieldsTable, 'node_id', changed.filter((state) => before.has(state.nodeId)).map((state) => state.nodeId));
+    await upsertRows(trx, driftFieldsTable, changed.flatMap((state) => Object.values(state.fields).map((field) => driftFieldToRow(state.nodeId, field))));
+  }
+}

@@ -1,0 +1,3 @@
+export * from './inventory-evolve.js';
+export { InventoryProjection, inventoryEventTypes } from './inventory-projection.js';
+export * from './inventory-queries.js';

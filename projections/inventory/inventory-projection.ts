@@ -1,0 +1,78 @@
+/**
+ * The inventory projection: per node what was observed (identity, BMC and BIOS firmware, GPUs, the dialect that
+ * read it) and every running firmware component. One load and at most three writes per batch.
+ */
+import type { Kysely, Transaction } from 'kysely';
+import type { FirmwareInventoryObservedData, NodeInventoryObservedData, RecordedEvent } from '../../events/index.js';
+import type { Projection } from '../projection.js';
+import { createTable, deleteRows, loadRows, nodeIdOfStream, upsertRows } from '../support/table.js';
+import { emptyInventory, observeFirmware, observeInventory, registerNode, type FirmwareFact, type NodeInventory } from './inventory-evolve.js';
+import { firmwareFromRow, firmwareToRow, inventoryFirmwareTable, inventoryFromRow, inventoryNodesTable, inventoryToRow } from './inventory-tables.js';
+
+export const inventoryEventTypes = ['NodeRegistered', 'NodeInventoryObserved', 'FirmwareInventoryObserved'] as const;
+
+function nodeOf(event: RecordedEvent): string | null {
+  if (event.type === 'NodeRegistered') return (event.data as { nodeId: string }).nodeId;
+  return nodeIdOfStream(event.stream);
+}
+
+export class InventoryProjection implements Projection {
+  readonly name = 'inventory';
+  readonly version = 1;
+  readonly eventTypes = inventoryEventTypes;
+  readonly tables = [inventoryNodesTable.name, inventoryFirmwareTable.name];
+
+  async createTables(db: Kysely<any>): Promise<void> {
+    await createTable(db, inventoryNodesTable);
+    await createTable(db, inventoryFirmwareTable);
+  }
+
+  async apply(trx: Transaction<any>, events: readonly RecordedEvent[]): Promise<void> {
+    const nodeIds = new Set<string>();
+    const firmwareNodes = new Set<string>();
+    for (const event of events) {
+      const nodeId = nodeOf(event);
+      if (!nodeId) continue;
+      nodeIds.add(nodeId);
+      if (event.type === 'FirmwareInventoryObserved') firmwareNodes.add(nodeId);
+    }
+    if (nodeIds.size === 0) return;
+    const states = new Map<string, NodeInventory>(
+      (await loadRows(trx, inventoryNodesTable, 'node_id', [...nodeIds])).map((row) => [row.node_id as string, inventoryFromRow(row)]),
+    );
+    const firmware = new Map<string, Map<string, FirmwareFact>>();
+    for (const row of await loadRows(trx, inventoryFirmwareTable, 'node_id', [...firmwareNodes])) {
+      const fact = firmwareFromRow(row);
+      let components = firmware.get(fact.nodeId);
+      if (!components) firmware.set(fact.nodeId, (components = new Map()));
+      components.set(fact.component, fact);
+    }
+    for (const event of events) {
+      const nodeId = nodeOf(event);
+      if (!nodeId) continue;
+      const state = states.get(nodeId) ?? emptyInventory(nodeId);
+      const at = (event.observedAt ?? event.recordedAt).getTime();
+      switch (event.type) {
+        case 'NodeRegistered': {
+          const data = event.data as { site: string; rack: string };
+          states.set(nodeId, registerNode(state, data.site, data.rack));
+          break;
+        }
+        case 'NodeInventoryObserved':
+          states.set(nodeId, observeInventory(state, event.data as NodeInventoryObservedData, at));
+          break;
+        case 'FirmwareInventoryObserved': {
+          const next = observeFirmware(state, firmware.get(nodeId) ?? new Map(), event.data as FirmwareInventoryObservedData, at);
+          states.set(nodeId, next.state);
+          firmware.set(nodeId, next.firmware);
+          break;
+        }
+        default:
+          break;
+      }
+    }
+    await upsertRows(trx, inventoryNodesTable, [...states.values()].map(inventoryToRow));
+    await deleteRows(trx, inventoryFirmwareTable, 'node_id', [...firmwareNodes]);
+    await upsertRows(trx, inventoryFirmwareTable, [...firmwareNodes].flatMap((nodeId) => [...(firmware.get(nodeId)?.values() ?? [])].map(firmwareToRow)));
+  }
+}

@@ -1,0 +1,66 @@
+/** Typed questions of the inventory read model. */
+import { sql, type Kysely } from 'kysely';
+
+/** The node attributes the fleet can be counted by. */
+export const inventoryDimensions = ['site', 'rack', 'manufacturer', 'model', 'bmc_firmware', 'bios_version', 'gpu_model', 'gpu_count', 'dialect'] as const;
+export type InventoryDimension = (typeof inventoryDimensions)[number];
+
+export interface InventoryCount {
+  value: string | null;
+  nodes: number;
+}
+
+/** How many nodes have each value of one attribute (most common first). */
+export async function inventoryBy(db: Kysely<any>, dimension: InventoryDimension): Promise<InventoryCount[]> {
+  if (!inventoryDimensions.includes(dimension)) throw new Error(`unknown inventory dimension '${dimension}'`);
+  const rows = await db
+    .selectFrom('inventory_nodes')
+    .select([sql<string | null>`${sql.ref(dimension)}::text`.as('value'), sql<number>`count(*)::int`.as('nodes')])
+    .groupBy(dimension)
+    .orderBy('nodes', 'desc')
+    .orderBy('value')
+    .execute();
+  return rows.map((row: any) => ({ value: row.value, nodes: row.nodes }));
+}
+
+/** How many nodes run each version of one firmware component (by normalized version). */
+export async function firmwareVersions(db: Kysely<any>, component: string): Promise<Array<{ version: string; nodes: number; firstSeenAt: Date }>> {
+  const rows = await db
+    .selectFrom('inventory_firmware')
+    .select(['normalized_version', sql<number>`count(*)::int`.as('nodes'), sql<Date>`min(first_seen_at)`.as('first_seen_at')])
+    .where('component', '=', component)
+    .groupBy('normalized_version')
+    .orderBy('first_seen_at')
+    .execute();
+  return rows.map((row: any) => ({ version: row.normalized_version, nodes: row.nodes, firstSeenAt: row.first_seen_at }));
+}
+
+export interface HeterogeneityRow {
+  manufacturer: string | null;
+  model: string | null;
+  component: string;
+  version: string;
+  nodes: number;
+  firstSeenAt: Date;
+}
+
+/**
+ * The heterogeneity report: every distinct (vendor, model, firmware component, version) with its node count,
+ * the oldest (first seen) first. BMC firmware and BIOS appear as components `BMC` and `BIOS` from the node
+ * inventory as well as under their own names from the firmware inventory.
+ */
+export async function heterogeneityReport(db: Kysely<any>): Promise<HeterogeneityRow[]> {
+  const result = await sql<any>`
+    WITH facts AS (
+      SELECT n.manufacturer, n.model, f.component, f.normalized_version AS version, f.first_seen_at, f.node_id
+        FROM ${sql.table('inventory_firmware')} f JOIN ${sql.table('inventory_nodes')} n USING (node_id)
+      UNION ALL
+      SELECT manufacturer, model, 'BMC', bmc_firmware, first_seen_at, node_id FROM ${sql.table('inventory_nodes')} WHERE bmc_firmware IS NOT NULL
+      UNION ALL
+      SELECT manufacturer, model, 'BIOS', bios_version, first_seen_at, node_id FROM ${sql.table('inventory_nodes')} WHERE bios_version IS NOT NULL
+    )
+    SELECT manufacturer, model, component, version, count(DISTINCT node_id)::int AS nodes, min(first_seen_at) AS first_seen_at
+      FROM facts GROUP BY manufacturer, model, component, version
+     ORDER BY min(first_seen_at), manufacturer, model, component, version`.execute(db);
+  return result.rows.map((row) => ({ manufacturer: row.manufacturer, model: row.model, component: row.component, version: row.version, nodes: row.nodes, firstSeenAt: row.first_seen_at }));
+}

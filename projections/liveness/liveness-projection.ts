@@ -1,0 +1,50 @@
+/**
+ * The liveness projection: per node, its expected interval, last contact, consecutive misses and state; every
+ * gap as an interval. Each batch loads the rows of the nodes it touches, folds their facts in memory with the
+ * liveness rule (`advanceLiveness`, on state the batch owns) and writes back with two statements, whatever the
+ * number of events.
+ */
+import type { Kysely, Transaction } from 'kysely';
+import type { RecordedEvent } from '../../events/index.js';
+import type { Projection } from '../projection.js';
+import { createTable, loadRows, upsertRows, type Row } from '../support/table.js';
+import { advanceLiveness, defaultLivenessOptions, initialLiveness, type LivenessOptions, type LivenessSink, type NodeLiveness } from './liveness-evolve.js';
+import { forEachLivenessFact, livenessEventTypes, livenessNodeIds } from './liveness-facts.js';
+import { gapToRow, livenessFromRow, livenessNodesTable, livenessGapsTable, livenessToRow } from './liveness-tables.js';
+
+export class LivenessProjection implements Projection {
+  readonly name = 'liveness';
+  readonly version = 1;
+  readonly eventTypes = livenessEventTypes;
+  readonly tables = [livenessNodesTable.name, livenessGapsTable.name];
+  readonly options: LivenessOptions;
+
+  constructor(options: Partial<LivenessOptions> = {}) {
+    this.options = { ...defaultLivenessOptions, ...options };
+  }
+
+  async createTables(db: Kysely<any>): Promise<void> {
+    await createTable(db, livenessNodesTable);
+    await createTable(db, livenessGapsTable);
+  }
+
+  async apply(trx: Transaction<any>, events: readonly RecordedEvent[]): Promise<void> {
+    const nodeIds = new Set<string>();
+    for (const event of events) livenessNodeIds(event, nodeIds);
+    if (nodeIds.size === 0) return;
+    const loaded = await loadRows(trx, livenessNodesTable, 'node_id', [...nodeIds]);
+    const states = new Map<string, NodeLiveness>(loaded.map((row) => [row.node_id as string, livenessFromRow(row)]));
+    const sink: LivenessSink = { transitions: [], gaps: new Map() };
+    for (const event of events) {
+      forEachLivenessFact(event, (nodeId, fact) => {
+        let state = states.get(nodeId);
+        if (!state) states.set(nodeId, (state = initialLiveness(nodeId, this.options)));
+        advanceLiveness(state, fact, this.options, sink);
+      });
+      sink.transitions.length = 0;
+    }
+    const gapRows: Row[] = [...sink.gaps.values()].map(gapToRow);
+    await upsertRows(trx, livenessNodesTable, [...states.values()].map(livenessToRow));
+    await upsertRows(trx, livenessGapsTable, gapRows);
+  }
+}

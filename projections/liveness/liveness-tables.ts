@@ -1,0 +1,120 @@
+/** The liveness read model: one row per node, one row per gap. */
+import { toMillis, type Row, type TableSpec } from '../support/table.js';
+import type { LivenessGap, LivenessStatus, NodeLiveness } from './liveness-evolve.js';
+
+export const livenessNodesTable: TableSpec = {
+  name: 'liveness_nodes',
+  primaryKey: ['node_id'],
+  columns: {
+    node_id: { type: 'text' },
+    site: { type: 'text', nullable: true },
+    rack: { type: 'text', nullable: true },
+    state: { type: 'text' },
+    expected_interval_s: { type: 'integer' },
+    registered_at: { type: 'timestamptz', nullable: true },
+    last_contact_at: { type: 'timestamptz', nullable: true },
+    last_outcome_at: { type: 'timestamptz', nullable: true },
+    consecutive_misses: { type: 'integer' },
+    consecutive_successes: { type: 'integer' },
+    dark_since: { type: 'timestamptz', nullable: true },
+    latched: { type: 'boolean' },
+    maintenance_from: { type: 'timestamptz', nullable: true },
+    maintenance_until: { type: 'timestamptz', nullable: true },
+    gap_count: { type: 'integer' },
+    open_gap_id: { type: 'text', nullable: true },
+    open_gap_start_at: { type: 'timestamptz', nullable: true },
+    open_gap_site: { type: 'text', nullable: true },
+    open_gap_rack: { type: 'text', nullable: true },
+    open_gap_misses: { type: 'integer', nullable: true },
+    open_gap_went_dark: { type: 'boolean', nullable: true },
+  },
+  indexes: [['state'], ['rack']],
+};
+
+export const livenessGapsTable: TableSpec = {
+  name: 'liveness_gaps',
+  primaryKey: ['gap_id'],
+  columns: {
+    gap_id: { type: 'text' },
+    node_id: { type: 'text' },
+    site: { type: 'text', nullable: true },
+    rack: { type: 'text', nullable: true },
+    start_at: { type: 'timestamptz' },
+    end_at: { type: 'timestamptz', nullable: true },
+    misses: { type: 'integer' },
+    went_dark: { type: 'boolean' },
+    ended_by: { type: 'text', nullable: true },
+  },
+  indexes: [['node_id'], ['rack', 'start_at']],
+};
+
+export function livenessToRow(state: NodeLiveness): Row {
+  return {
+    node_id: state.nodeId,
+    site: state.site,
+    rack: state.rack,
+    state: state.status,
+    expected_interval_s: state.expectedIntervalS,
+    registered_at: state.registeredAt,
+    last_contact_at: state.lastContactAt,
+    last_outcome_at: state.lastOutcomeAt,
+    consecutive_misses: state.consecutiveMisses,
+    consecutive_successes: state.consecutiveSuccesses,
+    dark_since: state.darkSince,
+    latched: state.latched,
+    maintenance_from: state.maintenanceFrom,
+    maintenance_until: state.maintenanceUntil,
+    gap_count: state.gapCount,
+    open_gap_id: state.openGap?.gapId ?? null,
+    open_gap_start_at: state.openGap?.startAt ?? null,
+    open_gap_site: state.openGap?.site ?? null,
+    open_gap_rack: state.openGap?.rack ?? null,
+    open_gap_misses: state.openGap?.misses ?? null,
+    open_gap_went_dark: state.openGap?.wentDark ?? null,
+  };
+}
+
+export function livenessFromRow(row: Row): NodeLiveness {
+  const nodeId = row.node_id as string;
+  const openGapId = row.open_gap_id as string | null;
+  return {
+    nodeId,
+    site: row.site as string | null,
+    rack: row.rack as string | null,
+    status: row.state as LivenessStatus,
+    expectedIntervalS: Number(row.expected_interval_s),
+    registeredAt: toMillis(row.registered_at),
+    lastContactAt: toMillis(row.last_contact_at),
+    lastOutcomeAt: toMillis(row.last_outcome_at),
+    consecutiveMisses: Number(row.consecutive_misses),
+    consecutiveSuccesses: Number(row.consecutive_successes),
+    darkSince: toMillis(row.dark_since),
+    latched: Boolean(row.latched),
+    maintenanceFrom: toMillis(row.maintenance_from),
+    maintenanceUntil: toMillis(row.maintenance_until),
+    gapCount: Number(row.gap_count),
+    openGap: openGapId
+      ? {
+          gapId: openGapId,
+          nodeId,
+          site: (row.open_gap_site ?? null) as string | null,
+          rack: (row.open_gap_rack ?? null) as string | null,
+          startAt: toMillis(row.open_gap_start_at)!, endAt: null, misses: Number(row.open_gap_misses), wentDark: Boolean(row.open_gap_went_dark), endedBy: null,
+        }
+      : null,
+  };
+}
+
+export function gapToRow(gap: LivenessGap): Row {
+  return {
+    gap_id: gap.gapId,
+    node_id: gap.nodeId,
+    site: gap.site,
+    rack: gap.rack,
+    start_at: gap.startAt,
+    end_at: gap.endAt,
+    misses: gap.misses,
+    went_dark: gap.wentDark,
+    ended_by: gap.endedBy,
+  };
+}

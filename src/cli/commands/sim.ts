@@ -1,0 +1,117 @@
+/**
+ * `fleet-ledger sim`: runs the fleet simulator in the foreground, prints its control URL and a stats line every
+ * few seconds, and stops cleanly on SIGINT or SIGTERM.
+ */
+import { parseArgs } from 'node:util';
+import { loadScenario, SimError, startSimulator, type AddressingChoice, type SimulatorOptions } from '../../sim/index.ts';
+
+export const summary = 'run the fleet simulator: N BMCs served from real Redfish captures, with faults on a schedule';
+
+const USAGE = `usage: fleet-ledger sim (--scenario <file> | --bmcs N [--mockup <folder>]...) [options]
+
+  --scenario <file>        YAML or JSON scenario (see examples/scenario-demo.yaml)
+  --bmcs N                 fleet size without a scenario
+  --mockup <name|folder>   capture to build BMCs from (repeatable; default: all of ../shared/fixtures/redfish)
+  --port P                 port for every BMC and the control API (default: scenario's, else a free one)
+  --addressing MODE        auto | per-address | wildcard | path-prefix (default auto)
+  --clock-factor F         simulated seconds per real second (default 1)
+  --latency-scale S        multiply modelled response times (0 answers at once; default 1)
+  --stats-every SECONDS    how often to print a stats line (default 10; 0 never)
+  --seed N                 seed for identities, firmware mix and topology
+`;
+
+export async function run(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: {
+        scenario: { type: 'string' },
+        bmcs: { type: 'string' },
+        mockup: { type: 'string', multiple: true },
+        port: { type: 'string' },
+        addressing: { type: 'string' },
+        'clock-factor': { type: 'string' },
+        'latency-scale': { type: 'string' },
+        'stats-every': { type: 'string' },
+        seed: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+    });
+  } catch (error) {
+    process.stderr.write(`fleet-ledger sim: ${(error as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  const values = parsed.values;
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const number = (name: string, value: string | undefined): number | undefined => {
+    if (value === undefined) return undefined;
+    const n = Number(value);
+    if (!Number.isFinite(n) || n < 0) throw new SimError('SIM_SCENARIO_INVALID', `--${name}: not a non-negative number: ${value}`);
+    return n;
+  };
+  let simulatorOptions: SimulatorOptions;
+  let statsEvery: number;
+  try {
+    if ((values.scenario === undefined) === (values.bmcs === undefined)) {
+      process.stderr.write(`fleet-ledger sim: give --scenario or --bmcs (one of them)\n${USAGE}`);
+      return 2;
+    }
+    const addressing = values.addressing as AddressingChoice | undefined;
+    if (addressing && !['auto', 'per-address', 'wildcard', 'path-prefix'].includes(addressing)) {
+      throw new SimError('SIM_SCENARIO_INVALID', `--addressing: must be auto, per-address, wildcard or path-prefix, not ${addressing}`);
+    }
+    const latencyScale = number('latency-scale', values['latency-scale']);
+    simulatorOptions = {
+      ...(values.scenario ? { scenario: loadScenario(values.scenario) } : {}),
+      ...(values.bmcs !== undefined ? { bmcs: number('bmcs', values.bmcs) } : {}),
+      ...(values.mockup ? { mockups: values.mockup } : {}),
+      ...(values.port !== undefined ? { port: number('port', values.port) } : {}),
+      ...(addressing ? { addressing } : {}),
+      ...(values['clock-factor'] !== undefined ? { clockFactor: number('clock-factor', values['clock-factor']) } : {}),
+      ...(values.seed !== undefined ? { seed: number('seed', values.seed) } : {}),
+      ...(latencyScale !== undefined ? { behaviour: { latencyScale } } : {}),
+    };
+    statsEvery = number('stats-every', values['stats-every']) ?? 10;
+  } catch (error) {
+    process.stderr.write(`fleet-ledger sim: ${(error as Error).message}\n`);
+    return 2;
+  }
+
+  const started = performance.now();
+  const simulator = await startSimulator(simulatorOptions);
+  const rss = (): string => `${Math.round(process.memoryUsage().rss / 1048576)} MiB`;
+  process.stdout.write(
+    `fleet-ledger sim: ${simulator.bmcs.length} BMCs (${simulator.addressing}) up in ${Math.round(performance.now() - started)} ms, rss ${rss()}\n` +
+      `control ${simulator.controlUrl}  (GET /sim/fleet, GET /sim/stats, POST /sim/faults)\n` +
+      `first BMC ${simulator.bmcs[0]?.baseUrl ?? '-'}\n`,
+  );
+  const printStats = (): void => {
+    const stats = simulator.stats();
+    process.stdout.write(
+      `${stats.at} bmcs=${stats.bmcs} dark=${stats.dark} sessions=${stats.sessionsNow} requests=${stats.requests} ` +
+        `rejections=${stats.rejections} resets=${stats.resets} 304=${stats.notModified} authFailures=${stats.authFailures} ` +
+        `updates=${stats.updates}/${stats.updatesFailed} faults=${stats.faultsActive} rss=${rss()}\n`,
+    );
+  };
+  const interval = statsEvery > 0 ? setInterval(printStats, statsEvery * 1000) : undefined;
+
+  await new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  if (interval) clearInterval(interval);
+  printStats();
+  await simulator.close();
+  process.stdout.write('fleet-ledger sim: stopped\n');
+  return 0;
+}

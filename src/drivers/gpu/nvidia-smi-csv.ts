@@ -1,0 +1,148 @@
+/**
+ * Parser for `nvidia-smi --query-gpu=... --format=csv` output into GPU telemetry.
+ *
+ * Handles both spellings of the throttle fields (`clocks_throttle_reasons.*`, renamed `clocks_event_reasons.*`
+ * around driver 535), unit suffixes in the header (`memory.total [MiB]`), and the bracketed non-values
+ * (`[N/A]`, `[Not Supported]`, `[Requested functionality has been deprecated]`), which become absent fields.
+ * A value that should be a number and is not is kept in `unrecognized`.
+ */
+import type { GpuTelemetry, GpuTelemetryObservedData, UnrecognizedValue } from '../../../events/driver-observations.js';
+
+/** The fields the agent asks for. `clocks_event_reasons` is swapped for the old spelling on old drivers. */
+export const gpuQueryFields: readonly string[] = [
+  'index',
+  'name',
+  'uuid',
+  'serial',
+  'pci.bus_id',
+  'vbios_version',
+  'driver_version',
+  'temperature.gpu',
+  'power.draw',
+  'ecc.errors.corrected.volatile.total',
+  'ecc.errors.uncorrected.volatile.total',
+  'ecc.errors.corrected.aggregate.total',
+  'ecc.errors.uncorrected.aggregate.total',
+  'retired_pages.single_bit_ecc.count',
+  'retired_pages.double_bit.count',
+  'retired_pages.pending',
+  'remapped_rows.correctable',
+  'remapped_rows.uncorrectable',
+  'remapped_rows.pending',
+  'remapped_rows.failure',
+  'clocks_event_reasons.gpu_idle',
+  'clocks_event_reasons.applications_clocks_setting',
+  'clocks_event_reasons.sw_power_cap',
+  'clocks_event_reasons.hw_slowdown',
+  'clocks_event_reasons.hw_thermal_slowdown',
+  'clocks_event_reasons.hw_power_brake_slowdown',
+  'clocks_event_reasons.sw_thermal_slowdown',
+  'clocks_event_reasons.sync_boost',
+];
+
+/** True for the bracketed or bare markers nvidia-smi prints instead of a value. */
+export function isNotAValue(value: string): boolean {
+  return /^\[.*\]$/.test(value) || /^(N\/A|Not Supported|Unknown Error)$/i.test(value) || value === '';
+}
+
+/** `clocks_throttle_reasons.hw_slowdown` and `clocks_event_reasons.hw_slowdown` are one field. */
+export function canonicalFieldName(header: string): string {
+  return header
+    .replace(/\s*\[[^\]]*\]\s*$/, '')
+    .trim()
+    .replace(/^clocks_throttle_reasons/, 'clocks_event_reasons');
+}
+
+function splitCsvLine(line: string): string[] {
+  // nvidia-smi never quotes; values are separated by ", " and names contain no commas.
+  return line.split(',').map((cell) => cell.trim());
+}
+
+export function parseNvidiaSmiCsv(text: string): GpuTelemetryObservedData {
+  const unrecognized: UnrecognizedValue[] = [];
+  const lines = text.split(/\r?\n/).filter((line) => line.trim().length > 0 && !line.startsWith('#'));
+  const headerLine = lines.shift();
+  const gpus: GpuTelemetry[] = [];
+  let driverVersion: string | undefined;
+  if (!headerLine) return { source: 'agent', dialect: 'nvidia-smi-csv', unrecognized, gpus, ...(driverVersion ? { driverVersion } : {}) };
+  const headers = splitCsvLine(headerLine).map(canonicalFieldName);
+
+  lines.forEach((line, row) => {
+    const cells = splitCsvLine(line);
+    if (cells.length !== headers.length) {
+      unrecognized.push({ path: `csv/row/${row}`, value: line.slice(0, 500) });
+      return;
+    }
+    const field = new Map<string, string>();
+    headers.forEach((header, index) => {
+      const value = cells[index] ?? '';
+      if (!isNotAValue(value)) field.set(header, value);
+    });
+    const integer = (name: string): number | undefined => {
+      const raw = field.get(name);
+      if (raw === undefined) return undefined;
+      const value = Number(raw.replace(/\s*(MiB|W|C|%)$/, ''));
+      if (Number.isInteger(value) && value >= 0) return value;
+      unrecognized.push({ path: `gpu/${row}/${name}`, value: raw });
+      return undefined;
+    };
+    const decimal = (name: string): number | undefined => {
+      const raw = field.get(name);
+      if (raw === undefined) return undefined;
+      const value = Number.parseFloat(raw);
+      if (Number.isFinite(value)) return value;
+      unrecognized.push({ path: `gpu/${row}/${name}`, value: raw });
+      return undefined;
+    };
+    const yesNo = (name: string): boolean | undefined => {
+      const raw = field.get(name);
+      if (raw === undefined) return undefined;
+      if (/^(yes|true|1)$/i.test(raw)) return true;
+      if (/^(no|false|0)$/i.test(raw)) return false;
+      unrecognized.push({ path: `gpu/${row}/${name}`, value: raw });
+      return undefined;
+    };
+    driverVersion ??= field.get('driver_version');
+    const gpu: GpuTelemetry = {
+      index: integer('index') ?? row,
+      ecc: {},
+      retiredPages: {},
+      remappedRows: {},
+      throttleReasons: [],
+    };
+    const text = (key: 'name' | 'uuid' | 'serial' | 'pciBusId' | 'vbiosVersion', name: string): void => {
+      const value = field.get(name);
+      if (value !== undefined) gpu[key] = value;
+    };
+    text('name', 'name');
+    text('uuid', 'uuid');
+    text('serial', 'serial');
+    text('pciBusId', 'pci.bus_id');
+    text('vbiosVersion', 'vbios_version');
+    const set = <T extends object, K extends keyof T>(target: T, key: K, value: T[K] | undefined): void => {
+      if (value !== undefined) target[key] = value;
+    };
+    set(gpu.ecc, 'correctedVolatile', integer('ecc.errors.corrected.volatile.total'));
+    set(gpu.ecc, 'uncorrectedVolatile', integer('ecc.errors.uncorrected.volatile.total'));
+    set(gpu.ecc, 'correctedAggregate', integer('ecc.errors.corrected.aggregate.total'));
+    set(gpu.ecc, 'uncorrectedAggregate', integer('ecc.errors.uncorrected.aggregate.total'));
+    set(gpu.retiredPages, 'singleBit', integer('retired_pages.single_bit_ecc.count'));
+    set(gpu.retiredPages, 'doubleBit', integer('retired_pages.double_bit.count'));
+    set(gpu.retiredPages, 'pending', yesNo('retired_pages.pending'));
+    set(gpu.remappedRows, 'correctable', integer('remapped_rows.correctable'));
+    set(gpu.remappedRows, 'uncorrectable', integer('remapped_rows.uncorrectable'));
+    set(gpu.remappedRows, 'pending', yesNo('remapped_rows.pending'));
+    set(gpu.remappedRows, 'failure', yesNo('remapped_rows.failure'));
+    set(gpu, 'temperatureC', decimal('temperature.gpu'));
+    set(gpu, 'powerDrawW', decimal('power.draw'));
+    for (const [name, value] of field) {
+      const reason = /^clocks_event_reasons\.(.+)$/.exec(name)?.[1];
+      if (!reason || reason === 'supported' || reason === 'active') continue;
+      if (value === 'Active') gpu.throttleReasons.push(reason);
+      else if (value !== 'Not Active') unrecognized.push({ path: `gpu/${row}/${name}`, value });
+    }
+    gpu.throttleReasons.sort();
+    gpus.push(gpu);
+  });
+  return { source: 'agent', dialect: 'nvidia-smi-csv', unrecognized, gpus, ...(driverVersion ? { driverVersion } : {}) };
+}

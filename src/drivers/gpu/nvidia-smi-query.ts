@@ -1,0 +1,166 @@
+/**
+ * Parser for `nvidia-smi -q` (the indented human report) into GPU telemetry.
+ *
+ * The report is a tree by indentation (4 spaces a level); a line may carry both a value and children
+ * (`HW Slowdown : Not Active` with `HW Thermal Slowdown` below it). ECC counters come in two layouts: per-memory
+ * (`SRAM Correctable`, `DRAM Uncorrectable`, Hopper and later) or `Single Bit`/`Double Bit` with a `Total`; the
+ * throttle section is `Clocks Throttle Reasons` on old drivers and `Clocks Event Reasons` on new ones.
+ */
+import type { GpuTelemetry, GpuTelemetryObservedData, UnrecognizedValue } from '../../../events/driver-observations.js';
+import { isNotAValue } from './nvidia-smi-csv.js';
+
+interface Entry {
+  path: string[];
+  value: string;
+}
+
+interface GpuBlock {
+  busId: string;
+  entries: Entry[];
+}
+
+function parseBlocks(text: string): { header: Entry[]; gpus: GpuBlock[] } {
+  const header: Entry[] = [];
+  const gpus: GpuBlock[] = [];
+  const stack: Array<{ indent: number; key: string }> = [];
+  let current: GpuBlock | undefined;
+  for (const line of text.split(/\r?\n/)) {
+    if (line.trim() === '' || line.startsWith('=') || line.startsWith('#')) continue;
+    const indent = line.length - line.trimStart().length;
+    const body = line.trim();
+    const gpuHeader = /^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])$/.exec(body);
+    if (indent === 0 && gpuHeader) {
+      current = { busId: gpuHeader[1]!, entries: [] };
+      gpus.push(current);
+      stack.length = 0;
+      continue;
+    }
+    const separator = body.indexOf(' : ');
+    const colonAtEnd = body.endsWith(' :') || body.endsWith(':');
+    const key = (separator >= 0 ? body.slice(0, separator) : colonAtEnd ? body.replace(/\s*:$/, '') : body).trim();
+    const value = separator >= 0 ? body.slice(separator + 3).trim() : '';
+    while (stack.length > 0 && stack[stack.length - 1]!.indent >= indent) stack.pop();
+    const path = [...stack.map((item) => item.key), key];
+    if (separator >= 0) (current ? current.entries : header).push({ path, value });
+    stack.push({ indent, key });
+  }
+  return { header, gpus };
+}
+
+function find(entries: Entry[], ...path: string[]): string | undefined {
+  const wanted = path.join('\u0000');
+  const entry = entries.find((candidate) => candidate.path.join('\u0000') === wanted);
+  return entry && !isNotAValue(entry.value) ? entry.value : undefined;
+}
+
+function under(entries: Entry[], ...prefix: string[]): Entry[] {
+  return entries.filter((entry) => prefix.every((part, index) => entry.path[index] === part) && entry.path.length > prefix.length);
+}
+
+/** `HW Power Brake Slowdown` -> `hw_power_brake_slowdown`; `Idle` -> `gpu_idle` (the CSV field's name). */
+export function throttleReasonName(label: string): string {
+  const name = label.trim().toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '');
+  return name === 'idle' ? 'gpu_idle' : name;
+}
+
+export function parseNvidiaSmiQuery(text: string): GpuTelemetryObservedData {
+  const unrecognized: UnrecognizedValue[] = [];
+  const { header, gpus: blocks } = parseBlocks(text);
+  const driverVersion = find(header, 'Driver Version');
+  const gpus = blocks.map((block, index): GpuTelemetry => {
+    const at = (path: string[]): string => `gpu/${block.busId}/${path.join('/')}`;
+    const count = (value: string | undefined, path: string[]): number | undefined => {
+      if (value === undefined) return undefined;
+      const number = Number(value.replace(/\s*(bank\(s\)|MiB|W|C)$/, ''));
+      if (Number.isInteger(number) && number >= 0) return number;
+      unrecognized.push({ path: at(path), value });
+      return undefined;
+    };
+    const yesNo = (value: string | undefined, path: string[]): boolean | undefined => {
+      if (value === undefined) return undefined;
+      if (/^yes$/i.test(value)) return true;
+      if (/^no$/i.test(value)) return false;
+      unrecognized.push({ path: at(path), value });
+      return undefined;
+    };
+    const sum = (entries: Entry[], pick: (key: string) => boolean): number | undefined => {
+      let total: number | undefined;
+      for (const entry of entries) {
+        const key = entry.path[entry.path.length - 1] ?? '';
+        if (!pick(key)) continue;
+        const value = count(isNotAValue(entry.value) ? undefined : entry.value, entry.path);
+        if (value !== undefined) total = (total ?? 0) + value;
+      }
+      return total;
+    };
+    const eccFor = (scope: 'Volatile' | 'Aggregate'): { corrected?: number; uncorrected?: number } => {
+      const entries = under(block.entries, 'ECC Errors', scope);
+      const legacySingle = find(block.entries, 'ECC Errors', scope, 'Single Bit', 'Total');
+      const legacyDouble = find(block.entries, 'ECC Errors', scope, 'Double Bit', 'Total');
+      const result: { corrected?: number; uncorrected?: number } = {};
+      const corrected = legacySingle !== undefined
+        ? count(legacySingle, ['ECC Errors', scope, 'Single Bit', 'Total'])
+        : sum(entries.filter((entry) => entry.path.length === 3), (key) => /Correctable/i.test(key) && !/Uncorrectable/i.test(key));
+      const uncorrected = legacyDouble !== undefined
+        ? count(legacyDouble, ['ECC Errors', scope, 'Double Bit', 'Total'])
+        : sum(entries.filter((entry) => entry.path.length === 3), (key) => /Uncorrectable/i.test(key));
+      if (corrected !== undefined) result.corrected = corrected;
+      if (uncorrected !== undefined) result.uncorrected = uncorrected;
+      return result;
+    };
+    const gpu: GpuTelemetry = { index, pciBusId: block.busId, ecc: {}, retiredPages: {}, remappedRows: {}, throttleReasons: [] };
+    const name = find(block.entries, 'Product Name');
+    if (name) gpu.name = name;
+    const uuid = find(block.entries, 'GPU UUID');
+    if (uuid) gpu.uuid = uuid;
+    const serial = find(block.entries, 'Serial Number');
+    if (serial) gpu.serial = serial;
+    const vbios = find(block.entries, 'VBIOS Version');
+    if (vbios) gpu.vbiosVersion = vbios;
+    const volatile = eccFor('Volatile');
+    const aggregate = eccFor('Aggregate');
+    if (volatile.corrected !== undefined) gpu.ecc.correctedVolatile = volatile.corrected;
+    if (volatile.uncorrected !== undefined) gpu.ecc.uncorrectedVolatile = volatile.uncorrected;
+    if (aggregate.corrected !== undefined) gpu.ecc.correctedAggregate = aggregate.corrected;
+    if (aggregate.uncorrected !== undefined) gpu.ecc.uncorrectedAggregate = aggregate.uncorrected;
+    const singleBit = count(find(block.entries, 'Retired Pages', 'Single Bit ECC'), ['Retired Pages', 'Single Bit ECC']);
+    if (singleBit !== undefined) gpu.retiredPages.singleBit = singleBit;
+    const doubleBit = count(find(block.entries, 'Retired Pages', 'Double Bit ECC'), ['Retired Pages', 'Double Bit ECC']);
+    if (doubleBit !== undefined) gpu.retiredPages.doubleBit = doubleBit;
+    const pendingRaw = find(block.entries, 'Retired Pages', 'Pending Page Blacklist') ?? find(block.entries, 'Retired Pages', 'Pending');
+    const pendingPages = yesNo(pendingRaw, ['Retired Pages', 'Pending']);
+    if (pendingPages !== undefined) gpu.retiredPages.pending = pendingPages;
+    const correctable = count(find(block.entries, 'Remapped Rows', 'Correctable Error'), ['Remapped Rows', 'Correctable Error']);
+    if (correctable !== undefined) gpu.remappedRows.correctable = correctable;
+    const uncorrectable = count(find(block.entries, 'Remapped Rows', 'Uncorrectable Error'), ['Remapped Rows', 'Uncorrectable Error']);
+    if (uncorrectable !== undefined) gpu.remappedRows.uncorrectable = uncorrectable;
+    const pendingRows = yesNo(find(block.entries, 'Remapped Rows', 'Pending'), ['Remapped Rows', 'Pending']);
+    if (pendingRows !== undefined) gpu.remappedRows.pending = pendingRows;
+    const failure = yesNo(find(block.entries, 'Remapped Rows', 'Remapping Failure Occurred'), ['Remapped Rows', 'Remapping Failure Occurred']);
+    if (failure !== undefined) gpu.remappedRows.failure = failure;
+    for (const section of ['Clocks Event Reasons', 'Clocks Throttle Reasons']) {
+      for (const entry of under(block.entries, section)) {
+        const label = entry.path[entry.path.length - 1] ?? '';
+        if (entry.value === 'Active') gpu.throttleReasons.push(throttleReasonName(label));
+        else if (entry.value !== 'Not Active' && !isNotAValue(entry.value)) unrecognized.push({ path: at(entry.path), value: entry.value });
+      }
+    }
+    gpu.throttleReasons.sort();
+    const temperature = find(block.entries, 'Temperature', 'GPU Current Temp');
+    if (temperature !== undefined) {
+      const value = Number.parseFloat(temperature);
+      if (Number.isFinite(value)) gpu.temperatureC = value;
+      else unrecognized.push({ path: at(['Temperature', 'GPU Current Temp']), value: temperature });
+    }
+    const power =
+      find(block.entries, 'GPU Power Readings', 'Power Draw') ??
+      find(block.entries, 'GPU Power Readings', 'Average Power Draw') ??
+      find(block.entries, 'Power Readings', 'Power Draw');
+    if (power !== undefined) {
+      const value = Number.parseFloat(power);
+      if (Number.isFinite(value)) gpu.powerDrawW = value;
+    }
+    return gpu;
+  });
+  return { source: 'agent', dialect: 'nvidia-smi-q', unrecognized, gpus, ...(driverVersion ? { driverVersion } : {}) };
+}

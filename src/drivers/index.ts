@@ -1,0 +1,47 @@
+/**
+ * The hardware abstraction: one `DeviceDriver` interface, its Redfish, IPMI, SNMP and in-band GPU implementations,
+ * the dialect records, the typed driver errors, and observation change detection. Code outside `src/drivers`
+ * imports only from here.
+ */
+export type { DeviceDriver, DriverCapabilities, ObserveOptions, PowerAction } from './device-driver.js';
+export { noCapabilities } from './device-driver.js';
+export { DriverError, driverErrorCatalogue, driverErrorCodes, isDriverError, toDriverError } from './driver-error.js';
+export type { DriverErrorCode, DriverErrorDetails } from './driver-error.js';
+
+export { RedfishDriver } from './redfish/redfish-driver.js';
+export type { RedfishDriverOptions } from './redfish/redfish-driver.js';
+export { RedfishClient } from './redfish/redfish-client.js';
+export type { RedfishClientOptions } from './redfish/redfish-client.js';
+export { readRedfishNode } from './redfish/read-node.js';
+export type { NodeReading, ReadNodeOptions } from './redfish/read-node.js';
+export { normalizeRedfishError, extractRedfishMessages } from './redfish/redfish-error.js';
+export { detectDialect, dialectById, genericDialect, redfishDialects } from './redfish/dialect.js';
+export type { DialectFingerprint, DialectQuirk, RedfishDialect, VersionRule } from './redfish/dialect.js';
+export { compareFirmwareVersions, normalizeFirmwareVersion } from './redfish/firmware-version.js';
+export type { NormalizedVersion, VersionComparison } from './redfish/firmware-version.js';
+
+export { IpmiDriver } from './ipmi/ipmi-driver.js';
+export type { IpmiDriverOptions } from './ipmi/ipmi-driver.js';
+export {
+  parseChassisStatus,
+  parseDcmiPowerReading,
+  parseFru,
+  parseMcInfo,
+  parseSdr,
+  summarizeSensors,
+} from './ipmi/ipmitool-parsers.js';
+
+export { SnmpDriver, snmpDialects } from './snmp/snmp-driver.js';
+export type { SnmpDialect, SnmpDriverOptions } from './snmp/snmp-driver.js';
+
+export { gpuQueryFields, parseNvidiaSmiCsv } from './gpu/nvidia-smi-csv.js';
+export { parseNvidiaSmiQuery } from './gpu/nvidia-smi-query.js';
+export { describeXid, parseXidLog, xidCatalogue } from './gpu/xid.js';
+export type { XidCatalogueEntry } from './gpu/xid.js';
+export { collectGpuObservations } from './gpu/gpu-agent.js';
+export type { GpuAgentOptions, GpuAgentResult } from './gpu/gpu-agent.js';
+
+export { canonicalObservationJson, changedObservations, observationContentHash, volatileObservationFields } from './observation-hash.js';
+
+export { startMockupServer } from './mockup/mockup-server.js';
+export type { MockupFault, MockupServer, MockupServerOptions, MockupStats } from './mockup/mockup-server.js';

@@ -1,0 +1,62 @@
+/**
+ * Observation change detection: a content hash per (node, observation type) over the canonical observation, so
+ * the poller appends an observation only when what the device says changed.
+ *
+ * Canonical means: object keys sorted, `undefined` members dropped, and the fields that describe the read rather
+ * than the device excluded (`latencyMs`, `observedAt`, `recordedAt`). Array order is kept: drivers emit
+ * members in the device's order, and a reordering is reported as a change rather than guessed away.
+ * Pure: no clock, no I/O (the hash is SHA-256 from `node:crypto`, deterministic across processes).
+ */
+import { createHash } from 'node:crypto';
+import type { DriverObservation } from '../../events/driver-observations.js';
+
+/** Fields that vary between two reads of an unchanged device. */
+export const volatileObservationFields: readonly string[] = ['latencyMs', 'observedAt', 'recordedAt'];
+
+function canonical(value: unknown, depth: number): unknown {
+  if (Array.isArray(value)) return value.map((item) => canonical(item, depth + 1));
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([key, item]) => item !== undefined && !(depth === 0 && volatileObservationFields.includes(key)))
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([key, item]) => [key, canonical(item, depth + 1)] as const);
+    return Object.fromEntries(entries);
+  }
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
+  return value;
+}
+
+/** The canonical JSON text of an observation payload (what the hash is computed over). */
+export function canonicalObservationJson(data: unknown): string {
+  return JSON.stringify(canonical(data, 0)) ?? 'null';
+}
+
+/** Hex SHA-256 of the node id, observation type and canonical payload. */
+export function observationContentHash(nodeId: string, observation: DriverObservation): string {
+  return createHash('sha256')
+    .update(nodeId)
+    .update('\u0000')
+    .update(observation.type)
+    .update('\u0000')
+    .update(canonicalObservationJson(observation.data))
+    .digest('hex');
+}
+
+/**
+ * Which of `observations` differ from the last hashes seen for the node; returns those to append and the new
+ * hash map. `previous` is keyed by observation type and is not modified.
+ */
+export function changedObservations(
+  nodeId: string,
+  observations: readonly DriverObservation[],
+  previous: ReadonlyMap<string, string>,
+): { changed: DriverObservation[]; hashes: Map<string, string> } {
+  const hashes = new Map(previous);
+  const changed: DriverObservation[] = [];
+  for (const observation of observations) {
+    const hash = observationContentHash(nodeId, observation);
+    if (previous.get(observation.type) !== hash) changed.push(observation);
+    hashes.set(observation.type, hash);
+  }
+  return { changed, hashes };
+}

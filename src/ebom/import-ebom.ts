@@ -1,0 +1,71 @@
+/**
+ * An EBOM import: one decision. The file is parsed and every row validated first; if any row is bad, the
+ * problems are returned and nothing is appended. A good file becomes one `EbomImported` (stream
+ * `ebom-<importId>`) and one `NodeDeclared` per row (stream `node-<nodeId>`), all with the operator who asked.
+ *
+ * Event ids derive from the import id and the row, and the import id from the file's digest unless given, so
+ * running the same import again after an interruption completes it and writes nothing twice.
+ */
+import { createHash } from 'node:crypto';
+import type { ProposedEvent } from '../../events/index.js';
+import type { EventStore } from '../ledger/index.js';
+import { parseEbom, type EbomProblem } from './parse-ebom.js';
+
+export interface EbomImportRequest {
+  text: string;
+  format: 'csv' | 'json';
+  /** Where the file came from (a path or a URL), recorded on the import. */
+  source: string;
+  operatorId: string;
+  importId?: string;
+}
+
+export type EbomImportResult =
+  | { ok: true; importId: string; rows: number; sha256: string; positions: number[]; alreadyImported: boolean }
+  | { ok: false; problems: EbomProblem[] };
+
+/** A UUID (version 8, name-based) from a name: stable across runs, so retries are idempotent. */
+function nameUuid(name: string): string {
+  const hex = createHash('sha256').update(name).digest('hex');
+  const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+export async function importEbom(store: EventStore, request: EbomImportRequest): Promise<EbomImportResult> {
+  const parsed = parseEbom(request.text, request.format);
+  if (!parsed.ok) return parsed;
+  const sha256 = createHash('sha256').update(request.text).digest('hex');
+  const importId = request.importId ?? `ebom-${sha256.slice(0, 16)}`;
+  const actor = { kind: 'operator' as const, id: request.operatorId };
+  const imported: ProposedEvent = {
+    eventId: nameUuid(`${importId}/import`),
+    type: 'EbomImported',
+    data: { importId, source: request.source, rows: parsed.rows.length, sha256 },
+    actor,
+    correlationId: importId,
+  };
+  const header = await store.append(`ebom-${importId}`, [imported]);
+  // Concurrent appends share group commits: the rows land in as few transactions as the batch limit allows.
+  const results = await Promise.all(
+    parsed.rows.map(({ row }) =>
+      store.append(`node-${row.nodeId}`, [
+        {
+          eventId: nameUuid(`${importId}/${row.nodeId}`),
+          type: 'NodeDeclared',
+          data: { importId, declaration: row },
+          actor,
+          correlationId: importId,
+          causationId: imported.eventId,
+        },
+      ]),
+    ),
+  );
+  return {
+    ok: true,
+    importId,
+    rows: parsed.rows.length,
+    sha256,
+    positions: [...header.positions, ...results.flatMap((r) => r.positions)],
+    alreadyImported: header.idempotentReplay && results.every((r) => r.idempotentReplay),
+  };
+}

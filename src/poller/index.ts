@@ -1,0 +1,7 @@
+/** The per-target poll scheduler and poll-outcome recording. */
+export * from './poll-target.js';
+export * from './poll-policy.js';
+export * from './poller.js';
+export { RedfishVisitor, type Visitor, type VisitResult } from './redfish-visitor.js';
+export { OutcomeRecorder } from './outcome-recorder.js';
+export { outcomeOfError } from './visit-outcome.js';

@@ -1,0 +1,50 @@
+import type { PollWork } from './poll-target.js';
+
+/**
+ * How often and how hard the poller may touch a BMC. Defaults follow what BMCs tolerate: a light
+ * liveness check every minute, health every five, identity and inventory every half hour, the full
+ * firmware inventory (minutes on some models) every four hours.
+ */
+export interface PollPolicy {
+  /** Seconds between visits per kind of work; liveness defaults to the target's expected interval. */
+  intervals: Record<Exclude<PollWork, 'liveness'>, number>;
+  /** Per-request deadline. */
+  requestTimeoutMs: number;
+  /** Per-request deadline while reading the firmware inventory, which is slow on some models. */
+  firmwareTimeoutMs: number;
+  /** Sessions the poller may hold on one BMC at once when the target and the dialect say nothing. */
+  defaultSessionLimit: number;
+  /** Liveness checks in flight across the whole fleet. */
+  maxConcurrentVisits: number;
+  /** Heavy reads (health, inventory, firmware) in flight across the whole fleet. */
+  maxConcurrentReads: number;
+  /** Visits started per second across the fleet (token bucket). */
+  maxVisitsPerSecond: number;
+  /** Retries within one visit, only for errors that are retryable and not a sign of overload. */
+  maxRetries: number;
+  retryBaseMs: number;
+  /** Consecutive failed visits after which the circuit opens and the liveness check backs off. */
+  breakerThreshold: number;
+  /** The longest a failing BMC's liveness check is stretched to, as a multiple of its interval. */
+  maxBackoffFactor: number;
+  /** Random spread added to every due time, as a share of the interval. */
+  jitter: number;
+  /** How often outcomes are flushed as one event per site. */
+  flushIntervalMs: number;
+}
+
+export const defaultPollPolicy: PollPolicy = {
+  intervals: { health: 300, inventory: 1800, firmware: 4 * 3600 },
+  requestTimeoutMs: 10_000,
+  firmwareTimeoutMs: 180_000,
+  defaultSessionLimit: 2,
+  maxConcurrentVisits: 512,
+  maxConcurrentReads: 64,
+  maxVisitsPerSecond: 2000,
+  maxRetries: 2,
+  retryBaseMs: 500,
+  breakerThreshold: 10,
+  maxBackoffFactor: 8,
+  jitter: 0.05,
+  flushIntervalMs: 5000,
+};

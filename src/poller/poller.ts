@@ -1,0 +1,445 @@
+import { createHash } from 'node:crypto';
+import type { PollOutcomeKind, RecordedEvent } from '../../events/index.js';
+import { changedObservations } from '../drivers/index.js';
+import type { EventStore } from '../ledger/index.js';
+import { DueQueue } from './due-queue.js';
+import { OutcomeRecorder } from './outcome-recorder.js';
+import { defaultPollPolicy, type PollPolicy } from './poll-policy.js';
+import { pollWorks, type CredentialProvider, type PollTarget, type PollWork } from './poll-target.js';
+import { RedfishVisitor, type Visitor } from './redfish-visitor.js';
+import { latchesCredentials, outcomeOfError, retryWithinVisit } from './visit-outcome.js';
+
+export interface PollerOptions {
+  store: EventStore;
+  credentials: CredentialProvider;
+  policy?: Partial<PollPolicy>;
+  visitor?: Visitor;
+  /** Milliseconds since the epoch; injected so tests and replays control time. */
+  clock?: () => number;
+  random?: () => number;
+  log?: (message: string, fields?: Record<string, unknown>) => void;
+  /** Called for every recorded outcome (metrics, benchmarks). */
+  onOutcome?: (nodeId: string, work: PollWork, outcome: PollOutcomeKind, latencyMs: number, at: number) => void;
+}
+
+interface TargetState {
+  target: PollTarget;
+  /** Bumped on every reschedule; queue entries with an older seq are stale and skipped. */
+  seq: number;
+  due: Record<PollWork, number>;
+  neverContacted: boolean;
+  /** A liveness check in flight. */
+  checking: boolean;
+  /** A heavy visit (health, inventory, firmware) in flight. */
+  reading: boolean;
+  consecutiveFailures: number;
+  /** Consecutive visits answered with a session-limit refusal: each doubles the wait. */
+  sessionLimitStreak: number;
+  latch: { fingerprint: string } | null;
+  observationHashes: Map<string, string>;
+  maintenanceUntil: number;
+  lastContactAt: number | null;
+}
+
+export interface PollerStats {
+  targets: number;
+  visits: number;
+  visitsInFlight: number;
+  latched: number;
+  circuitOpen: number;
+  outcomes: Record<PollOutcomeKind, number>;
+  observationsAppended: number;
+  outcomeBytesAppended: number;
+  /** For each target contacted at least once, ms since its last successful contact (max and p99). */
+  sinceContactMaxMs: number;
+}
+
+/** A short digest that tells credential versions apart without revealing anything of the secret. */
+export function credentialFingerprint(credentialRef: string, version: string): string {
+  return createHash('sha256').update(`${credentialRef}\u0000${version}`).digest('hex').slice(0, 16);
+}
+
+/**
+ * The per-target poll scheduler (architecture decision 2). Guarantees:
+ * - one visit per BMC at a time, and a visit opens at most one session, so no BMC ever receives more
+ *   sessions from the poller than its limit (which is at least 1);
+ * - a failing BMC receives less traffic: no heavy work while it fails, no retry on timeouts or session
+ *   refusals, its liveness check stretched after `breakerThreshold` consecutive failures, and doubled
+ *   after each session-limit refusal;
+ * - an authentication failure latches the target: no further login until the credential changes or an
+ *   operator clears the latch (`LockoutLatchCleared`); the latch is recorded as `LockoutLatched`;
+ * - every visit's outcome is recorded (batched per site), observations only when their content changes;
+ * - never-contacted targets go first, then the most overdue; work is spread with jitter under a global
+ *   concurrency and rate budget.
+ */
+export class Poller {
+  readonly #states = new Map<string, TargetState>();
+  /** Liveness checks: never-contacted targets first, then by due time (most overdue first). */
+  readonly #fresh = new DueQueue();
+  readonly #queue = new DueQueue();
+  /** Heavy reads, by due time; a lane of their own so a slow firmware read never delays a liveness check. */
+  readonly #heavy = new DueQueue();
+  #heavyInFlight = 0;
+  readonly #policy: PollPolicy;
+  readonly #visitor: Visitor;
+  readonly #clock: () => number;
+  readonly #random: () => number;
+  readonly #recorder: OutcomeRecorder;
+  #inFlight = 0;
+  #visits = 0;
+  #observationsAppended = 0;
+  #tokens = 0;
+  #lastRefill = 0;
+  #timer: NodeJS.Timeout | null = null;
+  #flushTimer: NodeJS.Timeout | null = null;
+  #running = false;
+  readonly #pending = new Set<Promise<void>>();
+
+  constructor(private readonly options: PollerOptions) {
+    this.#policy = { ...defaultPollPolicy, ...options.policy, intervals: { ...defaultPollPolicy.intervals, ...options.policy?.intervals } };
+    this.#visitor = options.visitor ?? new RedfishVisitor();
+    this.#clock = options.clock ?? Date.now;
+    this.#random = options.random ?? Math.random;
+    this.#recorder = new OutcomeRecorder(options.store);
+  }
+
+  get policy(): PollPolicy {
+    return this.#policy;
+  }
+
+  /** Adds (or updates) a target while running; a new target is visited before any overdue one. */
+  addTarget(target: PollTarget, options: { spreadFirstVisit?: boolean } = {}): void {
+    const existing = this.#states.get(target.nodeId);
+    if (existing) {
+      existing.target = target;
+      return;
+    }
+    const now = this.#clock();
+    const interval = target.expectedIntervalS * 1000;
+    // Spread first contacts over one interval (a fleet registered at once is not a thundering herd) and
+    // heavy work over its own interval; liveness first.
+    const first = now + (options.spreadFirstVisit ? this.#random() * interval : 0);
+    const due = { liveness: first } as Record<PollWork, number>;
+    for (const work of pollWorks) {
+      if (work === 'liveness') continue;
+      due[work] = first + (options.spreadFirstVisit ? this.#random() * this.#policy.intervals[work] * 1000 : 0);
+    }
+    const state: TargetState = {
+      target,
+      seq: 0,
+      due,
+      neverContacted: true,
+      checking: false,
+      reading: false,
+      consecutiveFailures: 0,
+      sessionLimitStreak: 0,
+      latch: null,
+      observationHashes: new Map(),
+      maintenanceUntil: 0,
+      lastContactAt: null,
+    };
+    this.#states.set(target.nodeId, state);
+    this.#enqueue(state);
+  }
+
+  /** Stops polling a target (decommissioned); an in-flight visit finishes and is recorded. */
+  removeTarget(nodeId: string): void {
+    this.#states.delete(nodeId);
+  }
+
+  setMaintenance(nodeId: string, until: number): void {
+    const state = this.#states.get(nodeId);
+    if (state) state.maintenanceUntil = until;
+  }
+
+  /** An operator cleared the lockout latch: logins may be tried again at the next visit. */
+  clearLatch(nodeId: string): void {
+    const state = this.#states.get(nodeId);
+    if (!state) return;
+    state.latch = null;
+    state.due.liveness = Math.min(state.due.liveness, this.#clock());
+    this.#enqueue(state);
+  }
+
+  isLatched(nodeId: string): boolean {
+    return this.#states.get(nodeId)?.latch != null;
+  }
+
+  #enqueue(state: TargetState): void {
+    state.seq += 1;
+    (state.neverContacted ? this.#fresh : this.#queue).push(state.target.nodeId, state.due.liveness, state.seq);
+    // A failing or latched BMC gets no heavy work at all until it answers again.
+    if (state.consecutiveFailures === 0 && !state.latch && !state.neverContacted) {
+      this.#heavy.push(state.target.nodeId, Math.min(state.due.health, state.due.inventory, state.due.firmware), state.seq);
+    }
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#lastRefill = this.#clock();
+    this.#timer = setInterval(() => this.#dispatch(), 20);
+    this.#flushTimer = setInterval(() => void this.#recorder.flush(), this.#policy.flushIntervalMs);
+  }
+
+  /** Stops dispatching, waits for visits in flight, flushes outcomes. */
+  async stop(): Promise<void> {
+    this.#running = false;
+    if (this.#timer) clearInterval(this.#timer);
+    if (this.#flushTimer) clearInterval(this.#flushTimer);
+    await Promise.all([...this.#pending]);
+    await this.#recorder.flush();
+  }
+
+  flush(): Promise<void> {
+    return this.#recorder.flush();
+  }
+
+  #take(now: number): TargetState | undefined {
+    for (;;) {
+      const fresh = this.#fresh.peek();
+      const regular = this.#queue.peek();
+      const source = fresh && fresh.due <= now ? this.#fresh : regular && regular.due <= now ? this.#queue : null;
+      if (!source) return undefined;
+      const entry = source.pop()!;
+      const state = this.#states.get(entry.nodeId);
+      if (!state || state.seq !== entry.seq || state.checking) continue;
+      // Where the BMC has room for one session only, the check waits for the read (which re-enqueues it).
+      if (state.reading && (state.target.sessionLimit ?? this.#policy.defaultSessionLimit) < 2) continue;
+      return state;
+    }
+  }
+
+  #takeHeavy(now: number): TargetState | undefined {
+    for (;;) {
+      const entry = this.#heavy.peek();
+      if (!entry || entry.due > now) return undefined;
+      this.#heavy.pop();
+      const state = this.#states.get(entry.nodeId);
+      if (!state || state.seq !== entry.seq || state.reading || state.consecutiveFailures > 0 || state.latch) continue;
+      // A heavy read holds one session; it may overlap a liveness check only where the BMC has room for two.
+      if (state.checking && (state.target.sessionLimit ?? this.#policy.defaultSessionLimit) < 2) continue;
+      return state;
+    }
+  }
+
+  #dispatch(): void {
+    if (!this.#running) return;
+    const now = this.#clock();
+    this.#tokens = Math.min(this.#policy.maxVisitsPerSecond, this.#tokens + ((now - this.#lastRefill) / 1000) * this.#policy.maxVisitsPerSecond);
+    this.#lastRefill = now;
+    while (this.#inFlight < this.#policy.maxConcurrentVisits && this.#tokens >= 1) {
+      const state = this.#take(now);
+      if (!state) break;
+      this.#tokens -= 1;
+      this.#track(this.#check(state, now), state);
+    }
+    while (this.#heavyInFlight < this.#policy.maxConcurrentReads && this.#tokens >= 1) {
+      const state = this.#takeHeavy(now);
+      if (!state) break;
+      this.#tokens -= 1;
+      this.#track(this.#read(state, now), state);
+    }
+  }
+
+  #track(visit: Promise<void>, state: TargetState): void {
+    const guarded = visit.catch((error: unknown) => this.options.log?.('visit failed unexpectedly', { nodeId: state.target.nodeId, error: String(error) }));
+    this.#pending.add(guarded);
+    void guarded.finally(() => this.#pending.delete(guarded));
+  }
+
+  /** Heavy work due now, in one session, on a BMC that answers. Failures here do not count as misses. */
+  async #read(state: TargetState, now: number): Promise<void> {
+    const { target } = state;
+    const credential = this.options.credentials.get(target.credentialRef);
+    if (!credential) return;
+    const works = pollWorks.filter((w): w is Exclude<PollWork, 'liveness'> => w !== 'liveness' && state.due[w] <= now);
+    if (works.length === 0) return;
+    state.reading = true;
+    this.#heavyInFlight += 1;
+    this.#visits += 1;
+    try {
+      const sessionLimit = target.sessionLimit ?? this.#policy.defaultSessionLimit;
+      const result = await this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, sessionLimit });
+      const done = this.#clock();
+      const outcome: PollOutcomeKind = result.ok ? 'success' : outcomeOfError(result.error);
+      for (const work of works) this.#record(target, work, outcome, result.latencyMs, done);
+      if (!this.#states.has(target.nodeId)) return;
+      // Success or not, the next heavy read waits a full interval: a struggling BMC is not read harder.
+      for (const work of works) state.due[work] = done + this.#policy.intervals[work] * 1000 * (1 + this.#random() * this.#policy.jitter);
+      if (result.ok) {
+        state.lastContactAt = done;
+        if (result.observations.length > 0) await this.#appendObservations(state, result.observations, done);
+      } else if (latchesCredentials(result.error)) {
+        await this.#latch(state, credential, result.error, done);
+      }
+      this.#enqueue(state);
+    } finally {
+      state.reading = false;
+      this.#heavyInFlight -= 1;
+    }
+  }
+
+  /** The liveness check: one light authenticated request. Its outcome is what absence is measured by. */
+  async #check(state: TargetState, now: number): Promise<void> {
+    const { target } = state;
+    const interval = target.expectedIntervalS * 1000;
+    const jitter = (): number => (this.#random() * 2 - 1) * this.#policy.jitter * interval;
+    if (now < state.maintenanceUntil) {
+      state.due.liveness = now + interval + jitter();
+      this.#enqueue(state);
+      return;
+    }
+    const credential = this.options.credentials.get(target.credentialRef);
+    if (state.latch && credential && credentialFingerprint(target.credentialRef, credential.version) !== state.latch.fingerprint) {
+      state.latch = null; // the credential changed: logins may be tried again
+    }
+    if (state.latch || !credential) {
+      // No login with a latched (or missing) credential; the outcome is recorded so the gap is explained.
+      this.#record(target, 'liveness', 'latched', 0, now);
+      state.due.liveness = now + interval + jitter();
+      this.#enqueue(state);
+      return;
+    }
+    const works: PollWork[] = ['liveness'];
+    state.checking = true;
+    this.#inFlight += 1;
+    this.#visits += 1;
+    try {
+      const sessionLimit = target.sessionLimit ?? this.#policy.defaultSessionLimit;
+      let result = await this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, sessionLimit });
+      for (let attempt = 1; !result.ok && attempt <= this.#policy.maxRetries && retryWithinVisit(result.error); attempt += 1) {
+        await new Promise((resolve) => setTimeout(resolve, this.#policy.retryBaseMs * 2 ** (attempt - 1) * (0.5 + this.#random())));
+        result = await this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, sessionLimit });
+      }
+      const done = this.#clock();
+      const outcome: PollOutcomeKind = result.ok ? 'success' : outcomeOfError(result.error);
+      this.#record(target, 'liveness', outcome, result.latencyMs, done);
+      if (!this.#states.has(target.nodeId)) return; // decommissioned meanwhile
+      if (result.ok) {
+        state.neverContacted = false;
+        state.lastContactAt = done;
+        state.consecutiveFailures = 0;
+        state.sessionLimitStreak = 0;
+        // Due from the start of this check, so a check that took long does not stretch the period.
+        state.due.liveness = Math.max(done, now + interval + jitter());
+      } else {
+        state.consecutiveFailures += 1;
+        state.sessionLimitStreak = outcome === 'session-limit' ? state.sessionLimitStreak + 1 : 0;
+        if (latchesCredentials(result.error)) await this.#latch(state, credential, result.error, done);
+        state.due.liveness = Math.max(done, now + interval * this.#backoffFactor(state) + jitter());
+      }
+      this.#enqueue(state);
+    } finally {
+      state.checking = false;
+      this.#inFlight -= 1;
+    }
+  }
+
+  #record(target: PollTarget, work: PollWork, outcome: PollOutcomeKind, latencyMs: number, at: number): void {
+    this.#recorder.record(target.site, target.nodeId, work, outcome, latencyMs, at);
+    this.options.onOutcome?.(target.nodeId, work, outcome, latencyMs, at);
+  }
+
+  async #latch(state: TargetState, credential: { version: string }, error: unknown, at: number): Promise<void> {
+    const { target } = state;
+    state.latch = { fingerprint: credentialFingerprint(target.credentialRef, credential.version) };
+    await this.options.store
+      .append(`node-${target.nodeId}`, [
+        {
+          type: 'LockoutLatched',
+          data: { nodeId: target.nodeId, cause: (error as { code?: string }).code ?? 'DRIVER_AUTH', credentialFingerprint: state.latch.fingerprint, at: new Date(at).toISOString() },
+          actor: { kind: 'system', id: 'poller' },
+        },
+      ])
+      .catch((failure: unknown) => this.options.log?.('could not record a lockout latch', { nodeId: target.nodeId, error: String(failure) }));
+  }
+
+  /** 1 while the BMC answers; doubling per session refusal and per failure past the breaker threshold. */
+  #backoffFactor(state: TargetState): number {
+    const overBreaker = Math.max(0, state.consecutiveFailures - this.#policy.breakerThreshold + 1);
+    const exponent = overBreaker + state.sessionLimitStreak;
+    return Math.min(this.#policy.maxBackoffFactor, 2 ** exponent);
+  }
+
+  async #appendObservations(state: TargetState, observations: Parameters<typeof changedObservations>[1], at: number): Promise<void> {
+    const { changed, hashes } = changedObservations(state.target.nodeId, observations, state.observationHashes);
+    if (changed.length === 0) return;
+    try {
+      await this.options.store.append(
+        `node-${state.target.nodeId}`,
+        changed.map((observation) => ({ type: observation.type, data: observation.data, observedAt: new Date(at), actor: { kind: 'driver' as const, id: `redfish:${state.target.nodeId}` } })),
+      );
+      state.observationHashes = hashes; // only once stored, so a failed append is retried next visit
+      this.#observationsAppended += changed.length;
+    } catch (error) {
+      this.options.log?.('could not append observations', { nodeId: state.target.nodeId, error: String(error) });
+    }
+  }
+
+  stats(): PollerStats {
+    const now = this.#clock();
+    let latched = 0;
+    let circuitOpen = 0;
+    let sinceContactMaxMs = 0;
+    for (const state of this.#states.values()) {
+      if (state.latch) latched += 1;
+      if (state.consecutiveFailures >= this.#policy.breakerThreshold) circuitOpen += 1;
+      if (state.lastContactAt !== null) sinceContactMaxMs = Math.max(sinceContactMaxMs, now - state.lastContactAt);
+    }
+    return {
+      targets: this.#states.size,
+      visits: this.#visits,
+      visitsInFlight: this.#inFlight + this.#heavyInFlight,
+      latched,
+      circuitOpen,
+      outcomes: { ...this.#recorder.counts },
+      observationsAppended: this.#observationsAppended,
+      outcomeBytesAppended: this.#recorder.bytesAppended,
+      sinceContactMaxMs,
+    };
+  }
+
+  /**
+   * Keeps the target list in step with the log: registrations, decommissions, maintenance windows,
+   * latches and their clearing, from `fromPosition` on. Resolves when `signal` aborts.
+   */
+  followIntents(signal: AbortSignal, fromPosition = 1): Promise<void> {
+    return this.options.store.follow(
+      { fromPosition, types: ['NodeRegistered', 'NodeDecommissioned', 'MaintenanceWindowSet', 'LockoutLatched', 'LockoutLatchCleared'] },
+      (batch) => {
+        for (const event of batch.events) this.#applyIntent(event);
+      },
+      signal,
+    );
+  }
+
+  #applyIntent(event: RecordedEvent): void {
+    const data = event.data as Record<string, unknown> & { nodeId: string };
+    switch (event.type) {
+      case 'NodeRegistered': {
+        const bmc = data.bmc as { protocol: string; address: string; credentialRef: string; sessionLimit?: number };
+        if (bmc.protocol !== 'redfish') return;
+        this.addTarget(
+          { nodeId: data.nodeId, site: String(data.site), rack: String(data.rack), baseUrl: bmc.address, credentialRef: bmc.credentialRef, sessionLimit: bmc.sessionLimit, expectedIntervalS: Number(data.expectedIntervalS ?? 60) },
+          { spreadFirstVisit: true },
+        );
+        return;
+      }
+      case 'NodeDecommissioned':
+        this.removeTarget(data.nodeId);
+        return;
+      case 'MaintenanceWindowSet':
+        this.setMaintenance(data.nodeId, Date.parse(String(data.until)));
+        return;
+      case 'LockoutLatched': {
+        const state = this.#states.get(data.nodeId);
+        if (state) state.latch = { fingerprint: String(data.credentialFingerprint) };
+        return;
+      }
+      case 'LockoutLatchCleared':
+        this.clearLatch(data.nodeId);
+        return;
+    }
+  }
+}

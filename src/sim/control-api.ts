@@ -1,0 +1,60 @@
+/**
+ * The control API on the simulator's control URL:
+ * `GET /sim/stats` (fleet aggregate; `?bmc=<id>[,<id>...]` or `?bmc=*` for per-BMC detail), `GET /sim/fleet`,
+ * `GET /sim/firmware`, `GET /sim/faults`, `POST /sim/faults` (inject), `DELETE /sim/faults/<id>` (end early).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { SimError, controlStatus } from './errors.ts';
+import type { Simulator } from './simulator.ts';
+
+export async function handleControlRequest(simulator: Simulator, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const url = new URL(request.url ?? '/', 'http://control');
+  const method = request.method ?? 'GET';
+  const reply = (status: number, body: unknown): void => {
+    response.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
+  };
+  try {
+    if (method === 'GET' && url.pathname === '/sim/stats') {
+      const wanted = url.searchParams.get('bmc');
+      if (wanted === null) return reply(200, simulator.stats());
+      const ids = wanted === '*' ? simulator.bmcs.map((bmc) => bmc.id) : wanted.split(',');
+      const detail = ids.map((id) => {
+        const stats = simulator.bmcStats(id);
+        if (!stats) throw new SimError('SIM_UNKNOWN_TARGET', `no BMC with id ${id}`, { field: 'bmc', id });
+        return stats;
+      });
+      return reply(200, { ...simulator.stats(), detail });
+    }
+    if (method === 'GET' && url.pathname === '/sim/fleet') {
+      return reply(200, { controlUrl: simulator.controlUrl, addressing: simulator.addressing, bmcs: simulator.fleet() });
+    }
+    if (method === 'GET' && url.pathname === '/sim/firmware') return reply(200, { fixtures: simulator.firmwareCatalogue() });
+    if (method === 'GET' && url.pathname === '/sim/faults') return reply(200, { faults: simulator.faults() });
+    if (method === 'POST' && url.pathname === '/sim/faults') {
+      let body: unknown;
+      try {
+        body = JSON.parse(await readText(request));
+      } catch {
+        throw new SimError('SIM_FAULT_INVALID', 'fault is invalid: (root): body is not JSON');
+      }
+      return reply(201, { fault: simulator.injectFault(body as never) });
+    }
+    const clear = /^\/sim\/faults\/([^/]+)$/.exec(url.pathname);
+    if (method === 'DELETE' && clear) {
+      const id = clear[1] ?? '';
+      if (!simulator.clearFault(id)) throw new SimError('SIM_UNKNOWN_TARGET', `no active fault ${id}`, { field: 'id', id });
+      response.writeHead(204).end();
+      return;
+    }
+    throw new SimError('SIM_NOT_FOUND', `no control endpoint ${method} ${url.pathname}`, { method, path: url.pathname });
+  } catch (error) {
+    if (error instanceof SimError) return reply(controlStatus(error.code), { code: error.code, message: error.message, data: error.data });
+    throw error;
+  }
+}
+
+async function readText(request: IncomingMessage): Promise<string> {
+  let text = '';
+  for await (const chunk of request) text += String(chunk);
+  return text;
+}

@@ -1,0 +1,21 @@
+/**
+ * The fleet simulator's public surface: start a simulated fleet of BMCs served from real captures, load and
+ * validate scenarios, and the types a poller, a benchmark or a test needs to drive it.
+ */
+export { startSimulator } from './simulator.ts';
+export type { CaptureSummary, FirmwareCatalogueEntry, SimBmcInfo, Simulator, SimulatorOptions } from './simulator.ts';
+export { loadScenario, parseScenario, scenarioSchema } from './scenario.ts';
+export type { Scenario, ScenarioInput } from './scenario.ts';
+export { FAULT_KINDS, parseFaultSpec } from './fault-spec.ts';
+export type { FaultKind, FaultSpec, FaultSpecInput, FaultTarget } from './fault-spec.ts';
+export type { ActiveFault } from './fault-engine.ts';
+export { scaledClock } from './clock.ts';
+export type { SimClock } from './clock.ts';
+export { DEFAULT_BEHAVIOUR } from './behaviour.ts';
+export type { SimBehaviour } from './behaviour.ts';
+export type { Addressing, AddressingChoice } from './addressing.ts';
+export type { BmcStats, FleetStats } from './stats.ts';
+export { SIM_ERROR_CODES, SimError, controlStatus } from './errors.ts';
+export type { SimErrorCode } from './errors.ts';
+export { fixturesDir } from './fixtures-dir.ts';
+export type { VendorFamily } from './vendor-profile.ts';

@@ -1,0 +1,374 @@
+/**
+ * The fleet simulator: builds the BMCs of a scenario from shared captures, serves each over real HTTP on
+ * loopback, and exposes the control API (`/sim/stats`, `/sim/fleet`, `/sim/faults`, `/sim/firmware`).
+ */
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
+import { chooseAddressing, loopbackAddress, type Addressing, type AddressingChoice } from './addressing.ts';
+import { DEFAULT_BEHAVIOUR, type SimBehaviour } from './behaviour.ts';
+import { loadCapture, type Capture } from './capture.ts';
+import { scaledClock, type SimClock } from './clock.ts';
+import { handleControlRequest } from './control-api.ts';
+import { SimError, controlStatus, type SimErrorCode } from './errors.ts';
+import { FaultEngine, type ActiveFault } from './fault-engine.ts';
+import { parseFaultSpec, type FaultSpecInput } from './fault-spec.ts';
+import { mockupDir } from './fixtures-dir.ts';
+import { planFleet } from './fleet-plan.ts';
+import { fnv1a, seededRandom } from './random.ts';
+import { answerBmcRequest, type ServiceContext } from './redfish-service.ts';
+import { parseScenario, type Scenario } from './scenario.ts';
+import { SimBmc } from './sim-bmc.ts';
+import { bmcStats, fleetStats, type BmcStats, type FleetStats } from './stats.ts';
+import { familyOf, profileFor, type FirmwareRevision, type VendorFamily, type VendorProfile } from './vendor-profile.ts';
+
+export interface SimulatorOptions {
+  /** A validated scenario (`loadScenario` or `parseScenario`); without one, `bmcs` and `mockups` describe the fleet. */
+  scenario?: Scenario;
+  /** Fleet size when there is no scenario (default 10). */
+  bmcs?: number;
+  /** Capture folder names under `fixtures/redfish/` or paths to Mockup-Creator folders, mixed evenly (default: all eight). */
+  mockups?: string[];
+  /** Port for every BMC and the control API; 0 picks a free one (default: the scenario's, else 0). */
+  port?: number;
+  addressing?: AddressingChoice;
+  /** The clock; defaults to one running `clockFactor` times faster than the wall clock. */
+  clock?: SimClock;
+  clockFactor?: number;
+  seed?: number;
+  behaviour?: Partial<SimBehaviour>;
+}
+
+/** One BMC as the poller and the EBOM generator see it. Credentials are simulator-only fakes. */
+export interface SimBmcInfo {
+  id: string;
+  baseUrl: string;
+  username: string;
+  password: string;
+  vendor: VendorFamily;
+  fixture: string;
+  model: string | undefined;
+  firmware: string;
+  firmwareStale: boolean;
+  /** False for the units nobody has a record of: leave them out of the EBOM. */
+  recorded: boolean;
+  sessionLimit: number;
+  site: string;
+  rack: string;
+  pdu: string;
+  tor: string;
+  cdu: string;
+}
+
+export interface FirmwareCatalogueEntry {
+  fixture: string;
+  vendor: VendorFamily;
+  revisions: Array<FirmwareRevision & { imageUri: string }>;
+}
+
+export interface CaptureSummary {
+  fixture: string;
+  resources: number;
+  /** Bytes of the shared compact JSON bodies. */
+  bytes: number;
+  bmcs: number;
+}
+
+export interface Simulator {
+  controlUrl: string;
+  addressing: Addressing;
+  clock: SimClock;
+  /** The fleet as started (credentials as they were at start). */
+  bmcs: SimBmcInfo[];
+  /** The fleet now (current credentials and firmware). */
+  fleet(): SimBmcInfo[];
+  stats(): FleetStats;
+  bmcStats(id: string): BmcStats | undefined;
+  injectFault(spec: FaultSpecInput | (Omit<FaultSpecInput, 'fault'> & { kind: FaultSpecInput['fault'] })): ActiveFault;
+  clearFault(id: string): boolean;
+  faults(): ActiveFault[];
+  firmwareCatalogue(): FirmwareCatalogueEntry[];
+  /** The capture trees loaded, each shared by all the BMCs built from it. */
+  captures(): CaptureSummary[];
+  close(): Promise<void>;
+}
+
+const ALL_MOCKUPS = ['dell', 'dell_multi_dpu', 'hpe', 'supermicro', 'nvidia_gb200', 'nvidia_gh200', 'nvidia_gbswitch', 'nvidia_dpu'];
+
+function scenarioOf(options: SimulatorOptions): Scenario {
+  if (options.scenario) return options.scenario;
+  const mockups = options.mockups?.length ? options.mockups : ALL_MOCKUPS;
+  return parseScenario({
+    name: 'ad-hoc',
+    fleet: { bmcs: options.bmcs ?? 10, mix: mockups.map((fixture) => ({ fixture, share: 1 })) },
+  });
+}
+
+/** Starts the simulator; resolves once every BMC is listening. */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const scenario = scenarioOf(options);
+  const seed = options.seed ?? scenario.seed;
+  const clock = options.clock ?? scaledClock(options.clockFactor ?? scenario.clockFactor);
+  const fromScenario = scenario.behaviour;
+  const behaviour: SimBehaviour = {
+    ...DEFAULT_BEHAVIOUR,
+    ...definedOnly({
+      overloadAfterMs: fromScenario.overloadAfter,
+      resetDarkMs: fromScenario.resetDark,
+      sessionIdleTimeoutMs: fromScenario.sessionIdleTimeout,
+      lockoutThreshold: fromScenario.lockoutThreshold,
+      lockoutMs: fromScenario.lockoutDuration,
+      firmwareUpdateMs: fromScenario.firmwareUpdateDuration,
+      firmwareFailureRate: fromScenario.firmwareFailureRate,
+      darkMode: fromScenario.darkMode,
+      latencyScale: fromScenario.latencyScale,
+    }),
+    ...definedOnly(options.behaviour ?? {}),
+  };
+
+  // One parsed tree per capture folder, shared by every BMC (and every mix entry) built from it.
+  const captures = new Map<string, Capture>();
+  const captureOf = (fixture: string): Capture => {
+    const dir = mockupDir(fixture);
+    let capture = captures.get(dir);
+    if (!capture) {
+      capture = loadCapture(dir, fixture.includes('/') ? undefined : fixture);
+      captures.set(dir, capture);
+    }
+    return capture;
+  };
+  const mixCaptures = scenario.fleet.mix.map((entry) => captureOf(entry.fixture));
+  const profiles: VendorProfile[] = scenario.fleet.mix.map((entry, i) =>
+    profileFor(
+      mixCaptures[i] as Capture,
+      definedOnly({
+        sessionLimit: entry.sessionLimit,
+        firmwareMix: entry.firmware,
+        slowResources: entry.slowResources?.map((slow) => ({ pattern: slow.pattern, latencyMs: slow.latency })),
+      }),
+    ),
+  );
+  const plan = planFleet(scenario, profiles.map((profile) => profile.firmwareMix));
+  const addressing = chooseAddressing(options.addressing ?? scenario.addressing, plan.bmcs.length);
+
+  const bmcs: SimBmc[] = plan.bmcs.map((planned) => {
+    const capture = mixCaptures[planned.fixture] as Capture;
+    const profile = profiles[planned.fixture] as VendorProfile;
+    return new SimBmc({
+      id: planned.id,
+      index: planned.index,
+      capture,
+      profile,
+      placement: planned.placement,
+      username: defaultUser(profile.family),
+      password: `sim-${fnv1a(`${seed}:password:${planned.index}`).toString(36)}`,
+      firmware: planned.firmware?.version ?? capture.firmwareVersion ?? 'unknown',
+      firmwareStale: planned.firmware?.stale ?? false,
+      recorded: planned.recorded,
+      address: addressing === 'path-prefix' ? undefined : loopbackAddress(planned.index),
+    });
+  });
+  const byAddress = new Map<string, SimBmc>();
+  const byId = new Map<string, SimBmc>();
+  for (const bmc of bmcs) {
+    byId.set(bmc.id, bmc);
+    if (bmc.address) byAddress.set(bmc.address, bmc);
+  }
+
+  const random = seededRandom(seed ^ 0x5eed);
+  const service: ServiceContext = { clock, behaviour, seed, random };
+  const faults = new FaultEngine({ clock, behaviour, bmcs, seed });
+  let eventsFired = 0;
+
+  const dispatch = (request: IncomingMessage, response: ServerResponse): void => {
+    const url = request.url ?? '/';
+    const bmc = byAddress.get(request.socket.localAddress ?? '');
+    if (bmc) return void answerBmcRequest(service, bmc, request, response, url).catch((error: unknown) => fail(response, error));
+    const prefixed = /^\/bmc\/([^/?]+)(.*)$/.exec(url);
+    if (prefixed) {
+      const target = byId.get(prefixed[1] ?? '');
+      if (target) return void answerBmcRequest(service, target, request, response, prefixed[2] || '/').catch((error: unknown) => fail(response, error));
+    }
+    void handleControlRequest(simulator, request, response).catch((error: unknown) => fail(response, error));
+  };
+
+  const http = createHttpServer({ keepAliveTimeout: 5_000, requestTimeout: 0 }, dispatch);
+  const sockets = new Set<Socket>();
+  const adopt = (socket: Socket): void => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    http.emit('connection', socket);
+  };
+  const listeners: NetServer[] = [];
+  const listen = (host: string, port: number, filter?: (socket: Socket) => boolean): Promise<NetServer> =>
+    new Promise((resolve, reject) => {
+      const server = createNetServer((socket) => (filter && !filter(socket) ? socket.destroy() : adopt(socket)));
+      server.once('error', reject);
+      server.listen({ host, port, backlog: 511 }, () => {
+        server.off('error', reject);
+        listeners.push(server);
+        resolve(server);
+      });
+    });
+
+  const requestedPort = options.port ?? scenario.port ?? 0;
+  let port: number;
+  try {
+    if (addressing === 'wildcard') {
+      const server = await listen('0.0.0.0', requestedPort, (socket) => (socket.remoteAddress ?? '').replace(/^::ffff:/, '').startsWith('127.'));
+      port = (server.address() as { port: number }).port;
+    } else {
+      const control = await listen('127.0.0.1', requestedPort);
+      port = (control.address() as { port: number }).port;
+      if (addressing === 'per-address') {
+        // In batches, so 20,000 listens do not all wait on the event loop at once.
+        for (let at = 0; at < bmcs.length; at += 512) {
+          await Promise.all(bmcs.slice(at, at + 512).map((bmc) => listen(bmc.address as string, port)));
+        }
+      }
+    }
+  } catch (error) {
+    await Promise.all(listeners.map((server) => new Promise((resolve) => server.close(resolve))));
+    throw new SimError('SIM_ADDRESSING_UNAVAILABLE', `cannot listen for ${addressing} addressing on port ${requestedPort}: ${(error as Error).message}`, {
+      addressing,
+      port: requestedPort,
+    });
+  }
+
+  const controlUrl = `http://127.0.0.1:${port}`;
+  for (const bmc of bmcs) {
+    if (addressing === 'path-prefix') {
+      bmc.linkPrefix = `/bmc/${bmc.id}`;
+      bmc.baseUrl = `${controlUrl}${bmc.linkPrefix}`;
+    } else {
+      bmc.baseUrl = `http://${bmc.address}:${port}`;
+    }
+  }
+
+  const info = (bmc: SimBmc): SimBmcInfo => ({
+    id: bmc.id,
+    baseUrl: bmc.baseUrl,
+    username: bmc.username,
+    password: bmc.password,
+    vendor: familyOf(bmc.capture),
+    fixture: bmc.capture.name,
+    model: bmc.capture.product,
+    firmware: bmc.firmware,
+    firmwareStale: bmc.firmwareStale,
+    recorded: bmc.recorded,
+    sessionLimit: bmc.profile.sessionLimit,
+    ...bmc.placement,
+  });
+
+  const timers: Array<{ cancel(): void }> = [];
+  for (const event of scenario.events) {
+    const { at, ...spec } = event;
+    faults.resolve(spec.target); // a scenario naming a rack or PDU that does not exist fails at start, not at 120 s
+    timers.push(
+      clock.schedule(at, () => {
+        eventsFired++;
+        faults.inject(spec);
+      }),
+    );
+  }
+
+  // Random faults: exponential gaps (a Poisson process), each occurrence on one BMC drawn from the target.
+  const chaos = seededRandom(seed ^ 0xc4a05);
+  scenario.randomFaults.forEach((random) => {
+    const { every, target, ...spec } = random;
+    const candidates = faults.resolve(target ?? { all: true });
+    const slot = timers.length;
+    const next = (): void => {
+      const gap = -Math.log(1 - chaos()) * every;
+      // One pending timer per random fault, replaced at each occurrence.
+      timers[slot] = clock.schedule(gap, () => {
+        const victim = candidates[Math.floor(chaos() * candidates.length)];
+        if (victim) {
+          eventsFired++;
+          faults.inject({ ...spec, target: { bmc: [victim.id] } });
+        }
+        next();
+      });
+    };
+    next();
+  });
+
+  let closed = false;
+  const simulator: Simulator = {
+    controlUrl,
+    addressing,
+    clock,
+    bmcs: bmcs.map(info),
+    fleet: () => bmcs.map(info),
+    stats: () => fleetStats(bmcs, clock.now(), behaviour, faults.list().length, eventsFired),
+    bmcStats: (id) => {
+      const bmc = byId.get(id);
+      return bmc ? bmcStats(bmc, clock.now(), behaviour) : undefined;
+    },
+    injectFault: (input) => {
+      const { kind, ...rest } = input as { kind?: unknown } & Record<string, unknown>;
+      return faults.inject(parseFaultSpec(kind !== undefined && rest['fault'] === undefined ? { ...rest, fault: kind } : input));
+    },
+    clearFault: (id) => faults.clear(id),
+    faults: () => faults.list(),
+    firmwareCatalogue: () =>
+      scenario.fleet.mix.map((entry, i) => ({
+        fixture: entry.fixture,
+        vendor: (profiles[i] as VendorProfile).family,
+        revisions: (profiles[i] as VendorProfile).firmwareMix.map((revision) => ({
+          ...revision,
+          imageUri: `http://firmware.sim.invalid/${encodeURIComponent(entry.fixture)}/${revision.version}.bin`,
+        })),
+      })),
+    captures: () =>
+      [...captures.values()].map((capture) => ({
+        fixture: capture.name,
+        resources: capture.resources.size,
+        bytes: capture.bytes,
+        bmcs: bmcs.filter((bmc) => bmc.capture === capture).length,
+      })),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      for (const timer of timers) timer.cancel();
+      faults.clearAll();
+      // A net.Server reports closed only once its connections are gone, so drop them first.
+      const closing = Promise.all(listeners.map((server) => new Promise((resolve) => server.close(resolve))));
+      for (const socket of sockets) socket.destroy();
+      for (const bmc of bmcs) bmc.held?.clear();
+      await closing;
+      http.close();
+    },
+  };
+  return simulator;
+}
+
+function defaultUser(family: VendorFamily): string {
+  switch (family) {
+    case 'hpe':
+      return 'Administrator';
+    case 'supermicro':
+      return 'ADMIN';
+    case 'dell':
+    case 'openbmc':
+    case 'unknown':
+      return 'root';
+    default: {
+      const unreachable: never = family;
+      return unreachable;
+    }
+  }
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;
+}
+
+function fail(response: ServerResponse, error: unknown): void {
+  if (response.headersSent) {
+    response.destroy();
+    return;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  const code: SimErrorCode = 'SIM_INTERNAL';
+  response.writeHead(controlStatus(code), { 'Content-Type': 'application/json' }).end(JSON.stringify({ code, message }));
+}

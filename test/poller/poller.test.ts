@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DriverError } from '../../src/drivers/index.js';
+import { EventStore } from '../../src/ledger/index.js';
+import { Poller, type Credential, type PollTarget, type PollWork, type Visitor, type VisitResult } from '../../src/poller/index.js';
+import { backends, freshDatabase } from '../support/backends.js';
+
+/** A fake fleet: per node, a behaviour; counts visits and concurrent visits per node. */
+class ScriptedVisitor implements Visitor {
+  visits = new Map<string, number>();
+  concurrent = new Map<string, number>();
+  peak = new Map<string, number>();
+  logins: Array<{ nodeId: string; password: string }> = [];
+  constructor(private readonly behaviour: (nodeId: string, credential: Credential, works: readonly PollWork[]) => 'ok' | DriverError) {}
+  async visit(target: PollTarget, credential: Credential, works: readonly PollWork[]): Promise<VisitResult> {
+    this.visits.set(target.nodeId, (this.visits.get(target.nodeId) ?? 0) + 1);
+    const now = (this.concurrent.get(target.nodeId) ?? 0) + 1;
+    this.concurrent.set(target.nodeId, now);
+    this.peak.set(target.nodeId, Math.max(this.peak.get(target.nodeId) ?? 0, now));
+    this.logins.push({ nodeId: target.nodeId, password: credential.password });
+    await new Promise((r) => setTimeout(r, works.length > 1 || works[0] !== 'liveness' ? 120 : 5));
+    this.concurrent.set(target.nodeId, (this.concurrent.get(target.nodeId) ?? 1) - 1);
+    const verdict = this.behaviour(target.nodeId, credential, works);
+    return verdict === 'ok' ? { ok: true, latencyMs: 5, observations: [] } : { ok: false, latencyMs: 5, observations: [], error: verdict };
+  }
+}
+
+const target = (nodeId: string, intervalS = 0.2): PollTarget => ({ nodeId, site: 'dc1', rack: 'r1', baseUrl: `http://${nodeId}`, credentialRef: `cred-${nodeId}`, sessionLimit: 4, expectedIntervalS: intervalS });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('the per-target poll scheduler', () => {
+  let store: EventStore;
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    const db = await freshDatabase(backends()[0]!.adminUrl!);
+    drop = db.drop;
+    store = await EventStore.open({ connectionString: db.url });
+  });
+  afterAll(async () => {
+    await store.close();
+    await drop();
+  });
+
+  it('a failing BMC receives less traffic than a healthy one, never more', async () => {
+    const visitor = new ScriptedVisitor((nodeId) => (nodeId === 'sick' ? new DriverError('DRIVER_TIMEOUT', 'deadline passed', {}) : 'ok'));
+    const poller = new Poller({ store, visitor, credentials: { get: () => ({ username: 'u', password: 'p', version: '1' }) }, policy: { breakerThreshold: 3, maxBackoffFactor: 8, jitter: 0, intervals: { health: 0.3, inventory: 0.3, firmware: 0.3 } } });
+    poller.addTarget(target('sick', 0.1));
+    poller.addTarget(target('well', 0.1));
+    poller.start();
+    await sleep(3000);
+    await poller.stop();
+    const sick = visitor.visits.get('sick') ?? 0;
+    const well = visitor.visits.get('well') ?? 0;
+    expect(sick).toBeGreaterThan(3);
+    expect(sick).toBeLessThan(well / 2);
+  });
+
+  it('a BMC never has more visits in flight than one check and one read, within its session limit', async () => {
+    const visitor = new ScriptedVisitor(() => 'ok');
+    const poller = new Poller({ store, visitor, credentials: { get: () => ({ username: 'u', password: 'p', version: '1' }) }, policy: { jitter: 0, intervals: { health: 0.05, inventory: 0.05, firmware: 0.05 } } });
+    for (let i = 0; i < 20; i += 1) poller.addTarget({ ...target(`n${i}`, 0.05), sessionLimit: i % 2 === 0 ? 1 : 4 });
+    poller.start();
+    await sleep(2500);
+    await poller.stop();
+    for (let i = 0; i < 20; i += 1) expect(visitor.peak.get(`n${i}`), `n${i}`).toBeLessThanOrEqual(i % 2 === 0 ? 1 : 2);
+  });
+
+  it('an authentication failure latches the BMC: no further login until the credential changes, and the latch is recorded', async () => {
+    let version = '1';
+    const nodeId = `latch-${randomUUID().slice(0, 6)}`;
+    const visitor = new ScriptedVisitor((_, credential) => (credential.version === '1' ? new DriverError('DRIVER_AUTH', 'credentials refused', { status: 401 }) : 'ok'));
+    const poller = new Poller({ store, visitor, credentials: { get: () => ({ username: 'u', password: `secret-${version}`, version }) }, policy: { jitter: 0 } });
+    poller.addTarget(target(nodeId, 0.1));
+    poller.start();
+    await sleep(1500);
+    expect(visitor.logins.filter((l) => l.nodeId === nodeId)).toHaveLength(1);
+    expect(poller.isLatched(nodeId)).toBe(true);
+    const events = await store.readStream(`node-${nodeId}`);
+    expect(events.map((e) => e.type)).toEqual(['LockoutLatched']);
+    expect(JSON.stringify(events[0]!.data)).not.toContain('secret');
+    version = '2';
+    await sleep(600);
+    await poller.stop();
+    expect(poller.isLatched(nodeId)).toBe(false);
+    expect(visitor.logins.filter((l) => l.nodeId === nodeId).length).toBeGreaterThan(1);
+  });
+
+  it('an operator clearing the latch allows logins again', async () => {
+    const nodeId = `clear-${randomUUID().slice(0, 6)}`;
+    let refuse = true;
+    const visitor = new ScriptedVisitor(() => (refuse ? new DriverError('DRIVER_PASSWORD_CHANGE_REQUIRED', 'change it', { status: 403 }) : 'ok'));
+    const poller = new Poller({ store, visitor, credentials: { get: () => ({ username: 'u', password: 'p', version: '1' }) } });
+    const abort = new AbortController();
+    const head = (await store.head()).position;
+    const following = poller.followIntents(abort.signal, head + 1);
+    poller.start();
+    await store.append(`node-${nodeId}`, [{ type: 'NodeRegistered', data: { nodeId, site: 'dc1', rack: 'r1', bmc: { protocol: 'redfish', address: 'http://bmc', credentialRef: 'c' }, expectedIntervalS: 1 }, actor: { kind: 'operator', id: 'alice' } }]);
+    await sleep(2500);
+    expect(poller.isLatched(nodeId)).toBe(true);
+    refuse = false;
+    await store.append(`node-${nodeId}`, [{ type: 'LockoutLatchCleared', data: { nodeId, reason: 'password reset on the BMC' }, actor: { kind: 'operator', id: 'alice' } }]);
+    await sleep(1500);
+    expect(poller.isLatched(nodeId)).toBe(false);
+    await store.append(`node-${nodeId}`, [{ type: 'NodeDecommissioned', data: { nodeId, reason: 'returned to vendor' }, actor: { kind: 'operator', id: 'alice' } }]);
+    await sleep(500);
+    const visits = visitor.visits.get(nodeId) ?? 0;
+    await sleep(1500);
+    expect(visitor.visits.get(nodeId)).toBe(visits);
+    abort.abort();
+    await following;
+    await poller.stop();
+  });
+
+  it('every outcome is recorded in one columnar batch per site', async () => {
+    const visitor = new ScriptedVisitor((nodeId) => (nodeId.endsWith('x') ? new DriverError('DRIVER_SESSION_LIMIT', 'RAC0218', { status: 503 }) : 'ok'));
+    const site = `site${randomUUID().slice(0, 6)}`;
+    const poller = new Poller({ store, visitor, credentials: { get: () => ({ username: 'u', password: 'p', version: '1' }) }, policy: { flushIntervalMs: 100000 } });
+    poller.addTarget({ ...target('a-ok', 10), site });
+    poller.addTarget({ ...target('b-x', 10), site });
+    poller.start();
+    await sleep(300);
+    await poller.stop();
+    const [batch] = await store.readStream(`polls-${site}`);
+    expect(batch!.data).toMatchObject({ site, nodeIds: expect.arrayContaining(['a-ok', 'b-x']) });
+    const data = batch!.data as { nodeIds: string[]; outcomes: string[] };
+    expect(data.outcomes[data.nodeIds.indexOf('b-x')]).toBe('session-limit');
+    expect(data.outcomes[data.nodeIds.indexOf('a-ok')]).toBe('success');
+  });
+});

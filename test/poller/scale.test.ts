@@ -1,0 +1,42 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runScale, type ScaleRunResult } from '../../bench/support/scale-run.js';
+import { backends, freshDatabase } from '../support/backends.js';
+
+/**
+ * The 500-BMC version of `npm run bench:scale`: the simulator in its own process over real HTTP, the
+ * scheduler at a 5 s interval, 20 BMCs made dark at 10 s and 10 flapping (answering at least once in
+ * every five polls). The same invariants as the 25,000-BMC run.
+ */
+describe('the scheduler at 500 BMCs and a 5 s interval', () => {
+  let result: ScaleRunResult;
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    const db = await freshDatabase(backends()[0]!.adminUrl!);
+    drop = db.drop;
+    result = await runScale({ bmcs: 500, intervalS: 5, durationS: 75, darkAtS: 10, darkCount: 20, flapCount: 10, naive: false, connectionString: db.url });
+  }, 240_000);
+  afterAll(async () => drop?.());
+
+  it('no BMC is ever refused a session and none is knocked over', () => {
+    expect(result.session_limit_violations).toBe(0);
+    expect(result.bmc_resets).toBe(0);
+  });
+
+  it('every answering BMC is contacted within each interval', () => {
+    expect(result.first_sweep_s).toBeLessThanOrEqual(5 * 1.1 + 1);
+    expect(result.contact_gap_max_s).toBeLessThanOrEqual(5 * 1.1 + 1.5);
+  });
+
+  it('a BMC gone dark is detected within ten intervals plus one', () => {
+    expect(result.dark_detected).toBe(20);
+    expect(result.dark_detect_latency_p99_s!).toBeLessThanOrEqual(10 * 5 + 5);
+  });
+
+  it('a BMC that flaps but answers once in five polls raises no dark alarm', () => {
+    expect(result.false_dark_alarms).toBe(0);
+  });
+
+  it('every poll outcome is recorded in the ledger', () => {
+    expect(result.outcome_bytes_per_node_day).toBeGreaterThan(0);
+  });
+});
