@@ -2,8 +2,8 @@
  * The alarms projection: one `alarms` table for every alarm the fleet raises, open or closed, with who
  * acknowledged it. It re-derives what it needs from the log with the same pure functions as the other
  * projections (a projection never reads another's tables: each can be rebuilt alone):
- * - node dark: `evolveLiveness` (sustained misses, hysteresis on recovery);
- * - root cause: `onNodeDark` / `onNodeBack` over the declared topology, folding node alarms under it;
+ * - node dark: `advanceLiveness` (sustained misses, hysteresis on recovery);
+ * - root cause: `correlateDark` / `onNodeBack` over the declared topology, folding node alarms under it;
  * - drift: `evolveDrift` (an alarm while a node has a mismatch, an unexpected part or a missing one);
  * - GPU: XID errors of warning or critical severity (the drivers' catalogue severity), uncorrected ECC errors.
  * Alarm ids are derived from the node and the position of the event that raised it, so a rebuild gives the

@@ -53,16 +53,3 @@ export function livenessNodeIds(event: RecordedEvent, into: Set<string>): void {
       return;
   }
 }
-
-/** Groups the liveness facts of a batch of events by node, each node's facts in log order. */
-export function livenessFactsByNode(events: readonly RecordedEvent[]): Map<string, LivenessFact[]> {
-  const byNode = new Map<string, LivenessFact[]>();
-  for (const event of events) {
-    forEachLivenessFact(event, (nodeId, fact) => {
-      let facts = byNode.get(nodeId);
-      if (!facts) byNode.set(nodeId, (facts = []));
-      facts.push(fact);
-    });
-  }
-  return byNode;
-}

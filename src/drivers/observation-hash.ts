@@ -26,6 +26,35 @@ function canonical(value: unknown, depth: number): unknown {
   return value;
 }
 
+/**
+ * How coarse a sensor reading is before it counts as a change, per unit. Readings move on every read of a
+ * healthy node; only a move across a band (or a change of health) is news worth an event, so a stable
+ * node costs nothing but its poll outcomes. The band edges are what an operator would call "different".
+ */
+const sensorBands: Record<string, number> = { Cel: 5, C: 5, RPM: 1000, '%': 10, W: 100, Watts: 100, V: 1, A: 2 };
+
+function banded(reading: { reading: number | null; unit: string }): number | null {
+  if (reading.reading === null) return null;
+  const band = sensorBands[reading.unit] ?? 10;
+  return Math.round(reading.reading / band);
+}
+
+/** The part of a sensors observation that change detection looks at: readings by band, health exactly. */
+function sensorsForHash(data: Record<string, unknown>): Record<string, unknown> {
+  const bandAll = (list: unknown) =>
+    Array.isArray(list) ? list.map((item: { name: string; reading: number | null; unit: string; health?: string }) => ({ ...item, reading: banded(item) })) : list;
+  return {
+    ...data,
+    temperatures: bandAll(data.temperatures),
+    fans: bandAll(data.fans),
+    other: bandAll(data.other),
+    powerSupplies: Array.isArray(data.powerSupplies)
+      ? data.powerSupplies.map((psu: { outputWatts?: number | null }) => ({ ...psu, outputWatts: psu.outputWatts == null ? psu.outputWatts : Math.round(psu.outputWatts / 100) }))
+      : data.powerSupplies,
+    powerConsumedWatts: typeof data.powerConsumedWatts === 'number' ? Math.round(data.powerConsumedWatts / 100) : data.powerConsumedWatts,
+  };
+}
+
 /** The canonical JSON text of an observation payload (what the hash is computed over). */
 export function canonicalObservationJson(data: unknown): string {
   return JSON.stringify(canonical(data, 0)) ?? 'null';
@@ -38,7 +67,7 @@ export function observationContentHash(nodeId: string, observation: DriverObserv
     .update('\u0000')
     .update(observation.type)
     .update('\u0000')
-    .update(canonicalObservationJson(observation.data))
+    .update(canonicalObservationJson(observation.type === 'SensorsObserved' ? sensorsForHash(observation.data as Record<string, unknown>) : observation.data))
     .digest('hex');
 }
 

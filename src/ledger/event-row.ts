@@ -1,23 +1,10 @@
 import type { Actor, EventCatalogue, RecordedEvent } from '../../events/index.js';
+import type { Selectable } from 'kysely';
 import { canonicalJson } from './canonical-json.js';
+import type { LedgerEventsTable } from './database.js';
 
-/** A row of ledger_events as pg returns it. */
-export interface EventRow {
-  position: string | number;
-  event_id: string;
-  stream: string;
-  stream_version: number;
-  type: string;
-  schema_version: number;
-  recorded_at: Date;
-  observed_at: Date | null;
-  actor: unknown;
-  correlation_id: string | null;
-  causation_id: string | null;
-  data: unknown;
-  prev_hash: Buffer;
-  hash: Buffer;
-}
+/** A row of ledger_events as pg returns it (int8 parsed to number, see event-store.ts). */
+export type EventRow = Selectable<LedgerEventsTable>;
 
 /** The fields the chain hash covers, in the form they are hashed. Everything but the hashes themselves. */
 export function canonicalEvent(event: {

@@ -27,7 +27,7 @@ export interface PollPolicy {
   breakerThreshold: number;
   /** The longest a failing BMC's liveness check is stretched to, as a multiple of its interval. */
   maxBackoffFactor: number;
-  /** Random spread added to every due time, as a share of the interval. */
+  /** Random spread taken off every liveness due time (never added), as a share of the interval. */
   jitter: number;
   /** How often outcomes are flushed as one event per site. */
   flushIntervalMs: number;

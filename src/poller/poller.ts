@@ -284,7 +284,8 @@ export class Poller {
   async #check(state: TargetState, now: number): Promise<void> {
     const { target } = state;
     const interval = target.expectedIntervalS * 1000;
-    const jitter = (): number => (this.#random() * 2 - 1) * this.#policy.jitter * interval;
+    // Jitter only ever brings a check forward, so the gap between two checks never exceeds the interval.
+    const jitter = (): number => -this.#random() * this.#policy.jitter * interval;
     if (now < state.maintenanceUntil) {
       state.due.liveness = now + interval + jitter();
       this.#enqueue(state);
@@ -321,8 +322,10 @@ export class Poller {
         state.lastContactAt = done;
         state.consecutiveFailures = 0;
         state.sessionLimitStreak = 0;
-        // Due from the start of this check, so a check that took long does not stretch the period.
-        state.due.liveness = Math.max(done, now + interval + jitter());
+        // Due from the start of this check, less the time this BMC took to answer, so the next answer (the
+        // contact) comes within one interval of this one even when answers are slow.
+        const answerMs = Math.min(done - now, interval / 4);
+        state.due.liveness = Math.max(done, now + interval - answerMs + jitter());
       } else {
         state.consecutiveFailures += 1;
         state.sessionLimitStreak = outcome === 'session-limit' ? state.sessionLimitStreak + 1 : 0;

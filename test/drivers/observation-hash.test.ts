@@ -43,3 +43,17 @@ describe('observation change detection', () => {
     expect(third.changed.map((o) => o.type)).toEqual(['PowerStateObserved']);
   });
 });
+
+describe('sensor change detection', () => {
+  const sensors = (celsius: number, health: 'OK' | 'Warning' = 'OK') => ({
+    type: 'SensorsObserved' as const,
+    data: { source: 'redfish' as const, dialect: 'generic', unrecognized: [], temperatures: [{ name: 'CPU1 Temp', reading: celsius, unit: 'Cel', health }], fans: [], powerSupplies: [], other: [] },
+  });
+
+  it('a sensor reading that moves within its band is not a change, a move across bands or a health change is', () => {
+    const base = observationContentHash('n1', sensors(41));
+    expect(observationContentHash('n1', sensors(42))).toBe(base);
+    expect(observationContentHash('n1', sensors(55))).not.toBe(base);
+    expect(observationContentHash('n1', sensors(41, 'Warning'))).not.toBe(base);
+  });
+});

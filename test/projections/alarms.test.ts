@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { alarmById, alarmsOfNode, AlarmsProjection, childAlarms, correlateDark, openAlarms, type ComponentWatch } from '../../projections/index.js';
+import { alarmById, alarmsOfNode, AlarmsProjection, childAlarms, correlateDark, nodesFedBy, openAlarms, TopologyProjection, type ComponentWatch } from '../../projections/index.js';
 import { backends } from '../support/backends.js';
 import { acknowledged, declared, gpuTelemetry, inventory, polls, registered, topology, xid, type Outcome } from './support/fleet-events.js';
 import { openHarness, project, type Harness } from './support/projection-harness.js';
@@ -64,7 +64,8 @@ for (const backend of backends()) {
       ]);
       const fedByP1 = nodes.filter((n) => !n.includes('-r3-'));
       await harness.store.append('polls-dc1', minutes(nodes, 1, 14, (node, minute) => minute >= 3 && fedByP1.includes(node)));
-      await project(harness.store, [new AlarmsProjection()]);
+      await project(harness.store, [new AlarmsProjection(), new TopologyProjection()]);
+      expect(await nodesFedBy(harness.db, 'pdu', 'pf-P1')).toEqual([...fedByP1].sort());
 
       const roots = (await openAlarms(harness.db, { kind: 'root-cause' })).filter((a) => a.component?.startsWith('pdu:pf-') || a.component?.startsWith('tor:pf-') || a.component?.startsWith('cdu:pf-'));
       expect(roots.map((a) => a.component)).toEqual(['pdu:pf-P1']);

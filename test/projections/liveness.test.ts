@@ -6,6 +6,7 @@ import {
   initialLiveness,
   LivenessProjection,
   nodeLiveness,
+  overdueNodes,
   secondsSinceLastContact,
   type LivenessFact,
   type LivenessStep,
@@ -134,6 +135,9 @@ for (const backend of backends()) {
       const gapsR2 = await gapsInPeriod(db, { rack: 'r2' }, new Date(at(0)), new Date(at(3600)));
       expect(gapsR2.map((g) => [g.nodeId, g.startAt.toISOString(), g.endAt?.toISOString(), g.misses])).toEqual([['lv-d', plus3ms(240), plus3ms(420), 2]]);
       expect(await gapsInPeriod(db, { rack: 'r2' }, new Date(at(500)), new Date(at(3600)))).toEqual([]);
+      // Ten minutes after the last flush, lv-b (30 s interval) is overdue by three intervals, lv-d (60 s) not yet.
+      const overdue = await overdueNodes(db, new Date(Date.parse(at(12 * 60)) + 100_000));
+      expect(overdue.map((n) => n.nodeId)).toEqual(['lv-a', 'lv-b']);
     });
   });
 }

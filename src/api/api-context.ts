@@ -1,0 +1,45 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyBaseLogger, FastifyInstance, RawServerDefault } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Kysely } from 'kysely';
+import type { EventStore, ProjectionRunner } from '../ledger/index.js';
+import type { Poller } from '../poller/index.js';
+import type { Simulator } from '../sim/index.js';
+import type { Principal, Role } from './tokens.js';
+
+/** A fastify instance whose routes are typed by their zod schemas. */
+export type ZodApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;
+
+/** What the routes read from and write to. */
+export interface ApiContext {
+  store: EventStore;
+  runner: ProjectionRunner | null;
+  poller: Poller | null;
+  simulator: Simulator | null;
+  /** The read models' database (the store's). */
+  db: Kysely<any>;
+  now: () => Date;
+  /** Readiness: a projection further behind the head than this is not ready. */
+  maxLagPositions: number;
+  /** Observes the latency of the API's own appends (metrics). */
+  timeAppend: <T>(run: () => Promise<T>) => Promise<T>;
+}
+
+/** Who may call a route. `queryToken` also accepts `?token=` (EventSource cannot set headers). */
+export interface RouteAccess {
+  roles: readonly Role[];
+  queryToken?: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    access?: RouteAccess;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+export const intentRoles: readonly Role[] = ['operator'];
+export const queryRoles: readonly Role[] = ['analyst'];
+export const auditRoles: readonly Role[] = ['auditor'];

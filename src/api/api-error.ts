@@ -1,0 +1,72 @@
+import { ledgerErrorCatalogue, type LedgerErrorCode } from '../ledger/index.js';
+
+/** The typed data each API error carries, by code. */
+export interface ApiErrorDetails {
+  API_UNAUTHORIZED: { reason: 'missing' | 'unknown' };
+  API_FORBIDDEN: { role: string; allowed: readonly string[] };
+  API_INVALID_REQUEST: { field: string; reason: string; issues?: Array<{ field: string; reason: string }>; problems?: Array<{ line: number; field: string | null; reason: string }> };
+  API_NOT_FOUND: { resource: string; id?: string };
+  API_UNSUPPORTED_MEDIA_TYPE: { contentType: string };
+  API_PAYLOAD_TOO_LARGE: { limitBytes: number };
+  API_NOT_READY: { reasons: string[] };
+  API_INTERNAL: Record<string, never>;
+}
+
+export type ApiErrorCode = keyof ApiErrorDetails;
+
+/** Every API code with its HTTP status and meaning. The README's error table mirrors this (a test checks it). */
+export const apiErrorCatalogue: Record<ApiErrorCode, { status: number; meaning: string }> = {
+  API_UNAUTHORIZED: { status: 401, meaning: 'no bearer token, or a token that is not configured' },
+  API_FORBIDDEN: { status: 403, meaning: "the token's role may not use this route" },
+  API_INVALID_REQUEST: { status: 400, meaning: 'a parameter, header or body field is invalid; `details.field` names it and nothing was written' },
+  API_NOT_FOUND: { status: 404, meaning: 'the route, node, stream or alarm does not exist' },
+  API_UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: 'the body has a content type the route does not read' },
+  API_PAYLOAD_TOO_LARGE: { status: 413, meaning: 'the body is larger than the route accepts' },
+  API_NOT_READY: { status: 503, meaning: 'the store is unreachable, or a projection failed or lags too far (readiness)' },
+  API_INTERNAL: { status: 500, meaning: 'an unexpected failure; the log has the detail, the answer does not' },
+};
+
+/**
+ * The HTTP status of every ledger error, in one place. Typed as a full record so a new ledger code does not
+ * compile until it has a status here (and a row in the README, which a test checks).
+ */
+export const ledgerErrorStatus: Record<LedgerErrorCode, number> = {
+  LEDGER_WRONG_EXPECTED_VERSION: 409,
+  LEDGER_EMPTY_APPEND: 400,
+  LEDGER_INVALID_STREAM: 400,
+  LEDGER_INVALID_EVENT: 400,
+  LEDGER_UNKNOWN_EVENT_TYPE: 400,
+  LEDGER_IDEMPOTENCY_CONFLICT: 409,
+  LEDGER_STORE_UNAVAILABLE: 503,
+  LEDGER_DATA_DIR_LOCKED: 503,
+  LEDGER_EMBEDDED_START_FAILED: 503,
+  LEDGER_CLOSED: 503,
+};
+
+/** Every code an API answer can carry, with its status: the source of the README table test. */
+export function documentedErrorCodes(): Array<{ code: string; status: number; retryable: boolean | null }> {
+  return [
+    ...Object.entries(apiErrorCatalogue).map(([code, entry]) => ({ code, status: entry.status, retryable: code === 'API_NOT_READY' ? true : null })),
+    ...Object.entries(ledgerErrorStatus).map(([code, status]) => ({ code, status, retryable: ledgerErrorCatalogue[code as LedgerErrorCode].retryable })),
+  ];
+}
+
+/** An error answered by the API: a stable code, its status from the catalogue, and typed details. */
+export class ApiError<C extends ApiErrorCode = ApiErrorCode> extends Error {
+  override readonly name = 'ApiError';
+  readonly code: C;
+  readonly details: ApiErrorDetails[C];
+  readonly status: number;
+
+  constructor(code: C, details: ApiErrorDetails[C], message: string) {
+    super(message);
+    this.code = code;
+    this.details = details;
+    this.status = apiErrorCatalogue[code].status;
+  }
+}
+
+/** The body of every error answer. */
+export interface ErrorBody {
+  error: { code: string; message: string; details: unknown };
+}

@@ -1,0 +1,40 @@
+import type { FastifyRequest } from 'fastify';
+import { ApiError } from './api-error.js';
+import type { TokenTable } from './tokens.js';
+
+function bearerOf(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (typeof header === 'string') {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    return match ? match[1]! : null;
+  }
+  return null;
+}
+
+/**
+ * Resolves the caller of a protected route and checks its role: 401 without a known token, 403 with a
+ * role the route does not admit. `admin` is admitted everywhere. Routes without `access` are public.
+ */
+export function authenticate(tokens: TokenTable) {
+  return async (request: FastifyRequest): Promise<void> => {
+    const access = request.routeOptions.config?.access;
+    if (!access) return;
+    let token = bearerOf(request);
+    if (!token && access.queryToken) {
+      const fromQuery = (request.query as Record<string, unknown> | undefined)?.token;
+      if (typeof fromQuery === 'string' && fromQuery.length > 0) token = fromQuery;
+    }
+    if (!token) throw new ApiError('API_UNAUTHORIZED', { reason: 'missing' }, 'this route needs a bearer token (Authorization: Bearer <token>)');
+    const principal = tokens.resolve(token);
+    if (!principal) throw new ApiError('API_UNAUTHORIZED', { reason: 'unknown' }, 'the bearer token is not known');
+    if (principal.role !== 'admin' && !access.roles.includes(principal.role)) {
+      throw new ApiError('API_FORBIDDEN', { role: principal.role, allowed: [...access.roles, 'admin'] }, `role ${principal.role} may not ${request.method} ${request.routeOptions.url}`);
+    }
+    request.principal = principal;
+  };
+}
+
+/** Removes `token=` from a URL before it is logged. */
+export function redactUrl(url: string): string {
+  return url.replace(/([?&]token=)[^&]*/gi, '$1***');
+}

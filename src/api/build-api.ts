@@ -1,0 +1,153 @@
+/**
+ * The HTTP API: intents in, queries out, the log and its live feed, health, metrics and the dashboard.
+ * Every route's input is a zod schema (validated by the zod type provider and published at /openapi.json);
+ * every error answer is `{ error: { code, message, details } }` with a code from one catalogue.
+ */
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError } from 'fastify';
+import { hasZodFastifySchemaValidationErrors, jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Kysely } from 'kysely';
+import { isLedgerError, type EventStore, type ProjectionRunner } from '../ledger/index.js';
+import type { Poller } from '../poller/index.js';
+import type { Simulator } from '../sim/index.js';
+import type { ApiContext, ZodApp } from './api-context.js';
+import { ApiError, apiErrorCatalogue, ledgerErrorStatus, type ErrorBody } from './api-error.js';
+import { authenticate, redactUrl } from './auth.js';
+import { createMetrics } from './metrics.js';
+import { dashboardRoutes } from './routes/dashboard-routes.js';
+import { eventRoutes } from './routes/event-routes.js';
+import { healthRoutes } from './routes/health-routes.js';
+import { intentRoutes } from './routes/intent-routes.js';
+import { queryRoutes } from './routes/query-routes.js';
+import type { TokenTable } from './tokens.js';
+
+export interface ApiOptions {
+  store: EventStore;
+  runner?: ProjectionRunner | null;
+  poller?: Poller | null;
+  simulator?: Simulator | null;
+  tokens: TokenTable;
+  /** A pino logger (the process logger); none: silent. Tokens are never logged. */
+  logger?: FastifyBaseLogger;
+  /** Readiness fails when a projection lags more positions than this (default 10,000). */
+  maxLagPositions?: number;
+  /** Wall clock for "seconds since last contact" (default: now). */
+  clock?: () => Date;
+  /** Export process metrics (CPU, memory, event loop) too (default false). */
+  processMetrics?: boolean;
+}
+
+function errorBody(code: string, message: string, details: unknown): ErrorBody {
+  return { error: { code, message, details } };
+}
+
+/** The field a fastify/zod validation error is about, as `body.reason`, `querystring.limit`, `params.nodeId`. */
+function validationField(error: FastifyError): { field: string; reason: string; issues: Array<{ field: string; reason: string }> } {
+  const context = error.validationContext ?? 'request';
+  const issues = (error.validation ?? []).map((issue) => {
+    const path = issue.instancePath.replace(/^\//, '').replace(/\//g, '.');
+    return { field: path ? `${context}.${path}` : context, reason: issue.message ?? 'is invalid' };
+  });
+  const first = issues[0] ?? { field: context, reason: error.message };
+  return { ...first, issues };
+}
+
+/** Builds the API (not listening: call `listen`, or `inject` in tests). */
+export async function buildApi(options: ApiOptions): Promise<ZodApp> {
+  const app = Fastify({
+    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    // Fastify's own request lines would carry `?token=`; ours (onResponse) redact it.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: 8 * 1024 * 1024,
+    // Closing must not wait for live-feed connections: they end when the server closes.
+    forceCloseConnections: true,
+  }).withTypeProvider<ZodTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+
+  const partial: Omit<ApiContext, 'timeAppend'> = {
+    store: options.store,
+    runner: options.runner ?? null,
+    poller: options.poller ?? null,
+    simulator: options.simulator ?? null,
+    db: options.store.db as unknown as Kysely<any>,
+    now: options.clock ?? (() => new Date()),
+    maxLagPositions: options.maxLagPositions ?? 10_000,
+  };
+  const metrics = createMetrics(partial, { processMetrics: options.processMetrics ?? false });
+  const ctx: ApiContext = {
+    ...partial,
+    async timeAppend(run) {
+      const end = metrics.appendDuration.startTimer();
+      try {
+        return await run();
+      } finally {
+        end();
+      }
+    },
+  };
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      info: { title: 'fleet-ledger', description: 'Intents in, projections out, the tamper-evident log and its live feed.', version: '0.1.0' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+
+  app.decorateRequest('principal', null);
+  app.addHook('onRequest', authenticate(options.tokens));
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    request.log.debug({ method: request.method, url: redactUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime), principal: request.principal?.id }, 'request');
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof ApiError) return reply.code(error.status).send(errorBody(error.code, error.message, error.details));
+    if (isLedgerError(error)) {
+      const status = ledgerErrorStatus[error.code];
+      if (status >= 500) request.log.warn({ code: error.code, details: error.details }, error.message);
+      return reply.code(status).send(errorBody(error.code, error.message, { ...error.details, retryable: error.retryable }));
+    }
+    if (hasZodFastifySchemaValidationErrors(error) || error.validation) {
+      const { field, reason, issues } = validationField(error);
+      return reply.code(400).send(errorBody('API_INVALID_REQUEST', `${field} ${reason}`, { field, reason, issues }));
+    }
+    switch (error.code) {
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+        return reply.code(415).send(errorBody('API_UNSUPPORTED_MEDIA_TYPE', error.message, { contentType: String(request.headers['content-type'] ?? '') }));
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return reply.code(413).send(errorBody('API_PAYLOAD_TOO_LARGE', error.message, { limitBytes: request.routeOptions.bodyLimit ?? 0 }));
+      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      case 'FST_ERR_CTP_INVALID_JSON_BODY':
+        return reply.code(400).send(errorBody('API_INVALID_REQUEST', `body ${error.message}`, { field: 'body', reason: error.message }));
+      default:
+        break;
+    }
+    // A read model that does not exist yet: the projections have not been started on this database.
+    if ((error as { code?: string }).code === '42P01') {
+      return reply.code(503).send(errorBody('API_NOT_READY', 'the read models are not created yet (projections not started)', { reasons: ['read model missing'] }));
+    }
+    if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+      return reply.code(400).send(errorBody('API_INVALID_REQUEST', error.message, { field: 'request', reason: error.message }));
+    }
+    request.log.error({ error: error.message, stack: error.stack, url: redactUrl(request.url) }, 'unexpected API failure');
+    return reply.code(apiErrorCatalogue.API_INTERNAL.status).send(errorBody('API_INTERNAL', 'internal error', {}));
+  });
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send(errorBody('API_NOT_FOUND', `no route ${request.method} ${redactUrl(request.url.split('?')[0] ?? '')}`, { resource: 'route' }));
+  });
+
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  healthRoutes(app, ctx, metrics);
+  intentRoutes(app, ctx);
+  queryRoutes(app, ctx);
+  eventRoutes(app, ctx);
+  dashboardRoutes(app);
+  return app;
+}

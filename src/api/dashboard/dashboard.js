@@ -1,0 +1,210 @@
+// The fleet dashboard: reads the API with the token from ?token=, follows the live feed, redraws on change.
+import { drawBars, drawTimeline } from './charts.js';
+import { createFleetCanvas } from './fleet-canvas.js';
+
+const token = new URLSearchParams(location.search).get('token') ?? '';
+const states = ['healthy', 'late', 'dark', 'never-contacted', 'maintenance', 'decommissioned'];
+const nodes = new Map(); // nodeId -> { nodeId, site, rack, state }
+let selection = null;
+
+async function api(path) {
+  const response = await fetch(path, { headers: { authorization: `Bearer ${token}` } });
+  if (!response.ok) {
+    const body = await response.json().catch(() => ({}));
+    throw new Error(`${path}: ${response.status} ${body.error?.code ?? ''} ${body.error?.message ?? ''}`);
+  }
+  return response.json();
+}
+
+/** Every page of a list. */
+async function all(path) {
+  const items = [];
+  let cursor = null;
+  do {
+    const separator = path.includes('?') ? '&' : '?';
+    const page = await api(`${path}${cursor ? `${separator}cursor=${encodeURIComponent(cursor)}` : ''}`);
+    items.push(...page.items);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return items;
+}
+
+function text(tag, content, attributes = {}) {
+  const element = document.createElement(tag);
+  element.textContent = content;
+  for (const [key, value] of Object.entries(attributes)) element.setAttribute(key, value);
+  return element;
+}
+
+const fleet = createFleetCanvas(document.getElementById('fleet'), {
+  onSelect(target) {
+    selection = target;
+    void refreshTimeline();
+  },
+  onHover(label) {
+    document.getElementById('hover').textContent = label;
+  },
+});
+
+function renderCounts() {
+  const counts = Object.fromEntries(states.map((s) => [s, 0]));
+  for (const node of nodes.values()) counts[node.state] = (counts[node.state] ?? 0) + 1;
+  document.getElementById('node-count').textContent = String(nodes.size);
+  for (const state of states) document.getElementById(`count-${state}`).textContent = String(counts[state]);
+}
+
+/** Full load: every node (after start, and when nodes are registered or decommissioned). */
+async function loadNodes() {
+  const items = await all('/v1/liveness/nodes?compact=true&limit=5000');
+  nodes.clear();
+  for (const node of items) nodes.set(node.nodeId, node);
+  fleet.setNodes([...nodes.values()]);
+  renderCounts();
+}
+
+/** Cheap refresh: only the nodes that are not healthy; every other known node is healthy now. */
+async function refreshStates() {
+  const unhealthy = new Map((await all('/v1/liveness/nodes?compact=true&exclude=healthy&limit=5000')).map((n) => [n.nodeId, n]));
+  let unknown = false;
+  for (const node of unhealthy.values()) if (!nodes.has(node.nodeId)) unknown = true;
+  if (unknown) return loadNodes();
+  for (const node of nodes.values()) node.state = unhealthy.get(node.nodeId)?.state ?? 'healthy';
+  fleet.draw();
+  renderCounts();
+}
+
+async function refreshAlarms() {
+  const alarms = await all('/v1/alarms?limit=500');
+  const list = document.getElementById('alarms');
+  list.replaceChildren(
+    ...alarms.map((alarm) => {
+      const item = document.createElement('li');
+      item.dataset.kind = alarm.kind;
+      item.dataset.alarmId = alarm.alarmId;
+      item.append(text('span', alarm.severity, { class: `severity ${alarm.severity}` }), text('span', alarm.summary));
+      if (alarm.acknowledgedBy) item.append(text('span', ` (acknowledged by ${alarm.acknowledgedBy})`));
+      if (alarm.folded.length > 0) item.append(text('div', `blast radius: ${alarm.folded.length} dark nodes folded: ${alarm.folded.slice(0, 12).join(', ')}${alarm.folded.length > 12 ? ', …' : ''}`, { class: 'folded' }));
+      return item;
+    }),
+  );
+  if (alarms.length === 0) list.append(text('li', 'no open alarms', { 'data-kind': 'none' }));
+}
+
+async function refreshTimeline() {
+  if (!selection) return;
+  const to = Date.now();
+  const scope = selection.nodeId ? `nodeId=${encodeURIComponent(selection.nodeId)}` : `rack=${encodeURIComponent(selection.rack)}`;
+  const gaps = await all(`/v1/liveness/gaps?${scope}&from=${new Date(to - 30 * 60_000).toISOString()}&to=${new Date(to).toISOString()}&limit=5000`);
+  // Zoom to the gaps: from a little before the earliest one (at least 1 minute, at most 30) up to now.
+  const earliest = Math.min(to, ...gaps.map((g) => Date.parse(g.startAt)));
+  const span = gaps.length === 0 ? 10 * 60_000 : Math.min(30 * 60_000, Math.max(60_000, (to - earliest) * 1.25));
+  const from = to - span;
+  const shown = selection.nodeId ? [nodes.get(selection.nodeId)].filter(Boolean) : [...nodes.values()].filter((n) => n.rack === selection.rack);
+  document.getElementById('timeline-title').textContent = `${selection.nodeId ? `node ${selection.nodeId}` : `rack ${selection.rack}`}, last ${Math.round(span / 60_000)} minutes: ${gaps.length} gaps`;
+  drawTimeline(document.getElementById('timeline'), { nodes: shown, gaps, from, to });
+}
+
+async function refreshTables() {
+  const [manufacturer, model, firmware, compliance, drift] = await Promise.all([
+    api('/v1/inventory?by=manufacturer&limit=50'),
+    api('/v1/inventory?by=model&limit=50'),
+    api('/v1/inventory?by=bmc_firmware&limit=50'),
+    api('/v1/compliance?limit=200'),
+    api('/v1/drift?limit=200'),
+  ]);
+  drawBars(document.getElementById('bars-manufacturer'), manufacturer.items, { colour: '#3a78d8' });
+  drawBars(document.getElementById('bars-model'), model.items, { colour: '#6a4fc3' });
+  drawBars(document.getElementById('bars-bmc_firmware'), firmware.items, { colour: '#2e9d52' });
+  const empty = (columns, what) => {
+    const row = document.createElement('tr');
+    row.append(text('td', what, { colspan: String(columns) }));
+    return [row];
+  };
+  document.querySelector('#compliance tbody').replaceChildren(
+    ...(compliance.items.length === 0 ? empty(5, 'no firmware baseline declared (import an EBOM)') : []),
+    ...compliance.items.map((c) => {
+      const row = document.createElement('tr');
+      row.append(text('td', c.component), text('td', String(c.atBaseline)), text('td', String(c.above)), text('td', String(c.below)), text('td', String(c.unknown)));
+      return row;
+    }),
+  );
+  document.querySelector('#drift tbody').replaceChildren(
+    ...(drift.items.length === 0 ? empty(6, 'no drift') : []),
+    ...drift.items.map((d) => {
+      const row = document.createElement('tr');
+      row.append(text('td', d.nodeId), text('td', d.field), text('td', d.kind), text('td', d.declared ?? ''), text('td', d.observed ?? ''), text('td', new Date(d.since).toLocaleString()));
+      return row;
+    }),
+  );
+}
+
+/** Coalesces refresh requests: at most one in flight, at most one queued. */
+function coalesced(run) {
+  let running = null;
+  let again = false;
+  const go = () => {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = run()
+      .catch((error) => console.warn(error))
+      .finally(() => {
+        running = null;
+        if (again) {
+          again = false;
+          setTimeout(go, 250);
+        }
+      });
+  };
+  return go;
+}
+
+const refreshLive = coalesced(async () => {
+  await refreshStates();
+  await refreshAlarms();
+  if (selection) await refreshTimeline();
+});
+const reloadNodes = coalesced(loadNodes);
+
+function follow() {
+  const status = document.getElementById('feed-status');
+  // Resumes by itself with Last-Event-ID after a drop: nothing is missed, nothing repeated.
+  const types = 'PollOutcomesRecorded,NodeRegistered,NodeDecommissioned,MaintenanceWindowSet,AlarmAcknowledged,TopologyDeclared,NodeDeclared';
+  const feed = new EventSource(`/v1/events/live?types=${types}&payload=none&token=${encodeURIComponent(token)}`);
+  let pending = null;
+  feed.onopen = () => {
+    status.textContent = 'live';
+    status.dataset.state = 'live';
+  };
+  feed.onerror = () => {
+    status.textContent = 'reconnecting';
+    status.dataset.state = 'reconnecting';
+  };
+  feed.onmessage = (message) => {
+    const event = JSON.parse(message.data);
+    if (event.type === 'NodeRegistered' || event.type === 'NodeDecommissioned') reloadNodes();
+    // Projections apply an event shortly after it is appended: refresh a moment later, coalesced.
+    if (!pending) pending = setTimeout(() => ((pending = null), refreshLive()), 400);
+  };
+}
+
+async function start() {
+  if (!token) {
+    document.getElementById('feed-status').textContent = 'add ?token=<analyst or admin token> to the address';
+    return;
+  }
+  await loadNodes();
+  await Promise.all([refreshAlarms(), refreshTables().catch((error) => console.warn(error))]);
+  follow();
+  // The projections lag the feed by a moment; a slow periodic refresh catches what a burst left behind.
+  setInterval(refreshLive, 5000);
+  setInterval(() => void refreshTables().catch((error) => console.warn(error)), 20_000);
+  window.addEventListener('resize', () => fleet.setNodes([...nodes.values()]));
+}
+
+window.fleetDashboard = { nodes, rackStates: (rack) => fleet.rackStates(rack) };
+start().catch((error) => {
+  document.getElementById('feed-status').textContent = String(error.message ?? error);
+  console.error(error);
+});

@@ -1,0 +1,6 @@
+/** The HTTP API: intents in, queries out, the log and its live feed, metrics and the dashboard. */
+export { buildApi, type ApiOptions } from './build-api.js';
+export { serveApi, type ServeApiOptions, type ServedApi } from './serve.js';
+export { ApiError, apiErrorCatalogue, ledgerErrorStatus, documentedErrorCodes, type ApiErrorCode, type ErrorBody } from './api-error.js';
+export { TokenTable, generateDemoTokens, parseTokensEnv, readTokensFile, tokensFromEnvironment, roles, type Principal, type Role, type DemoTokens } from './tokens.js';
+export type { ZodApp } from './api-context.js';

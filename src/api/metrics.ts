@@ -1,0 +1,121 @@
+/**
+ * Prometheus metrics of one API instance, in its own registry (several instances in one process do not
+ * collide). Counters the store and the poller keep themselves are read at scrape time and exported as deltas.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { sql } from 'kysely';
+import type { ApiContext } from './api-context.js';
+
+export interface ApiMetrics {
+  registry: Registry;
+  httpRequests: Counter<'method' | 'route' | 'status'>;
+  httpDuration: Histogram<'method' | 'route'>;
+  appendDuration: Histogram;
+}
+
+export function createMetrics(ctx: Omit<ApiContext, 'timeAppend'>, options: { processMetrics?: boolean } = {}): ApiMetrics {
+  const registry = new Registry();
+  if (options.processMetrics) collectDefaultMetrics({ register: registry, prefix: 'fleet_ledger_' });
+  const registers = [registry];
+
+  const httpRequests = new Counter({ name: 'fleet_ledger_http_requests_total', help: 'HTTP requests answered, by route and status', labelNames: ['method', 'route', 'status'] as const, registers });
+  const httpDuration = new Histogram({ name: 'fleet_ledger_http_request_duration_seconds', help: 'HTTP request duration', labelNames: ['method', 'route'] as const, registers, buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5] });
+  const appendDuration = new Histogram({ name: 'fleet_ledger_api_append_duration_seconds', help: 'Latency of appends made by the API (intents, EBOM, observations), until commit', registers, buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5] });
+
+  // Counters owned by the store and the poller, mirrored at scrape time (each in its own collect, which
+  // prom-client runs just before that metric is written).
+  const appendsSeen = new Map<string, number>();
+  const mirror = (counter: Counter<string>, seen: Map<string, number>, key: string, value: number, labels?: Record<string, string>) => {
+    const delta = value - (seen.get(key) ?? 0);
+    if (delta > 0) (labels ? counter.inc(labels, delta) : counter.inc(delta));
+    seen.set(key, value);
+  };
+  new Counter({ name: 'fleet_ledger_appends_total', help: 'Append calls committed by this process (group commit members)', registers, collect() { mirror(this, appendsSeen, 'appends', ctx.store.stats.appends); } });
+  new Counter({ name: 'fleet_ledger_events_appended_total', help: 'Events written by this process (idempotent replays excluded)', registers, collect() { mirror(this, appendsSeen, 'events', ctx.store.stats.events); } });
+  new Counter({ name: 'fleet_ledger_group_commit_batches_total', help: 'Group-commit transactions committed by this process', registers, collect() { mirror(this, appendsSeen, 'batches', ctx.store.stats.batches); } });
+  new Gauge({ name: 'fleet_ledger_group_commit_last_batch_appends', help: 'Append calls coalesced into the last group-commit transaction', registers, collect() { this.set(ctx.store.stats.lastBatchAppends); } });
+  new Gauge({ name: 'fleet_ledger_group_commit_max_batch_appends', help: 'Most append calls coalesced into one group-commit transaction so far', registers, collect() { this.set(ctx.store.stats.maxBatchAppends); } });
+  new Gauge({
+    name: 'fleet_ledger_head_position',
+    help: 'Global position of the last committed event',
+    registers,
+    async collect() {
+      this.set((await ctx.store.head()).position);
+    },
+  });
+
+  new Gauge({
+    name: 'fleet_ledger_projection_lag_positions',
+    help: 'Events between the head and the projection checkpoint',
+    labelNames: ['projection'] as const,
+    registers,
+    async collect() {
+      this.reset();
+      for (const status of (await ctx.runner?.status()) ?? []) this.set({ projection: status.name }, status.lagPositions);
+    },
+  });
+  new Gauge({
+    name: 'fleet_ledger_projection_lag_seconds',
+    help: 'Recorded-time distance between the head and the last event the projection applied',
+    labelNames: ['projection'] as const,
+    registers,
+    async collect() {
+      this.reset();
+      for (const status of (await ctx.runner?.status()) ?? []) this.set({ projection: status.name }, status.lagSeconds);
+    },
+  });
+  new Gauge({
+    name: 'fleet_ledger_projection_failed',
+    help: '1 when the projection stopped on an event it could not apply',
+    labelNames: ['projection'] as const,
+    registers,
+    async collect() {
+      this.reset();
+      for (const status of (await ctx.runner?.status()) ?? []) this.set({ projection: status.name }, status.state === 'failed' ? 1 : 0);
+    },
+  });
+
+  const pollsSeen = new Map<string, number>();
+  new Counter({
+    name: 'fleet_ledger_polls_total',
+    help: 'Poll outcomes recorded by the poller, by outcome',
+    labelNames: ['outcome'] as const,
+    registers,
+    collect() {
+      for (const [outcome, count] of Object.entries(ctx.poller?.stats().outcomes ?? {})) mirror(this, pollsSeen, outcome, count, { outcome });
+    },
+  });
+  new Gauge({ name: 'fleet_ledger_poller_visits_in_flight', help: 'BMC visits in flight (each holds at most one session on its BMC)', registers, collect() { const s = ctx.poller?.stats(); if (s) this.set(s.visitsInFlight); } });
+  new Gauge({ name: 'fleet_ledger_poller_targets', help: 'Nodes the poller schedules', registers, collect() { const s = ctx.poller?.stats(); if (s) this.set(s.targets); } });
+  new Gauge({ name: 'fleet_ledger_poller_latched_targets', help: 'Targets whose logins are latched off after an authentication failure', registers, collect() { const s = ctx.poller?.stats(); if (s) this.set(s.latched); } });
+  new Gauge({ name: 'fleet_ledger_poller_circuit_open_targets', help: 'Targets polled less often after consecutive failures', registers, collect() { const s = ctx.poller?.stats(); if (s) this.set(s.circuitOpen); } });
+
+  if (ctx.simulator) {
+    const simulator = ctx.simulator;
+    new Gauge({ name: 'fleet_ledger_sim_bmc_sessions_open', help: 'Sessions open on the simulated BMCs, all BMCs together', registers, collect() { this.set(simulator.stats().sessionsNow); } });
+    new Gauge({ name: 'fleet_ledger_sim_bmc_sessions_peak_max', help: 'The most sessions any one simulated BMC has served at once', registers, collect() { this.set(simulator.stats().sessionsPeakMax); } });
+  }
+
+  new Gauge({
+    name: 'fleet_ledger_dark_nodes',
+    help: 'Nodes in the dark liveness state',
+    registers,
+    async collect() {
+      const row = await sql<{ n: number }>`SELECT count(*)::int AS n FROM liveness_nodes WHERE state = 'dark'`.execute(ctx.db).catch(() => null);
+      this.set(row?.rows[0]?.n ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'fleet_ledger_open_alarms',
+    help: 'Open top-level alarms by kind (node alarms folded under a root cause are not counted)',
+    labelNames: ['kind'] as const,
+    registers,
+    async collect() {
+      this.reset();
+      const rows = await sql<{ kind: string; n: number }>`SELECT kind, count(*)::int AS n FROM alarms WHERE status = 'open' AND parent_id IS NULL GROUP BY kind`.execute(ctx.db).catch(() => null);
+      for (const row of rows?.rows ?? []) this.set({ kind: row.kind }, row.n);
+    },
+  });
+
+  return { registry, httpRequests, httpDuration, appendDuration };
+}

@@ -1,0 +1,154 @@
+/**
+ * The log for auditors: paged reads of the whole log and of one stream, the hash-chain verification, and the
+ * live feed as Server-Sent Events (id = position, resumable with `Last-Event-ID`).
+ */
+import { z } from 'zod';
+import type { RecordedEvent } from '../../../events/index.js';
+import { ApiError } from '../api-error.js';
+import { auditRoles, type ApiContext, type ZodApp } from '../api-context.js';
+import { decodeCursor, encodeCursor, maxPageLimit } from '../paging.js';
+
+const access = { access: { roles: auditRoles } };
+const typesList = z
+  .string()
+  .max(2000)
+  .regex(/^[A-Za-z0-9]+(,[A-Za-z0-9]+)*$/, 'a comma-separated list of event types')
+  .transform((value) => value.split(','));
+const positionCursor = z.object({ p: z.number().int().min(1) });
+const versionCursor = z.object({ v: z.number().int().min(1) });
+
+/** The JSON form of an event (times as ISO strings). */
+export function eventJson(event: RecordedEvent) {
+  return {
+    position: event.position,
+    eventId: event.eventId,
+    type: event.type,
+    schemaVersion: event.schemaVersion,
+    stream: event.stream,
+    streamVersion: event.streamVersion,
+    recordedAt: event.recordedAt.toISOString(),
+    observedAt: event.observedAt ? event.observedAt.toISOString() : null,
+    actor: event.actor,
+    correlationId: event.correlationId,
+    causationId: event.causationId,
+    data: event.data,
+    hash: event.hash,
+    prevHash: event.prevHash,
+  };
+}
+
+export function eventRoutes(app: ZodApp, ctx: ApiContext): void {
+  const tags = ['events'];
+
+  app.get('/v1/events', {
+    config: access,
+    schema: {
+      tags,
+      summary: 'the log in position order, filtered by types and stream prefix',
+      querystring: z.object({
+        from: z.coerce.number().int().min(1).optional().describe('first position (inclusive)'),
+        types: typesList.optional(),
+        stream: z.string().min(1).max(200).optional().describe('stream name prefix (node-, polls-, rack-r07 ...)'),
+        cursor: z.string().max(500).optional(),
+        limit: z.coerce.number().int().min(1).max(maxPageLimit).default(100),
+      }),
+    },
+    handler: async (request) => {
+      const q = request.query;
+      const from = decodeCursor(q.cursor, positionCursor)?.p ?? q.from ?? 1;
+      const head = await ctx.store.head();
+      const events = await ctx.store.readAll({ fromPosition: from, toPosition: head.position, limit: q.limit, ...(q.types ? { types: q.types } : {}), ...(q.stream ? { streamPrefix: q.stream } : {}) });
+      const last = events[events.length - 1];
+      // A full page may be followed by more; a short one read up to the head, which is where a next page starts.
+      const next = events.length === q.limit && last ? last.position + 1 : null;
+      return { items: events.map(eventJson), nextCursor: next !== null && next <= head.position ? encodeCursor({ p: next }) : null, headPosition: head.position };
+    },
+  });
+
+  app.get('/v1/streams/:stream', {
+    config: access,
+    schema: {
+      tags,
+      summary: 'the events of one stream in version order',
+      params: z.object({ stream: z.string().min(1).max(200) }),
+      querystring: z.object({ cursor: z.string().max(500).optional(), limit: z.coerce.number().int().min(1).max(maxPageLimit).default(100) }),
+    },
+    handler: async (request) => {
+      const { stream } = request.params;
+      const version = await ctx.store.streamVersion(stream);
+      if (version === null) throw new ApiError('API_NOT_FOUND', { resource: 'stream', id: stream }, `stream ${stream} has no events`);
+      const fromVersion = decodeCursor(request.query.cursor, versionCursor)?.v ?? 1;
+      const events = await ctx.store.readStream(stream, { fromVersion, limit: request.query.limit });
+      const last = events[events.length - 1];
+      return { stream, version, items: events.map(eventJson), nextCursor: last && last.streamVersion < version ? encodeCursor({ v: last.streamVersion + 1 }) : null };
+    },
+  });
+
+  app.get('/v1/verify', {
+    config: access,
+    schema: {
+      tags,
+      summary: 'recompute the hash chain over [from, to] (default: the whole log)',
+      querystring: z.object({ from: z.coerce.number().int().min(1).optional(), to: z.coerce.number().int().min(1).optional() }),
+    },
+    handler: async (request) => {
+      const result = await ctx.store.verifyChain({ ...(request.query.from ? { from: request.query.from } : {}), ...(request.query.to ? { to: request.query.to } : {}) });
+      const head = await ctx.store.head();
+      return { ...result, headPosition: head.position, headHash: head.hash };
+    },
+  });
+
+  app.get('/v1/events/live', {
+    // The dashboard (an analyst's view) follows the feed too; EventSource cannot set headers, hence ?token=.
+    config: { access: { roles: [...auditRoles, 'analyst'], queryToken: true } },
+    schema: {
+      tags,
+      summary: 'live feed (text/event-stream): id = position; resume with Last-Event-ID; default starts after the head',
+      headers: z.object({ 'last-event-id': z.string().regex(/^\d+$/, 'a position').optional() }),
+      querystring: z.object({
+        from: z.coerce.number().int().min(1).optional().describe('first position to send (ignored when Last-Event-ID is given)'),
+        types: typesList.optional(),
+        stream: z.string().min(1).max(200).optional(),
+        payload: z.enum(['full', 'none']).default('full').describe("'none' sends the envelope without data (a dashboard needs to know that something happened, not 25,000 poll outcomes)"),
+        token: z.string().optional(),
+      }),
+    },
+    handler: async (request, reply) => {
+      const lastEventId = request.headers['last-event-id'];
+      const fromPosition = lastEventId !== undefined ? Number(lastEventId) + 1 : (request.query.from ?? (await ctx.store.head()).position + 1);
+      const withPayload = request.query.payload === 'full';
+      reply.hijack();
+      const raw = reply.raw;
+      raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+      raw.write(`retry: 2000\n: from ${fromPosition}\n\n`);
+      const abort = new AbortController();
+      const stop = (): void => abort.abort();
+      // The response closes when the client goes away (or the server closes): stop following then.
+      raw.on('close', stop);
+      const heartbeat = setInterval(() => raw.write(': keep-alive\n\n'), 15_000);
+      const write = async (chunk: string): Promise<void> => {
+        // Paced by the client: the next page is read only once this one is in the socket buffer.
+        if (!raw.write(chunk) && !abort.signal.aborted) await new Promise<void>((resolve) => { raw.once('drain', resolve); abort.signal.addEventListener('abort', () => resolve(), { once: true }); });
+      };
+      try {
+        await ctx.store.follow(
+          { fromPosition, ...(request.query.types ? { types: request.query.types } : {}), ...(request.query.stream ? { streamPrefix: request.query.stream } : {}) },
+          async (batch) => {
+            let chunk = '';
+            for (const event of batch.events) {
+              const json = eventJson(event);
+              chunk += `id: ${event.position}\ndata: ${JSON.stringify(withPayload ? json : { ...json, data: null })}\n\n`;
+            }
+            if (chunk) await write(chunk);
+          },
+          abort.signal,
+        );
+      } catch (error) {
+        request.log.warn({ error: String(error) }, 'live feed stopped by an error');
+      } finally {
+        clearInterval(heartbeat);
+        raw.end();
+      }
+    },
+  });
+}

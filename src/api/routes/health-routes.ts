@@ -1,0 +1,47 @@
+/** Liveness of the process, readiness of the ledger behind it, and the metrics scrape. */
+import { z } from 'zod';
+import type { ApiContext, ZodApp } from '../api-context.js';
+import type { ApiMetrics } from '../metrics.js';
+
+export function healthRoutes(app: ZodApp, ctx: ApiContext, metrics: ApiMetrics): void {
+  const tags = ['health'];
+
+  app.get('/healthz', { schema: { tags, summary: 'the process is up' } }, async () => ({ status: 'ok' }));
+
+  app.get('/readyz', {
+    schema: { tags, summary: 'the store answers, and every projection runs within its lag (503 otherwise)' },
+    handler: async (_request, reply) => {
+      const reasons: string[] = [];
+      let headPosition: number | null = null;
+      try {
+        headPosition = (await ctx.store.head()).position;
+      } catch (error) {
+        reasons.push(`store unreachable: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      const projections = headPosition === null ? [] : ((await ctx.runner?.status().catch(() => null)) ?? []);
+      for (const status of projections) {
+        if (status.state === 'failed') reasons.push(`projection ${status.name} failed at position ${status.error?.position}: ${status.error?.reason}`);
+        else if (status.lagPositions > ctx.maxLagPositions) reasons.push(`projection ${status.name} lags ${status.lagPositions} positions (limit ${ctx.maxLagPositions})`);
+      }
+      const body = {
+        status: reasons.length === 0 ? 'ready' : 'not-ready',
+        reasons,
+        headPosition,
+        projections: projections.map((p) => ({ name: p.name, state: p.state, lagPositions: p.lagPositions, lagSeconds: p.lagSeconds })),
+      };
+      if (reasons.length > 0) {
+        reply.code(503);
+        return { ...body, error: { code: 'API_NOT_READY', message: reasons.join('; '), details: { reasons } } };
+      }
+      return body;
+    },
+  });
+
+  app.get('/metrics', {
+    schema: { tags, summary: 'Prometheus exposition format', querystring: z.object({}) },
+    handler: async (_request, reply) => {
+      reply.header('content-type', metrics.registry.contentType);
+      return metrics.registry.metrics();
+    },
+  });
+}

@@ -1,0 +1,254 @@
+/**
+ * Operator intents: each validated, recorded as one event with the principal who asked, and answered with
+ * its position. An `Idempotency-Key` makes a retry return the original position (the event id derives from
+ * principal, key and route, and the store's idempotent append writes nothing the second time).
+ */
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import {
+  bmcEndpointSchema,
+  driverObservationEvents,
+  instantSchema,
+  nodeIdSchema,
+  siteIdSchema,
+  type ProposedEvent,
+} from '../../../events/index.js';
+import { importEbom } from '../../ebom/index.js';
+import { isLedgerError, type ExpectedVersion } from '../../ledger/index.js';
+import { alarmById } from '../../../projections/index.js';
+import { ApiError } from '../api-error.js';
+import { intentRoles, type ApiContext, type ZodApp } from '../api-context.js';
+
+/** A name-based UUID (version 8): the same name always gives the same event id. */
+export function nameUuid(name: string): string {
+  const hex = createHash('sha256').update(name).digest('hex');
+  const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+export const intentResult = z.object({ position: z.number().int(), stream: z.string(), streamVersion: z.number().int(), idempotentReplay: z.boolean() });
+const idempotencyHeaders = z.object({ 'idempotency-key': z.string().min(1).max(200).optional().describe('retrying with the same key returns the original position') });
+const nodeParams = z.object({ nodeId: nodeIdSchema });
+const reason = z.string().min(1).max(500);
+const access = { access: { roles: intentRoles } };
+/** 201 when recorded now, 200 when an Idempotency-Key repeats a request already recorded. */
+const intentResponses = { 200: intentResult, 201: intentResult };
+
+/** Appends one intent event for the caller and answers `{ position, stream, streamVersion }`. */
+async function recordIntent(
+  ctx: ApiContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  stream: string,
+  event: { type: string; data: unknown },
+  expectedVersion: ExpectedVersion = 'any',
+): Promise<z.output<typeof intentResult>> {
+  const principal = request.principal!;
+  const key = request.headers['idempotency-key'];
+  const path = request.url.split('?')[0];
+  const proposed: ProposedEvent = {
+    ...(typeof key === 'string' ? { eventId: nameUuid(`${principal.id}\u0000${key}\u0000${request.method} ${path}`) } : {}),
+    type: event.type,
+    data: event.data,
+    actor: { kind: 'operator', id: principal.id, role: principal.role },
+  };
+  try {
+    const result = await ctx.timeAppend(() => ctx.store.append(stream, [proposed], { expectedVersion }));
+    reply.code(result.idempotentReplay ? 200 : 201);
+    return { position: result.positions[0]!, stream, streamVersion: result.nextExpectedVersion, idempotentReplay: result.idempotentReplay };
+  } catch (error) {
+    // An intent about a node nobody registered or declared is a missing resource, not a version race.
+    if (expectedVersion === 'stream_exists' && isLedgerError(error) && error.code === 'LEDGER_WRONG_EXPECTED_VERSION' && error.details.actual === -1) {
+      throw new ApiError('API_NOT_FOUND', { resource: 'stream', id: stream }, `${stream} has no events: register or declare the node first`);
+    }
+    throw error;
+  }
+}
+
+/** A stream name for an alarm id (alarm ids use `:`, which streams allow; anything else is hashed). */
+function alarmStream(alarmId: string): string {
+  const candidate = `alarm-${alarmId}`;
+  return /^[A-Za-z0-9][A-Za-z0-9._:@-]*$/.test(candidate) && candidate.length <= 200 ? candidate : `alarm-${createHash('sha256').update(alarmId).digest('hex').slice(0, 32)}`;
+}
+
+const observationTypes = driverObservationEvents.map((d) => d.type) as [string, ...string[]];
+
+export function intentRoutes(app: ZodApp, ctx: ApiContext): void {
+  const tags = ['intents'];
+
+  app.post('/v1/nodes', {
+    config: access,
+    schema: {
+      tags,
+      summary: 'register a node (NodeRegistered)',
+      headers: idempotencyHeaders,
+      response: intentResponses,
+      body: z.object({ nodeId: nodeIdSchema, site: siteIdSchema, rack: z.string().min(1).max(64), bmc: bmcEndpointSchema, expectedIntervalS: z.number().int().min(1).max(86_400).default(60) }),
+    },
+    handler: (request, reply) => recordIntent(ctx, request, reply, `node-${request.body.nodeId}`, { type: 'NodeRegistered', data: request.body }),
+  });
+
+  const simple: Array<{ path: string; type: string; reasonRequired: boolean; summary: string }> = [
+    { path: 'decommission', type: 'NodeDecommissioned', reasonRequired: true, summary: 'the node leaves the fleet' },
+    { path: 'cordon', type: 'NodeCordoned', reasonRequired: true, summary: 'no new work on the node' },
+    { path: 'uncordon', type: 'NodeUncordoned', reasonRequired: false, summary: 'the node may receive work again' },
+    { path: 'quarantine', type: 'NodeQuarantined', reasonRequired: true, summary: 'the node is kept out of service' },
+    { path: 'release', type: 'NodeReleased', reasonRequired: false, summary: 'the node leaves quarantine' },
+    { path: 'clear-latch', type: 'LockoutLatchCleared', reasonRequired: true, summary: 'allow BMC logins again after an authentication latch' },
+  ];
+  for (const intent of simple) {
+    app.post(`/v1/nodes/:nodeId/${intent.path}`, {
+      config: access,
+      schema: {
+        tags,
+        summary: `${intent.summary} (${intent.type})`,
+        params: nodeParams,
+        headers: idempotencyHeaders,
+        response: intentResponses,
+        body: z.object({ reason: intent.reasonRequired ? reason : reason.optional() }),
+      },
+      handler: (request, reply) => {
+        const data = { nodeId: request.params.nodeId, ...(request.body.reason !== undefined ? { reason: request.body.reason } : {}) };
+        return recordIntent(ctx, request, reply, `node-${request.params.nodeId}`, { type: intent.type, data }, 'stream_exists');
+      },
+    });
+  }
+
+  app.post('/v1/nodes/:nodeId/maintenance', {
+    config: access,
+    schema: {
+      tags,
+      summary: 'set a maintenance window (MaintenanceWindowSet)',
+      params: nodeParams,
+      headers: idempotencyHeaders,
+      response: intentResponses,
+      body: z.object({ from: instantSchema, until: instantSchema, reason }).refine((w) => Date.parse(w.until) > Date.parse(w.from), { path: ['until'], message: 'must be after from' }),
+    },
+    handler: (request, reply) =>
+      recordIntent(ctx, request, reply, `node-${request.params.nodeId}`, { type: 'MaintenanceWindowSet', data: { nodeId: request.params.nodeId, ...request.body } }, 'stream_exists'),
+  });
+
+  app.post('/v1/racks/:rack/topology', {
+    config: access,
+    schema: {
+      tags,
+      summary: 'declare which PDUs, ToR switches and CDU serve a rack (TopologyDeclared)',
+      params: z.object({ rack: z.string().min(1).max(64).regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, 'rack ids use letters, digits and . _ : - only') }),
+      headers: idempotencyHeaders,
+      response: intentResponses,
+      body: z.object({ site: siteIdSchema, pdu: z.array(z.string().min(1).max(64)).default([]), tor: z.array(z.string().min(1).max(64)).default([]), cdu: z.string().min(1).max(64).optional() }),
+    },
+    handler: (request, reply) =>
+      recordIntent(ctx, request, reply, `rack-${request.params.rack}`, { type: 'TopologyDeclared', data: { ...request.body, rack: request.params.rack } }),
+  });
+
+  app.post('/v1/alarms/:alarmId/ack', {
+    config: access,
+    schema: {
+      tags,
+      summary: 'acknowledge an alarm (AlarmAcknowledged)',
+      params: z.object({ alarmId: z.string().min(1).max(200) }),
+      headers: idempotencyHeaders,
+      response: intentResponses,
+      body: z.object({ note: z.string().max(1000).optional() }).default({}),
+    },
+    handler: async (request, reply) => {
+      const alarm = await alarmById(ctx.db, request.params.alarmId);
+      if (!alarm) throw new ApiError('API_NOT_FOUND', { resource: 'alarm', id: request.params.alarmId }, `no alarm ${request.params.alarmId}`);
+      const data = { alarmId: request.params.alarmId, ...(request.body.note !== undefined ? { note: request.body.note } : {}) };
+      return recordIntent(ctx, request, reply, alarmStream(request.params.alarmId), { type: 'AlarmAcknowledged', data });
+    },
+  });
+
+  // The EBOM arrives as the file itself (CSV or JSON), read as text so its digest is the file's own.
+  app.register(async (ebom: ZodApp) => {
+    ebom.removeAllContentTypeParsers();
+    ebom.addContentTypeParser(['text/csv', 'text/plain', 'application/json'], { parseAs: 'string', bodyLimit: 64 * 1024 * 1024 }, (_request, body, done) => done(null, body));
+    ebom.post('/v1/ebom', {
+      config: access,
+      schema: {
+        tags,
+        summary: 'import an EBOM (CSV with a header row, or a JSON array of rows): one decision, all rows or none',
+        querystring: z.object({ source: z.string().max(500).optional(), importId: z.string().min(1).max(200).regex(/^[A-Za-z0-9._:-]+$/).optional() }),
+        body: z.string().min(1),
+      },
+      handler: async (request, reply) => {
+        const contentType = String(request.headers['content-type'] ?? '');
+        const format = contentType.includes('json') ? 'json' : 'csv';
+        const result = await ctx.timeAppend(() =>
+          importEbom(ctx.store, {
+            text: request.body,
+            format,
+            source: request.query.source ?? `api:${request.principal!.id}`,
+            operatorId: request.principal!.id,
+            ...(request.query.importId ? { importId: request.query.importId } : {}),
+          }),
+        );
+        if (!result.ok) {
+          const first = result.problems[0]!;
+          throw new ApiError(
+            'API_INVALID_REQUEST',
+            { field: `body[line ${first.line}]${first.field ? `.${first.field}` : ''}`, reason: first.reason, problems: result.problems },
+            `EBOM refused, nothing imported: line ${first.line}${first.field ? ` ${first.field}` : ''}: ${first.reason}${result.problems.length > 1 ? ` (and ${result.problems.length - 1} more problems)` : ''}`,
+          );
+        }
+        reply.code(result.alreadyImported ? 200 : 201);
+        const stream = `ebom-${result.importId}`;
+        return {
+          position: result.positions[result.positions.length - 1]!,
+          stream,
+          streamVersion: 1,
+          idempotentReplay: result.alreadyImported,
+          importId: result.importId,
+          rows: result.rows,
+          sha256: result.sha256,
+        };
+      },
+    });
+  });
+
+  app.post('/v1/observations', {
+    config: { access: { roles: ['agent', 'operator'] } },
+    schema: {
+      tags,
+      summary: 'observations from an in-band agent (GpuTelemetryObserved, GpuXidObserved, ...), appended to node-<nodeId>',
+      headers: idempotencyHeaders,
+      body: z.object({
+        nodeId: nodeIdSchema,
+        source: z.string().min(1).max(64).regex(/^[A-Za-z0-9._-]+$/),
+        observedAt: instantSchema.optional(),
+        observations: z.array(z.object({ type: z.enum(observationTypes), data: z.unknown() })).min(1).max(200),
+      }),
+    },
+    handler: async (request, reply) => {
+      const { nodeId, source, observations, observedAt } = request.body;
+      // Validate every payload here so the answer names the field as the client sent it.
+      observations.forEach((observation, index) => {
+        const check = ctx.store.catalogue.check(observation.type, observation.data);
+        if (!check.ok) {
+          const issue = check.issues[0];
+          const field = `body.observations.${index}.data${issue?.path ? `.${issue.path}` : ''}`;
+          throw new ApiError('API_INVALID_REQUEST', { field, reason: issue?.message ?? 'is invalid', issues: check.issues.map((i) => ({ field: `body.observations.${index}.data.${i.path}`, reason: i.message })) }, `${field} ${issue?.message ?? 'is invalid'}`);
+        }
+      });
+      const principal = request.principal!;
+      const key = request.headers['idempotency-key'];
+      const stream = `node-${nodeId}`;
+      const result = await ctx.timeAppend(() =>
+        ctx.store.append(
+          stream,
+          observations.map((observation, index) => ({
+            ...(typeof key === 'string' ? { eventId: nameUuid(`${principal.id}\u0000${key}\u0000POST /v1/observations#${index}`) } : {}),
+            type: observation.type,
+            data: observation.data,
+            ...(observedAt ? { observedAt } : {}),
+            actor: { kind: 'driver' as const, id: `${source}:${nodeId}@${principal.id}` },
+          })),
+        ),
+      );
+      reply.code(result.idempotentReplay ? 200 : 201);
+      return { position: result.positions[result.positions.length - 1]!, stream, streamVersion: result.nextExpectedVersion, idempotentReplay: result.idempotentReplay, positions: result.positions };
+    },
+  });
+}

@@ -1,0 +1,59 @@
+/**
+ * Starts the API for the `start` demo: tokens from FLEET_LEDGER_TOKENS_FILE / FLEET_LEDGER_TOKENS, else
+ * random demo tokens (printed once, stored 0600 in the data folder); listens on 127.0.0.1:8080 by default.
+ */
+import type { EventStore, ProjectionRunner } from '../ledger/index.js';
+import { logger as processLogger } from '../logger.js';
+import type { Poller } from '../poller/index.js';
+import type { Simulator } from '../sim/index.js';
+import { buildApi } from './build-api.js';
+import type { ZodApp } from './api-context.js';
+import { generateDemoTokens, tokensFromEnvironment } from './tokens.js';
+
+export interface ServeApiOptions {
+  store: EventStore;
+  runner?: ProjectionRunner | null;
+  poller?: Poller | null;
+  simulator?: Simulator | null;
+  /** Default 8080; 0 picks a free port. */
+  port?: number;
+  /** Default 127.0.0.1: expose on purpose, never by accident. */
+  host?: string;
+  /** Where demo tokens are stored (`<dataDir>/api-tokens.json`). */
+  dataDir?: string;
+  /** Where the one-time token listing goes (default stdout). */
+  print?: (text: string) => void;
+}
+
+export interface ServedApi {
+  app: ZodApp;
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function serveApi(options: ServeApiOptions): Promise<ServedApi> {
+  let tokens = tokensFromEnvironment();
+  const print = options.print ?? ((text: string) => process.stdout.write(text));
+  if (!tokens) {
+    const demo = generateDemoTokens(options.dataDir);
+    tokens = demo.table;
+    // Printed once, to the terminal only: never through the logger.
+    print(
+      `API demo tokens${demo.path ? ` (stored 0600 in ${demo.path})` : ''}:\n${demo.tokens.map((t) => `  ${t.role.padEnd(9)} ${t.principal.padEnd(15)} ${t.token}`).join('\n')}\n`,
+    );
+  }
+  const app = await buildApi({
+    store: options.store,
+    runner: options.runner ?? null,
+    poller: options.poller ?? null,
+    simulator: options.simulator ?? null,
+    tokens,
+    logger: processLogger.child({ component: 'api' }),
+    processMetrics: true,
+  });
+  const host = options.host ?? '127.0.0.1';
+  const address = await app.listen({ port: options.port ?? 8080, host });
+  const url = address.replace('[::1]', 'localhost');
+  processLogger.info({ url, docs: `${url}/docs` }, `API listening on ${url} (dashboard: ${url}/?token=<analyst or admin token>)`);
+  return { app, url, close: () => app.close() };
+}

@@ -1,0 +1,152 @@
+/**
+ * `fleet-ledger nodes <verb>`: operator intents about nodes, racks and the EBOM, and a node's current view,
+ * through the HTTP API (see src/api/README.md).
+ */
+import { readFile } from 'node:fs/promises';
+import { extname } from 'node:path';
+import { callAllPages, callApi, connectionOf, connectionUsage, exitCodes, output, parseCommandArgs, required, runApiCommand, table, UsageError, type ApiConnection } from '../api-client.js';
+
+export const summary = 'node intents (register, cordon, quarantine, maintenance, ...) and node views, through the API';
+
+const usage = `usage: fleet-ledger nodes <verb> [arguments] [options]
+
+  register NODE --site S --rack R --bmc URL --credential-ref REF [--protocol redfish|ipmi|snmp] [--session-limit N] [--interval S]
+  decommission NODE --reason TEXT
+  cordon NODE --reason TEXT          uncordon NODE [--reason TEXT]
+  quarantine NODE --reason TEXT      release NODE [--reason TEXT]
+  maintenance NODE --from ISO --until ISO --reason TEXT
+  clear-latch NODE --reason TEXT
+  topology RACK --site S [--pdu P]... [--tor T]... [--cdu C]
+  import-ebom FILE [--format csv|json] [--import-id ID]
+  show NODE                          liveness, inventory, drift and alarms of one node
+  list [--state S] [--site S] [--rack R] [--limit N]
+
+  --idempotency-key KEY   retrying with the same key returns the original position
+${connectionUsage}
+`;
+
+const options = {
+  site: { type: 'string' },
+  rack: { type: 'string' },
+  bmc: { type: 'string' },
+  'credential-ref': { type: 'string' },
+  protocol: { type: 'string', default: 'redfish' },
+  'session-limit': { type: 'string' },
+  interval: { type: 'string' },
+  reason: { type: 'string' },
+  from: { type: 'string' },
+  until: { type: 'string' },
+  pdu: { type: 'string', multiple: true },
+  tor: { type: 'string', multiple: true },
+  cdu: { type: 'string' },
+  format: { type: 'string' },
+  'import-id': { type: 'string' },
+  state: { type: 'string' },
+  limit: { type: 'string' },
+  'idempotency-key': { type: 'string' },
+} as const;
+
+function positiveInt(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1) throw new UsageError(`--${name} must be a positive integer`);
+  return number;
+}
+
+function need(value: string | undefined, name: string): string {
+  if (!value) throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+function printIntent(connection: ApiConnection, answer: { position: number; stream: string; streamVersion: number; idempotentReplay: boolean }, what: string): number {
+  output(connection, answer, () => `${what}: recorded at position ${answer.position} (${answer.stream} v${answer.streamVersion})${answer.idempotentReplay ? ', already recorded before' : ''}\n`);
+  return exitCodes.ok;
+}
+
+export function run(argv: string[]): Promise<number> {
+  return runApiCommand('nodes', usage, argv, async () => {
+    const { values, positionals } = parseCommandArgs(argv, options);
+    if (values.help) {
+      process.stdout.write(usage);
+      return exitCodes.ok;
+    }
+    const connection = connectionOf(values);
+    const [verb] = positionals;
+    const headers = values['idempotency-key'] ? { 'idempotency-key': values['idempotency-key'] } : undefined;
+    const post = (path: string, body: unknown) => callApi(connection, path, { method: 'POST', body, ...(headers ? { headers } : {}) });
+    switch (verb) {
+      case 'register': {
+        const nodeId = required(positionals, 1, 'NODE');
+        const sessionLimit = positiveInt(values['session-limit'], 'session-limit');
+        const interval = positiveInt(values.interval, 'interval');
+        const body = {
+          nodeId,
+          site: need(values.site, 'site'),
+          rack: need(values.rack, 'rack'),
+          bmc: { protocol: values.protocol, address: need(values.bmc, 'bmc'), credentialRef: need(values['credential-ref'], 'credential-ref'), ...(sessionLimit ? { sessionLimit } : {}) },
+          ...(interval ? { expectedIntervalS: interval } : {}),
+        };
+        return printIntent(connection, await post('/v1/nodes', body), `registered ${nodeId}`);
+      }
+      case 'decommission':
+      case 'cordon':
+      case 'quarantine':
+      case 'clear-latch':
+      case 'uncordon':
+      case 'release': {
+        const nodeId = required(positionals, 1, 'NODE');
+        const reasonRequired = verb !== 'uncordon' && verb !== 'release';
+        const reason = reasonRequired ? need(values.reason, 'reason') : values.reason;
+        return printIntent(connection, await post(`/v1/nodes/${encodeURIComponent(nodeId)}/${verb}`, reason ? { reason } : {}), `${verb} ${nodeId}`);
+      }
+      case 'maintenance': {
+        const nodeId = required(positionals, 1, 'NODE');
+        const body = { from: need(values.from, 'from'), until: need(values.until, 'until'), reason: need(values.reason, 'reason') };
+        return printIntent(connection, await post(`/v1/nodes/${encodeURIComponent(nodeId)}/maintenance`, body), `maintenance window for ${nodeId}`);
+      }
+      case 'topology': {
+        const rack = required(positionals, 1, 'RACK');
+        const body = { site: need(values.site, 'site'), pdu: values.pdu ?? [], tor: values.tor ?? [], ...(values.cdu ? { cdu: values.cdu } : {}) };
+        return printIntent(connection, await post(`/v1/racks/${encodeURIComponent(rack)}/topology`, body), `topology of rack ${rack}`);
+      }
+      case 'import-ebom': {
+        const file = required(positionals, 1, 'FILE');
+        const format = values.format ?? (extname(file).toLowerCase() === '.json' ? 'json' : 'csv');
+        if (format !== 'csv' && format !== 'json') throw new UsageError('--format is csv or json');
+        const text = await readFile(file, 'utf8');
+        const answer = await callApi(connection, '/v1/ebom', {
+          method: 'POST',
+          rawBody: { text, contentType: format === 'json' ? 'application/json' : 'text/csv' },
+          query: { source: file, importId: values['import-id'] },
+        });
+        output(connection, answer, () => `EBOM ${answer.importId}: ${answer.rows} rows ${answer.idempotentReplay ? 'were already imported' : `imported, last at position ${answer.position}`}\n`);
+        return exitCodes.ok;
+      }
+      case 'show': {
+        const nodeId = required(positionals, 1, 'NODE');
+        const view = await callApi(connection, `/v1/nodes/${encodeURIComponent(nodeId)}`);
+        output(connection, view, () => {
+          const l = view.liveness;
+          const i = view.inventory;
+          return [
+            `node ${view.nodeId}`,
+            l ? `  liveness   ${l.state}, site ${l.site ?? '-'} rack ${l.rack ?? '-'}, last contact ${l.lastContactAt ?? 'never'}${l.secondsSinceLastContact !== null ? ` (${Math.round(l.secondsSinceLastContact)} s ago)` : ''}, ${l.gapCount} gaps` : '  liveness   -',
+            i ? `  inventory  ${i.manufacturer ?? '-'} ${i.model ?? '-'} serial ${i.serial ?? '-'}, BMC ${i.bmcFirmware ?? '-'}, BIOS ${i.biosVersion ?? '-'}, GPUs ${i.gpuCount ?? '-'} ${i.gpuModel ?? ''}` : '  inventory  not observed yet',
+            `  drift      ${view.drift.length === 0 ? 'none' : view.drift.map((d: any) => `${d.field} ${d.kind} (declared ${d.declared ?? '-'}, observed ${d.observed ?? '-'})`).join('; ')}`,
+            `  alarms     ${view.alarms.length === 0 ? 'none' : view.alarms.map((a: any) => `${a.status} ${a.kind}: ${a.summary}`).join('; ')}`,
+            '',
+          ].join('\n');
+        });
+        return exitCodes.ok;
+      }
+      case 'list': {
+        const limit = positiveInt(values.limit, 'limit') ?? 100_000;
+        const nodes = await callAllPages(connection, '/v1/liveness/nodes', { state: values.state, site: values.site, rack: values.rack, limit: Math.min(limit, 5000) }, limit);
+        output(connection, nodes, () => table(nodes, ['nodeId', 'site', 'rack', 'state', 'lastContactAt', 'secondsSinceLastContact', 'gapCount']));
+        return exitCodes.ok;
+      }
+      default:
+        throw new UsageError(verb ? `unknown verb '${verb}'` : 'missing verb');
+    }
+  });
+}

@@ -1,0 +1,64 @@
+import type { NodeInventoryObservedData } from '../../events/index.js';
+import { importEbom } from '../ebom/index.js';
+import type { EventStore } from '../ledger/index.js';
+import type { SimBmcInfo } from '../sim/index.js';
+
+/**
+ * The demo's bill of materials. A real EBOM comes from purchase records; the demo has none, so it writes
+ * one as a procurement team would have: from each recorded unit's identity as first read, with a few
+ * deliberate mistakes (a newer BMC baseline on every 40th node, one GPU too many on every 97th), and
+ * nothing for the units nobody has a record of. It is imported through the same `importEbom` an operator
+ * uses, in batches as units are first seen.
+ */
+export async function declareDemoEbom(store: EventStore, bmcs: readonly SimBmcInfo[], signal: AbortSignal): Promise<void> {
+  const byId = new Map(bmcs.map((bmc, index) => [bmc.id, { bmc, index }]));
+  const declared = new Set<string>();
+  const pending = new Map<string, Record<string, unknown>>();
+  const flush = async (): Promise<void> => {
+    if (pending.size === 0) return;
+    const rows = [...pending.values()];
+    pending.clear();
+    const result = await importEbom(store, { text: JSON.stringify(rows, null, 1), format: 'json', source: 'demo: procurement records', operatorId: 'demo-procurement' });
+    if (!result.ok) for (const row of rows) declared.delete(String(row.nodeId));
+  };
+  const timer = setInterval(() => void flush().catch(() => undefined), 10_000);
+  try {
+    await store.follow(
+      { fromPosition: 1, types: ['NodeInventoryObserved', 'NodeDeclared'] },
+      (batch) => {
+        for (const event of batch.events) {
+          const nodeId = event.stream.replace(/^node-/, '');
+          if (event.type === 'NodeDeclared') {
+            declared.add(nodeId);
+            continue;
+          }
+          const known = byId.get(nodeId);
+          if (!known || !known.bmc.recorded || declared.has(nodeId)) continue;
+          const data = event.data as NodeInventoryObservedData;
+          if (!data.system.serialNumber || !data.system.manufacturer || !data.system.model) continue;
+          declared.add(nodeId);
+          const { bmc, index } = known;
+          const gpuCount = data.gpus?.count;
+          pending.set(nodeId, {
+            nodeId,
+            site: bmc.site,
+            rack: bmc.rack,
+            manufacturer: data.system.manufacturer,
+            model: data.system.model,
+            serial: data.system.serialNumber,
+            ...(gpuCount !== undefined ? { gpuCount: index % 97 === 5 ? gpuCount + 1 : gpuCount } : {}),
+            ...(data.gpus?.models[0] ? { gpuModel: data.gpus.models[0] } : {}),
+            ...(data.memory?.totalGiB ? { memoryGiB: Math.round(data.memory.totalGiB) } : {}),
+            firmwareBaseline: data.bmc.firmwareVersion ? { BMC: index % 40 === 7 ? `${data.bmc.firmwareVersion}.1` : data.bmc.firmwareVersion } : {},
+            powerFeed: bmc.pdu,
+            networkPort: `${bmc.tor}:${(index % 48) + 1}`,
+          });
+        }
+      },
+      signal,
+    );
+  } finally {
+    clearInterval(timer);
+    await flush().catch(() => undefined);
+  }
+}

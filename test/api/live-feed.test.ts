@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, openApiHarness, registration, tokens, type ApiHarness } from './support/api-harness.js';
+
+interface SseMessage {
+  id: number;
+  data: any;
+}
+
+/** Reads SSE messages from a live connection until `enough` says stop, then disconnects. */
+async function readFeed(url: string, headers: Record<string, string>, enough: (messages: SseMessage[]) => boolean): Promise<SseMessage[]> {
+  const abort = new AbortController();
+  const response = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: abort.signal });
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  const messages: SseMessage[] = [];
+  let buffer = '';
+  const deadline = setTimeout(() => abort.abort(), 15_000);
+  try {
+    while (!enough(messages)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += value;
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const id = /^id: (\d+)$/m.exec(block)?.[1];
+        const data = /^data: (.*)$/m.exec(block)?.[1];
+        if (id && data) messages.push({ id: Number(id), data: JSON.parse(data) });
+      }
+    }
+  } finally {
+    clearTimeout(deadline);
+    abort.abort();
+    await reader.cancel().catch(() => undefined);
+  }
+  return messages;
+}
+
+describe('the live feed (Server-Sent Events)', () => {
+  let h: ApiHarness;
+  let base: string;
+  const register = (n: number) => h.app.inject({ method: 'POST', url: '/v1/nodes', headers: bearer('operator'), payload: registration(`dc1-r01-n${String(n).padStart(2, '0')}`) });
+
+  beforeAll(async () => {
+    h = await openApiHarness();
+    base = await h.app.listen({ port: 0, host: '127.0.0.1' });
+    for (let i = 1; i <= 5; i += 1) await register(i);
+  });
+  afterAll(async () => h?.close());
+
+  it('a client that reconnects with Last-Event-ID receives every later event once, none repeated or skipped', async () => {
+    // The client processed three events before its connection dropped (it may have received more).
+    const first = (await readFeed(`${base}/v1/events/live?from=1`, bearer('auditor'), (m) => m.length >= 3)).slice(0, 3);
+    expect(first.map((m) => m.id)).toEqual([1, 2, 3]);
+    expect(first[0]!.data).toMatchObject({ position: 1, type: 'NodeRegistered' });
+    // While disconnected, more is appended.
+    for (let i = 6; i <= 8; i += 1) await register(i);
+    const head = await h.head();
+    const lastSeen = String(first[first.length - 1]!.id);
+    const resumed = await readFeed(`${base}/v1/events/live`, { ...bearer('auditor'), 'last-event-id': lastSeen }, (m) => (m[m.length - 1]?.id ?? 0) >= head);
+    expect(resumed[0]!.id).toBe(4);
+    expect([...first, ...resumed].map((m) => m.id)).toEqual(Array.from({ length: head }, (_, i) => i + 1));
+  }, 30_000);
+
+  it('events appended while connected arrive live, and the types filter applies', async () => {
+    const pending = readFeed(`${base}/v1/events/live?types=NodeCordoned`, bearer('auditor'), (m) => m.length >= 1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await register(20);
+    await h.app.inject({ method: 'POST', url: '/v1/nodes/dc1-r01-n20/cordon', headers: bearer('operator'), payload: { reason: 'live' } });
+    const messages = await pending;
+    expect(messages.map((m) => m.data.type)).toEqual(['NodeCordoned']);
+  });
+
+  it('the feed takes ?token= (EventSource cannot set headers) and refuses operators', async () => {
+    const viaQuery = await readFeed(`${base}/v1/events/live?from=1&payload=none&token=${tokens.analyst}`, {}, (m) => m.length >= 1);
+    expect(viaQuery[0]!.id).toBe(1);
+    // payload=none: the envelope only (what the dashboard needs to know that something happened).
+    expect(viaQuery[0]!.data).toMatchObject({ position: 1, type: 'NodeRegistered', data: null });
+    const refused = await fetch(`${base}/v1/events/live`, { headers: bearer('operator') });
+    expect(refused.status).toBe(403);
+    expect((await refused.json()).error.code).toBe('API_FORBIDDEN');
+    const anonymous = await fetch(`${base}/v1/events/live`);
+    expect(anonymous.status).toBe(401);
+  });
+});
