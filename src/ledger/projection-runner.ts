@@ -108,11 +108,31 @@ export class ProjectionRunner {
       done: Promise.resolve(),
     };
     this.#live.set(projection.name, live);
-    live.done = this.#run(live).catch((error: unknown) => {
-      live.status.state = 'failed';
-      live.status.error ??= { position: -1, eventId: '', type: '', stream: '', reason: String(error) };
-      this.#options.log('projection stopped by an error', { projection: projection.name, error: String(error) });
-    });
+    live.done = this.#supervise(live);
+  }
+
+  /**
+   * Runs the projection; when the database goes away (restart, failover, shutdown) it waits and resumes
+   * from the checkpoint instead of failing: only an event the projection cannot apply stops it for good.
+   */
+  async #supervise(live: Live): Promise<void> {
+    const { projection, abort } = live;
+    for (let attempt = 0; !abort.signal.aborted; attempt += 1) {
+      try {
+        await this.#run(live);
+        return;
+      } catch (error) {
+        if (!isTransientDatabaseError(error)) {
+          live.status.state = 'failed';
+          live.status.error ??= { position: -1, eventId: '', type: '', stream: '', reason: String(error) };
+          this.#options.log('projection stopped by an error', { projection: projection.name, error: String(error) });
+          return;
+        }
+        live.status.state = 'starting';
+        this.#options.log('database unavailable: projection resumes from its checkpoint', { projection: projection.name, error: String(error) });
+        await new Promise((resolve) => setTimeout(resolve, Math.min(10_000, 500 * 2 ** Math.min(attempt, 5))));
+      }
+    }
   }
 
   async #run(live: Live): Promise<void> {
@@ -194,6 +214,7 @@ export class ProjectionRunner {
       });
     } catch (error) {
       if (error instanceof Error && error.message.startsWith('checkpoint of')) throw error;
+      if (isTransientDatabaseError(error)) throw error;
       throw new BatchApplyError(await this.#locateFailure(projection, events, error, schema));
     }
   }
@@ -325,3 +346,16 @@ class BatchApplyError extends Error {
 }
 
 class RollbackProbe extends Error {}
+
+/**
+ * A failure of the database rather than of the projection: connection lost or refused, server shutting
+ * down or starting (SQLSTATE classes 08, 57P, 53), or the store reporting itself unavailable.
+ */
+export function isTransientDatabaseError(error: unknown): boolean {
+  const candidate = error as { code?: unknown; message?: unknown; details?: { cause?: unknown } };
+  if (candidate?.code === 'LEDGER_STORE_UNAVAILABLE') return true;
+  if (typeof candidate?.code === 'string' && /^(08|57P|53)/.test(candidate.code)) return true;
+  if (typeof candidate?.code === 'string' && ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(candidate.code)) return true;
+  const message = typeof candidate?.message === 'string' ? candidate.message : '';
+  return /Connection terminated|connection refused|the database system is (shutting down|starting up)|terminating connection/i.test(message);
+}

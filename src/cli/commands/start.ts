@@ -3,6 +3,8 @@ import type { Kysely } from 'kysely';
 import { fleetProjections, openAlarms } from '../../../projections/index.js';
 import { serveApi } from '../../api/index.js';
 import { declareDemoEbom } from '../../demo/demo-ebom.js';
+import { demoScenario } from '../../demo/demo-scenario.js';
+import { fileCredentials, loadTargetFile, registerTargets } from '../../demo/target-file.js';
 import { registerSimulatedFleet, simulatorCredentials } from '../../demo/demo-fleet.js';
 import { openLedger, ProjectionRunner } from '../../ledger/index.js';
 import { logger } from '../../logger.js';
@@ -12,10 +14,14 @@ import { loadScenario, startSimulator, type Simulator } from '../../sim/index.js
 export const summary = 'start the ledger (embedded PostgreSQL or DATABASE_URL) with a simulated fleet, the poller and the projections';
 
 const usage = `fleet-ledger start [options]
-  --bmcs N          simulated BMCs (default 2000)
-  --scenario FILE   a simulator scenario instead of --bmcs
+  --bmcs N          simulated BMCs (default 2000, in two sites; the script of examples/scenario-demo.yaml
+                    plays out over the first minutes: a PDU fails, nodes flap, a ToR slows, a CDU trips)
+  --scenario FILE   a simulator scenario of your own instead
   --interval S      liveness interval in seconds (default 60)
-  --no-sim          only the ledger, the projections and the API (no simulated fleet, no poller)
+  --no-sim          no simulated fleet: only the ledger, the projections and the API (and the poller with --targets)
+  --targets FILE    with --no-sim: poll the real BMCs listed in FILE (YAML: targets: [{nodeId, site, rack, bmc,
+                    credentialRef, sessionLimit?, intervalS?}]); secrets from FLEET_LEDGER_CREDENTIALS_FILE
+                    (JSON {"<credentialRef>": {"username", "password"}}, mode 0600)
   --port P          the API and dashboard port on 127.0.0.1 (default 8080; FLEET_LEDGER_API_HOST to bind elsewhere)
   --data-dir DIR    embedded data folder (default ./.fleet-ledger)
   DATABASE_URL      use that PostgreSQL server instead of the embedded one
@@ -38,6 +44,7 @@ export async function run(argv: string[]): Promise<number> {
       scenario: { type: 'string' },
       interval: { type: 'string', default: '60' },
       'no-sim': { type: 'boolean', default: false },
+      targets: { type: 'string' },
       'data-dir': { type: 'string' },
       'pg-port': { type: 'string' },
       port: { type: 'string' },
@@ -66,7 +73,7 @@ export async function run(argv: string[]): Promise<number> {
   const intents = new AbortController();
   let following: Promise<void> = Promise.resolve();
   if (!values['no-sim']) {
-    sim = await startSimulator(values.scenario ? { scenario: loadScenario(values.scenario) } : { bmcs: Number(values.bmcs), seed: 42 });
+    sim = await startSimulator({ scenario: values.scenario ? loadScenario(values.scenario) : demoScenario(Number(values.bmcs)) });
     const { registered, racks } = await registerSimulatedFleet(store, sim.bmcs, intervalS);
     logger.info({ bmcs: sim.bmcs.length, registered, racks, control: sim.controlUrl }, `simulated fleet: ${sim.bmcs.length} BMCs in ${racks} racks; simulator control at ${sim.controlUrl}`);
     poller = new Poller({
@@ -77,6 +84,21 @@ export async function run(argv: string[]): Promise<number> {
       log: (message, fields) => logger.warn(fields ?? {}, message),
     });
     following = Promise.all([poller.followIntents(intents.signal), declareDemoEbom(store, sim.bmcs, intents.signal)]).then(() => undefined);
+    poller.start();
+  }
+
+  if (values['no-sim'] && values.targets) {
+    const credentialsFile = process.env.FLEET_LEDGER_CREDENTIALS_FILE;
+    if (!credentialsFile) {
+      process.stderr.write('fleet-ledger start: --targets needs FLEET_LEDGER_CREDENTIALS_FILE (the BMC credentials, mode 0600)\n');
+      await runner.stop();
+      await ledger.close();
+      return 2;
+    }
+    const registered = await registerTargets(store, loadTargetFile(values.targets), process.env.USER ?? 'operator');
+    logger.info({ targets: values.targets, registered }, `polling the BMCs of ${values.targets} (${registered} newly registered)`);
+    poller = new Poller({ store, credentials: fileCredentials(credentialsFile), log: (message, fields) => logger.warn(fields ?? {}, message) });
+    following = poller.followIntents(intents.signal);
     poller.start();
   }
 
@@ -102,21 +124,35 @@ export async function run(argv: string[]): Promise<number> {
   }, 15_000);
 
   await new Promise<void>((resolve) => {
+    // `on`, not `once`: a terminal's Ctrl-C reaches us twice when a launcher (npm, tsx) relays it, and a
+    // second signal without a listener would kill the process in the middle of its orderly stop.
+    let stopping = false;
     const stop = (signal: string): void => {
+      if (stopping) return;
+      stopping = true;
       logger.info({ signal }, 'stopping');
       resolve();
     };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
   });
   clearInterval(report);
-  await api.close();
+  // Each part stops even if PostgreSQL is already going down (Ctrl-C reaches it too); nothing acknowledged
+  // is lost either way, since an append is acknowledged only after its commit.
+  const quietly = async (part: string, stop: () => Promise<unknown> | undefined): Promise<void> => {
+    try {
+      await stop();
+    } catch (error) {
+      logger.warn({ part, error: String(error) }, 'stopped with an error');
+    }
+  };
+  await quietly('api', () => api.close());
   intents.abort();
-  await following.catch(() => undefined);
-  await poller?.stop();
-  await sim?.close();
-  await runner.stop();
-  await ledger.close();
+  await quietly('intents', () => following);
+  await quietly('poller', () => poller?.stop());
+  await quietly('simulator', () => sim?.close());
+  await quietly('projections', () => runner.stop());
+  await quietly('ledger', () => ledger.close());
   logger.info('stopped cleanly');
   return 0;
 }
