@@ -88,10 +88,10 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Prom
       credentials = { user: 'fleet_ledger', password: randomBytes(18).toString('base64url') };
       writeFileSync(credentialsFile, JSON.stringify(credentials), { mode: 0o600 });
     }
-    const hookedEvents = ['SIGINT', 'SIGTERM', 'SIGHUP', 'beforeExit'] as const;
+    const hookedEvents = ['SIGINT', 'SIGTERM', 'SIGHUP', 'beforeExit', 'exit'] as const;
     const listenersOf = (event: (typeof hookedEvents)[number]): Array<(...args: unknown[]) => void> => process.listeners(event as 'SIGINT') as Array<(...args: unknown[]) => void>;
     const before = new Map(hookedEvents.map((event) => [event, listenersOf(event)]));
-    // Imported here, not at the top: on import the package hooks SIGINT, SIGTERM, SIGHUP and beforeExit to stop
+    // Imported here, not at the top: on import the package hooks SIGINT, SIGTERM, SIGHUP, beforeExit and exit to stop
     // PostgreSQL at once and exit with 0, which would cut off our own orderly stop (flush, projections, then
     // `stop()` below) and hide a failing command's exit code. Those hooks are removed again right away; the
     // owner of this handle stops it, and a process killed outright leaves an orphan the next start stops.
