@@ -130,7 +130,10 @@ export class ProjectionRunner {
         }
         live.status.state = 'starting';
         this.#options.log('database unavailable: projection resumes from its checkpoint', { projection: projection.name, error: String(error) });
-        await new Promise((resolve) => setTimeout(resolve, Math.min(10_000, 500 * 2 ** Math.min(attempt, 5))));
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.min(10_000, 500 * 2 ** Math.min(attempt, 5)));
+          abort.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+        });
       }
     }
   }

@@ -182,12 +182,17 @@ export class Poller {
     this.#flushTimer = setInterval(() => void this.#recorder.flush(), this.#policy.flushIntervalMs);
   }
 
-  /** Stops dispatching, waits for visits in flight, flushes outcomes. */
-  async stop(): Promise<void> {
+  /**
+   * Stops dispatching, waits up to `graceMs` for visits in flight (a firmware read can take minutes; its
+   * sessions are logged out by the driver whenever it ends), and flushes the outcomes recorded so far.
+   */
+  async stop(graceMs = 5000): Promise<void> {
     this.#running = false;
     if (this.#timer) clearInterval(this.#timer);
     if (this.#flushTimer) clearInterval(this.#flushTimer);
-    await Promise.all([...this.#pending]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all([...this.#pending]), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+    clearTimeout(timer);
     await this.#recorder.flush();
   }
 
