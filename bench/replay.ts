@@ -12,6 +12,7 @@ import type { ProposedEvent } from '../events/index.js';
 import { fleetProjections } from '../projections/index.js';
 import { EventStore, ProjectionRunner } from '../src/ledger/index.js';
 import { benchPostgres, round } from './support/bench-database.js';
+import { seededRandom } from '../src/sim/index.js';
 
 const { values } = parseArgs({
   options: {
@@ -28,18 +29,8 @@ if (!Number.isInteger(nodeCount) || nodeCount < 40 || !Number.isInteger(targetEv
   process.exit(2);
 }
 
-/** mulberry32: a small seeded generator, so two runs generate the same log. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const random = prng(Number(values.seed));
+// The simulator's seeded generator, so two runs generate the same log.
+const random = seededRandom(Number(values.seed));
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
 
 // The fleet: 40 nodes a rack, 5 sites, one PDU per pair of racks, a ToR per rack, a CDU per 10 racks.

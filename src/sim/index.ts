@@ -18,4 +18,5 @@ export type { BmcStats, FleetStats } from './stats.ts';
 export { SIM_ERROR_CODES, SimError, controlStatus } from './errors.ts';
 export type { SimErrorCode } from './errors.ts';
 export { fixturesDir } from './fixtures-dir.ts';
+export { seededRandom, type Random } from './random.ts';
 export type { VendorFamily } from './vendor-profile.ts';

@@ -4,9 +4,9 @@
  * Without `--url` it prints them. On a machine without an NVIDIA GPU it says so and exits 3.
  */
 import { hostname } from 'node:os';
-import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { collectGpuObservations, isDriverError } from '../../drivers/index.js';
+import { parseCommand } from '../parse-command.js';
 
 export const summary = 'collect in-band GPU signals (nvidia-smi, XIDs) and POST them to a ledger';
 
@@ -22,29 +22,16 @@ const usage = `usage: fleet-ledger agent [--url URL --token TOKEN] [--node ID] [
 
 /** Exit codes: 0 sent/printed, 1 collection or POST failed, 2 usage, 3 no GPU / no NVIDIA driver here. */
 export async function run(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      options: {
-        url: { type: 'string' },
-        token: { type: 'string' },
-        node: { type: 'string' },
-        'kernel-log': { type: 'string' },
-        'nvidia-smi': { type: 'string' },
-        json: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    });
-  } catch (error) {
-    process.stderr.write(`agent: ${error instanceof Error ? error.message : String(error)}\n${usage}`);
-    return 2;
-  }
+  const parsed = parseCommand('agent', argv, {
+    url: { type: 'string' },
+    token: { type: 'string' },
+    node: { type: 'string' },
+    'kernel-log': { type: 'string' },
+    'nvidia-smi': { type: 'string' },
+    json: { type: 'boolean', default: false },
+  }, usage, false);
+  if (typeof parsed === 'number') return parsed;
   const { values } = parsed;
-  if (values.help) {
-    process.stdout.write(usage);
-    return 0;
-  }
   let result;
   try {
     result = await collectGpuObservations({

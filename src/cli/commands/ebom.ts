@@ -4,9 +4,9 @@
  */
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
-import { parseArgs } from 'node:util';
 import { importEbom } from '../../ebom/index.js';
 import { openLedger } from '../../ledger/index.js';
+import { parseCommand } from '../parse-command.js';
 
 export const summary = 'import an EBOM (CSV or JSON) as one decision: every row valid, or nothing imported';
 
@@ -20,29 +20,15 @@ const usage = `usage: fleet-ledger ebom import <file.csv|file.json> [--format cs
 `;
 
 export async function run(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      options: {
-        format: { type: 'string' },
-        as: { type: 'string' },
-        'import-id': { type: 'string' },
-        json: { type: 'boolean' },
-        'data-dir': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      allowPositionals: true,
-    });
-  } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n${usage}`);
-    return 2;
-  }
+  const parsed = parseCommand('ebom', argv, {
+    format: { type: 'string' },
+    as: { type: 'string' },
+    'import-id': { type: 'string' },
+    json: { type: 'boolean' },
+    'data-dir': { type: 'string' },
+  }, usage);
+  if (typeof parsed === 'number') return parsed;
   const { values, positionals } = parsed;
-  if (values.help) {
-    process.stdout.write(usage);
-    return 0;
-  }
   const [action, file] = positionals;
   if (action !== 'import' || !file || positionals.length !== 2) {
     process.stderr.write(usage);

@@ -2,9 +2,9 @@
  * `fleet-ledger rebuild [name|--all] [--to POSITION]`: rebuilds read models from zero (or up to a position) into
  * fresh tables and swaps them in, with a progress bar on stderr.
  */
-import { parseArgs } from 'node:util';
 import { fleetProjections } from '../../../projections/index.js';
 import { openLedger, ProjectionRunner, type RebuildProgress } from '../../ledger/index.js';
+import { parseCommand } from '../parse-command.js';
 
 export const summary = 'rebuild one projection (or --all) from zero, optionally only up to --to POSITION';
 
@@ -24,22 +24,9 @@ function progressBar(progress: RebuildProgress): string {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      options: { all: { type: 'boolean' }, to: { type: 'string' }, 'data-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-      allowPositionals: true,
-    });
-  } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n${usage}`);
-    return 2;
-  }
+  const parsed = parseCommand('rebuild', argv, { all: { type: 'boolean' }, to: { type: 'string' }, 'data-dir': { type: 'string' } }, usage);
+  if (typeof parsed === 'number') return parsed;
   const { values, positionals } = parsed;
-  if (values.help) {
-    process.stdout.write(usage);
-    return 0;
-  }
   const projections = fleetProjections();
   const names = values.all ? projections.map((p) => p.name) : positionals;
   if (names.length === 0 || (values.all && positionals.length > 0)) {

@@ -2,8 +2,8 @@
  * `fleet-ledger sim`: runs the fleet simulator in the foreground, prints its control URL and a stats line every
  * few seconds, and stops cleanly on SIGINT or SIGTERM.
  */
-import { parseArgs } from 'node:util';
 import { loadScenario, SimError, startSimulator, type AddressingChoice, type SimulatorOptions } from '../../sim/index.ts';
+import { parseCommand } from '../parse-command.js';
 
 export const summary = 'run the fleet simulator: N BMCs served from real Redfish captures, with faults on a schedule';
 
@@ -21,33 +21,19 @@ const USAGE = `usage: fleet-ledger sim (--scenario <file> | --bmcs N [--mockup <
 `;
 
 export async function run(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      options: {
-        scenario: { type: 'string' },
-        bmcs: { type: 'string' },
-        mockup: { type: 'string', multiple: true },
-        port: { type: 'string' },
-        addressing: { type: 'string' },
-        'clock-factor': { type: 'string' },
-        'latency-scale': { type: 'string' },
-        'stats-every': { type: 'string' },
-        seed: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-    });
-  } catch (error) {
-    process.stderr.write(`fleet-ledger sim: ${(error as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  const values = parsed.values;
-  if (values.help) {
-    process.stdout.write(USAGE);
-    return 0;
-  }
+  const parsed = parseCommand('sim', argv, {
+    scenario: { type: 'string' },
+    bmcs: { type: 'string' },
+    mockup: { type: 'string', multiple: true },
+    port: { type: 'string' },
+    addressing: { type: 'string' },
+    'clock-factor': { type: 'string' },
+    'latency-scale': { type: 'string' },
+    'stats-every': { type: 'string' },
+    seed: { type: 'string' },
+  }, USAGE, false);
+  if (typeof parsed === 'number') return parsed;
+  const { values } = parsed;
   const number = (name: string, value: string | undefined): number | undefined => {
     if (value === undefined) return undefined;
     const n = Number(value);
