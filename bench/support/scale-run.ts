@@ -24,6 +24,8 @@ export interface ScaleRunOptions {
   /** Consecutive misses that make a node dark (the liveness rule). */
   darkThreshold?: number;
   requestTimeoutMs?: number;
+  /** Real Mockup-Creator captures to serve instead of the built-in vendor profiles (`sim --captures`). */
+  captures?: string;
 }
 
 export interface ScaleRunResult {
@@ -57,8 +59,9 @@ interface SimBmc {
 
 const cli = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 
-async function startSim(bmcs: number): Promise<{ child: ChildProcess; controlUrl: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', cli, 'sim', '--bmcs', String(bmcs), '--seed', '7', '--stats-every', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+async function startSim(bmcs: number, captures: string | undefined): Promise<{ child: ChildProcess; controlUrl: string }> {
+  const args = ['--import', 'tsx', cli, 'sim', '--bmcs', String(bmcs), '--seed', '7', '--stats-every', '0', ...(captures ? ['--captures', captures] : [])];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const controlUrl = await new Promise<string>((resolve, reject) => {
     let out = '';
     let err = '';
@@ -86,7 +89,7 @@ async function getJson<T>(url: string, init?: { method: 'POST'; body: unknown })
 
 export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult> {
   const threshold = options.darkThreshold ?? 10;
-  const sim = await startSim(options.bmcs);
+  const sim = await startSim(options.bmcs, options.captures);
   const store = await EventStore.open({ connectionString: options.connectionString, poolSize: 8 });
   try {
     const fleet = (await getJson<{ bmcs: SimBmc[] }>(`${sim.controlUrl}/sim/fleet`)).bmcs;

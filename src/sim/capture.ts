@@ -61,17 +61,40 @@ export interface Capture {
 
 const LINK = '"/redfish/v1';
 
-/** Loads a Mockup-Creator folder. Throws SIM_MOCKUP_INVALID when it holds no `redfish/v1/index.json`. */
-export function loadCapture(dir: string, name: string = basename(dir)): Capture {
+/** A Redfish tree in memory: resource bodies by canonical path (`?$skip=N` kept for stored pages). */
+export type RedfishTree = Map<string, unknown>;
+
+/** Reads a Mockup-Creator folder into a tree. Throws SIM_MOCKUP_INVALID when it holds no `redfish/v1/index.json`. */
+export function readMockupTree(dir: string): RedfishTree {
   const root = join(dir, 'redfish', 'v1');
-  const raw = new Map<string, unknown>();
+  const raw: RedfishTree = new Map();
   try {
     statSync(join(root, 'index.json'));
   } catch {
     throw new SimError('SIM_MOCKUP_INVALID', `${dir} is not a Mockup-Creator folder (no redfish/v1/index.json)`, { dir });
   }
   walk(root, '/redfish/v1', raw);
+  return raw;
+}
 
+/** Loads a Mockup-Creator folder (a real capture) as a capture tree, with the latency its README recorded. */
+export function loadCapture(dir: string, name: string = basename(dir)): Capture {
+  return buildCapture({ name, dir, tree: readMockupTree(dir), latency: readLatency(dir) });
+}
+
+export interface CaptureSource {
+  name: string;
+  /** The folder it was read from; for a generated tree, a label such as `profile:dell`. */
+  dir: string;
+  tree: RedfishTree;
+  latency: CaptureLatency;
+}
+
+/**
+ * Prepares a tree for serving to many BMCs: finds the identity values and the BMC firmware version, and splits
+ * every body around them. The same code serves real captures and trees generated from vendor profiles.
+ */
+export function buildCapture({ name, dir, tree: raw, latency }: CaptureSource): Capture {
   const identity = new Map<string, IdentityToken>();
   for (const resource of raw.values()) collectIdentity(resource, identity);
   pruneNestedHostnames(identity);
@@ -135,7 +158,7 @@ export function loadCapture(dir: string, name: string = basename(dir)): Capture 
     resourcesByLowerPath: new Map([...resources].map(([path, template]) => [path.toLowerCase(), template])),
     slots,
     pathSlots: [...pathSlots],
-    latency: readLatency(dir),
+    latency,
     firmwareVersion,
     sessionTimeoutS: typeof timeout === 'number' && timeout > 0 ? timeout : undefined,
     firmwareInventory: membersOf(raw.get('/redfish/v1/UpdateService/FirmwareInventory')),
@@ -187,7 +210,8 @@ function membersOf(collection: unknown): string[] {
     .map(canonicalPath);
 }
 
-function readLatency(dir: string): CaptureLatency {
+/** The response times Mockup Creator recorded in the folder's README (a plain 200 ms average without one). */
+export function readLatency(dir: string): CaptureLatency {
   let text = '';
   try {
     text = readFileSync(join(dir, 'README'), 'utf8');

@@ -1,6 +1,6 @@
 /**
- * The fleet simulator's public surface: start a simulated fleet of BMCs served from real captures, load and
- * validate scenarios, and the types a poller, a benchmark or a test needs to drive it.
+ * The fleet simulator's public surface: start a simulated fleet of BMCs generated from vendor profiles (or served
+ * from real captures), load and validate scenarios, and the types a poller, a benchmark or a test needs to drive it.
  */
 export { startSimulator } from './simulator.ts';
 export type { CaptureSummary, FirmwareCatalogueEntry, SimBmcInfo, Simulator, SimulatorOptions } from './simulator.ts';
@@ -17,6 +17,11 @@ export type { Addressing, AddressingChoice } from './addressing.ts';
 export type { BmcStats, FleetStats } from './stats.ts';
 export { SIM_ERROR_CODES, SimError, controlStatus } from './errors.ts';
 export type { SimErrorCode } from './errors.ts';
-export { fixturesDir } from './fixtures-dir.ts';
+export { readMockupTree } from './capture.ts';
+export { generateTree } from './generate-tree.ts';
+export { bmcProfiles, bmcProfileByName } from './profiles/index.ts';
+export type { BmcProfile } from './profiles/index.ts';
+export { mockupFoldersIn } from './capture-source.ts';
+export type { RedfishTree } from './capture.ts';
 export { seededRandom, type Random } from './random.ts';
 export type { VendorFamily } from './vendor-profile.ts';

@@ -30,8 +30,13 @@ const slowResource = z.strictObject({
 
 const mixEntry = z
   .strictObject({
-    /** A capture folder name under `fixtures/redfish/` or a path to any Mockup-Creator folder. */
-    fixture: z.string().min(1),
+    /**
+     * A built-in vendor profile (`dell`, `hpe`, ...), a capture folder's name inside the simulator's `captures`
+     * folder, or a path to any Mockup-Creator folder.
+     */
+    profile: z.string().min(1).optional(),
+    /** The older name of `profile`, still read. */
+    fixture: z.string().min(1).optional(),
     share: z.number().positive().optional(),
     count: z.number().int().nonnegative().optional(),
     sessionLimit: z.number().int().positive().optional(),
@@ -39,7 +44,11 @@ const mixEntry = z
     /** Replaces the profile's slow resources: a path pattern (regular expression) and its response time. */
     slowResources: z.array(slowResource).optional(),
   })
-  .refine((entry) => entry.share === undefined || entry.count === undefined, { message: 'give share or count, not both' });
+  .refine((entry) => entry.share === undefined || entry.count === undefined, { message: 'give share or count, not both' })
+  .refine((entry) => (entry.profile === undefined) !== (entry.fixture === undefined), {
+    message: 'give profile (a vendor profile name or a path to a Mockup-Creator folder), or its older name fixture, once',
+  })
+  .transform(({ profile, fixture, ...rest }) => ({ ...rest, fixture: (profile ?? fixture) as string }));
 
 const rackEntry = z.strictObject({
   id: z.string().min(1),

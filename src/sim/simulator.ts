@@ -6,13 +6,13 @@ import { createServer as createHttpServer, type IncomingMessage, type ServerResp
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { chooseAddressing, loopbackAddress, type Addressing, type AddressingChoice } from './addressing.ts';
 import { DEFAULT_BEHAVIOUR, type SimBehaviour } from './behaviour.ts';
-import { loadCapture, type Capture } from './capture.ts';
+import type { Capture } from './capture.ts';
+import { mockupFoldersIn, profileNames, resolveCaptureOrigin, type CaptureOrigin } from './capture-source.ts';
 import { scaledClock, type SimClock } from './clock.ts';
 import { handleControlRequest } from './control-api.ts';
 import { SimError, controlStatus, type SimErrorCode } from './errors.ts';
 import { FaultEngine, type ActiveFault } from './fault-engine.ts';
 import { parseFaultSpec, type FaultSpecInput } from './fault-spec.ts';
-import { mockupDir } from './fixtures-dir.ts';
 import { planFleet } from './fleet-plan.ts';
 import { fnv1a, seededRandom } from './random.ts';
 import { answerBmcRequest, type ServiceContext } from './redfish-service.ts';
@@ -26,8 +26,13 @@ export interface SimulatorOptions {
   scenario?: Scenario;
   /** Fleet size when there is no scenario (default 10). */
   bmcs?: number;
-  /** Capture folder names under `fixtures/redfish/` or paths to Mockup-Creator folders, mixed evenly (default: all eight). */
+  /**
+   * Vendor profile names (`dell`, `hpe`, ...; default: every profile), or with `captures` the names of capture
+   * folders in it (default: all of them), or paths to Mockup-Creator folders; mixed evenly.
+   */
   mockups?: string[];
+  /** A folder of real Mockup-Creator captures (or one capture): mix names resolve to its sub-folders. */
+  captures?: string;
   /** Port for every BMC and the control API; 0 picks a free one (default: the scenario's, else 0). */
   port?: number;
   addressing?: AddressingChoice;
@@ -67,6 +72,8 @@ export interface FirmwareCatalogueEntry {
 
 export interface CaptureSummary {
   fixture: string;
+  /** `profile`: generated from our vendor profile; `capture`: a real Mockup-Creator folder. */
+  source: 'profile' | 'capture';
   resources: number;
   /** Bytes of the shared compact JSON bodies. */
   bytes: number;
@@ -92,11 +99,11 @@ export interface Simulator {
   close(): Promise<void>;
 }
 
-const ALL_MOCKUPS = ['dell', 'dell_multi_dpu', 'hpe', 'supermicro', 'nvidia_gb200', 'nvidia_gh200', 'nvidia_gbswitch', 'nvidia_dpu'];
-
 function scenarioOf(options: SimulatorOptions): Scenario {
   if (options.scenario) return options.scenario;
-  const mockups = options.mockups?.length ? options.mockups : ALL_MOCKUPS;
+  const defaults = options.captures ? mockupFoldersIn(options.captures).map((folder) => folder.name) : profileNames();
+  if (defaults.length === 0) throw new SimError('SIM_MOCKUP_INVALID', `${options.captures} holds no Mockup-Creator folder (no redfish/v1/index.json)`, { dir: options.captures });
+  const mockups = options.mockups?.length ? options.mockups : defaults;
   return parseScenario({
     name: 'ad-hoc',
     fleet: { bmcs: options.bmcs ?? 10, mix: mockups.map((fixture) => ({ fixture, share: 1 })) },
@@ -125,21 +132,23 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     ...definedOnly(options.behaviour ?? {}),
   };
 
-  // One parsed tree per capture folder, shared by every BMC (and every mix entry) built from it.
-  const captures = new Map<string, Capture>();
-  const captureOf = (fixture: string): Capture => {
-    const dir = mockupDir(fixture);
-    let capture = captures.get(dir);
-    if (!capture) {
-      capture = loadCapture(dir, fixture.includes('/') ? undefined : fixture);
-      captures.set(dir, capture);
+  // One tree per profile or capture folder, generated or parsed once and shared by every BMC (and every mix
+  // entry) built from it.
+  const origins = new Map<string, CaptureOrigin>();
+  const originOf = (fixture: string): CaptureOrigin => {
+    let origin = origins.get(fixture);
+    if (!origin) {
+      origin = resolveCaptureOrigin(fixture, options.captures);
+      origins.set(fixture, origin);
     }
-    return capture;
+    return origin;
   };
-  const mixCaptures = scenario.fleet.mix.map((entry) => captureOf(entry.fixture));
+  const mixOrigins = scenario.fleet.mix.map((entry) => originOf(entry.fixture));
+  const mixCaptures = mixOrigins.map((origin) => origin.capture);
   const profiles: VendorProfile[] = scenario.fleet.mix.map((entry, i) =>
     profileFor(
       mixCaptures[i] as Capture,
+      mixOrigins[i]?.profile,
       definedOnly({
         sessionLimit: entry.sessionLimit,
         firmwareMix: entry.firmware,
@@ -320,8 +329,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         })),
       })),
     captures: () =>
-      [...captures.values()].map((capture) => ({
+      [...origins.values()].map(({ capture, profile }) => ({
         fixture: capture.name,
+        source: profile && capture.dir.startsWith('profile:') ? ('profile' as const) : ('capture' as const),
         resources: capture.resources.size,
         bytes: capture.bytes,
         bmcs: bmcs.filter((bmc) => bmc.capture === capture).length,

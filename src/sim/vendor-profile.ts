@@ -1,12 +1,12 @@
 /**
  * What a BMC family does under pressure, per vendor: how many sessions it serves, the body and status it answers
- * when that limit is hit (quoted from `../shared/fixtures/redfish-errors/` where a capture exists), the firmware
+ * when that limit is hit (each vendor's own answer, see `profiles/error-bodies.ts`), the firmware
  * revisions found in a fleet of them, and which resources are slow.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Capture } from './capture.ts';
-import { fixturesDir } from './fixtures-dir.ts';
+import type { BmcProfile } from './profiles/bmc-profile.ts';
+import { standardNoValidSession, standardSessionLimit } from './profiles/error-bodies.ts';
+import { bmcProfiles } from './profiles/index.ts';
 
 export type VendorFamily = 'dell' | 'hpe' | 'supermicro' | 'openbmc' | 'unknown';
 
@@ -111,110 +111,25 @@ export interface ProfileOverrides {
   slowResources?: SlowResource[];
 }
 
-/** The profile of a capture: family defaults, then the capture's own figures, then the caller's overrides. */
-export function profileFor(capture: Capture, overrides: ProfileOverrides = {}): VendorProfile {
-  const family = familyOf(capture);
+/**
+ * How a BMC built from `capture` behaves: the vendor profile's facts (session limit, error answers, firmware mix,
+ * slow resources) when there is one, else its family's defaults; then the caller's overrides. A real capture
+ * with no profile of its own answers with the errors of the first profile of its family, or the DMTF standard.
+ */
+export function profileFor(capture: Capture, source: BmcProfile | undefined, overrides: ProfileOverrides = {}): VendorProfile {
+  const family = source?.family ?? familyOf(capture);
+  const kin = source ?? bmcProfiles.find((profile) => profile.family === family);
   const slowest: SlowResource[] = capture.latency.slowestPath
     ? [{ pattern: `^${escapeRegExp(capture.latency.slowestPath)}$`, latencyMs: capture.latency.maximumMs }]
     : [];
-  const mix = overrides.firmwareMix ??
-    FIRMWARE_MIXES[capture.name] ?? [{ version: capture.firmwareVersion ?? 'unknown', share: 1 }];
+  const mix = overrides.firmwareMix ?? source?.bmcFirmware.mix ?? [{ version: capture.firmwareVersion ?? 'unknown', share: 1 }];
   return {
     family,
-    sessionLimit: overrides.sessionLimit ?? SESSION_LIMITS[family],
-    sessionLimitReply: sessionLimitReply(family, capture.firmwareVersion),
-    unauthorizedReply: unauthorizedReply(family),
+    sessionLimit: overrides.sessionLimit ?? source?.sessions.limit ?? SESSION_LIMITS[family],
+    sessionLimitReply: kin?.errors.sessionLimit ?? standardSessionLimit(),
+    unauthorizedReply: kin?.errors.unauthorized ?? standardNoValidSession(),
     firmwareMix: mix,
-    slowResources: overrides.slowResources ?? [...(SLOW_RESOURCES[capture.name] ?? []), ...slowest],
-  };
-}
-
-function readErrorFixture(file: string): ErrorReply | undefined {
-  try {
-    const parsed = JSON.parse(readFileSync(join(fixturesDir(), 'redfish-errors', file), 'utf8')) as {
-      _source?: { http_status?: unknown };
-      body?: unknown;
-    };
-    const status = typeof parsed._source?.http_status === 'number' ? parsed._source.http_status : 503;
-    return parsed.body === undefined ? undefined : { status, body: parsed.body, source: `redfish-errors/${file}` };
-  } catch {
-    return undefined;
-  }
-}
-
-/** The DMTF Base registry's own message, for vendors whose real answer we have no capture of. */
-const STANDARD_SESSION_LIMIT: ErrorReply = {
-  status: 503,
-  source: 'standard (DMTF Base.1.8 SessionLimitExceeded; no capture of this vendor)',
-  body: {
-    error: {
-      code: 'Base.1.8.SessionLimitExceeded',
-      message:
-        'The session establishment failed due to the number of simultaneous sessions exceeding the limit of the implementation.',
-      '@Message.ExtendedInfo': [
-        {
-          MessageId: 'Base.1.8.SessionLimitExceeded',
-          Message:
-            'The session establishment failed due to the number of simultaneous sessions exceeding the limit of the implementation.',
-          Severity: 'Critical',
-          Resolution: 'Reduce the number of other sessions before trying to establish the session or increase the limit of simultaneous sessions (if supported).',
-        },
-      ],
-    },
-  },
-};
-
-function sessionLimitReply(family: VendorFamily, firmware: string | undefined): ErrorReply {
-  switch (family) {
-    case 'dell': {
-      // iDRAC9 7.x reports registry IDRAC.2.4 (check_redfish#89); older firmware IDRAC.2.1 (gofish#75).
-      const newer = firmware !== undefined && Number.parseInt(firmware, 10) >= 7;
-      return (
-        readErrorFixture(`dell-idrac-503-session-limit-RAC0218-IDRAC.2.${newer ? 4 : 1}.json`) ?? STANDARD_SESSION_LIMIT
-      );
-    }
-    case 'hpe': {
-      // The only iLO 5 rejection on record (python-ilorest-library#101) is a 401 NoValidSession: served as is.
-      return readErrorFixture('hpe-ilo5-401-NoValidSession.json') ?? STANDARD_SESSION_LIMIT;
-    }
-    case 'openbmc': {
-      // bmcweb reports limits as a property annotation, not a top-level error (bmcweb#63); its status is not on
-      // record, so it is served as 503.
-      const reply = readErrorFixture('openbmc-bmcweb-property-annotation-ResourceAlreadyExists.json');
-      return reply ? { ...reply, status: 503 } : STANDARD_SESSION_LIMIT;
-    }
-    case 'supermicro':
-    case 'unknown':
-      return STANDARD_SESSION_LIMIT;
-    default: {
-      const unreachable: never = family;
-      return unreachable;
-    }
-  }
-}
-
-function unauthorizedReply(family: VendorFamily): ErrorReply {
-  if (family === 'hpe') {
-    const reply = readErrorFixture('hpe-ilo5-401-NoValidSession.json');
-    if (reply) return reply;
-  }
-  return {
-    status: 401,
-    source: 'standard (DMTF Base.1.8 NoValidSession)',
-    body: {
-      error: {
-        code: 'Base.1.8.GeneralError',
-        message: 'A general error has occurred. See ExtendedInfo for more information.',
-        '@Message.ExtendedInfo': [
-          {
-            MessageId: 'Base.1.8.NoValidSession',
-            Message: 'There is no valid session established with the implementation.',
-            Severity: 'Critical',
-            Resolution: 'Establish a session before attempting any operations.',
-          },
-        ],
-      },
-    },
+    slowResources: overrides.slowResources ?? [...(source?.slowResources ?? []), ...slowest],
   };
 }
 

@@ -43,7 +43,7 @@ describe('session limits', { timeout: 30_000 }, () => {
     for (let i = 0; i < openbmc.sessionLimit; i++) expect((await login(openbmc)).status).toBe(201);
     const openbmcBeyond = await login(openbmc);
     expect(openbmcBeyond.status).toBe(503);
-    expect(Object.keys(openbmcBeyond.body as object)).toEqual(['UserName@Message.ExtendedInfo']);
+    expect(messageIds(openbmcBeyond.body)).toEqual(['Base.1.13.0.SessionLimitExceeded']);
     expect(sim.bmcStats(dell.id)).toMatchObject({ sessionsNow: dell.sessionLimit, sessionsPeak: dell.sessionLimit, rejections: 1 });
   });
 

@@ -5,13 +5,17 @@
 import { loadScenario, SimError, startSimulator, type AddressingChoice, type SimulatorOptions } from '../../sim/index.ts';
 import { parseCommand } from '../parse-command.js';
 
-export const summary = 'run the fleet simulator: N BMCs served from real Redfish captures, with faults on a schedule';
+export const summary = 'run the fleet simulator: N BMCs generated from vendor profiles (or real captures), with faults on a schedule';
 
 const USAGE = `usage: fleet-ledger sim (--scenario <file> | --bmcs N [--mockup <folder>]...) [options]
 
   --scenario <file>        YAML or JSON scenario (see examples/scenario-demo.yaml)
   --bmcs N                 fleet size without a scenario
-  --mockup <name|folder>   capture to build BMCs from (repeatable; default: all of ../shared/fixtures/redfish)
+  --mockup <name|folder>   vendor profile to build BMCs from (repeatable; default: every profile: dell,
+                           dell_multi_dpu, hpe, supermicro, nvidia_gb200, nvidia_gh200, nvidia_gbswitch,
+                           nvidia_dpu), or a path to a Mockup-Creator folder
+  --captures DIR           serve real Mockup-Creator captures instead: DIR is one capture, or a folder of
+                           them (then --mockup names folders inside it; default: all of them)
   --port P                 port for every BMC and the control API (default: scenario's, else a free one)
   --addressing MODE        auto | per-address | wildcard | path-prefix (default auto)
   --clock-factor F         simulated seconds per real second (default 1)
@@ -25,6 +29,7 @@ export async function run(argv: string[]): Promise<number> {
     scenario: { type: 'string' },
     bmcs: { type: 'string' },
     mockup: { type: 'string', multiple: true },
+    captures: { type: 'string' },
     port: { type: 'string' },
     addressing: { type: 'string' },
     'clock-factor': { type: 'string' },
@@ -56,6 +61,7 @@ export async function run(argv: string[]): Promise<number> {
       ...(values.scenario ? { scenario: loadScenario(values.scenario) } : {}),
       ...(values.bmcs !== undefined ? { bmcs: number('bmcs', values.bmcs) } : {}),
       ...(values.mockup ? { mockups: values.mockup } : {}),
+      ...(values.captures ? { captures: values.captures } : {}),
       ...(values.port !== undefined ? { port: number('port', values.port) } : {}),
       ...(addressing ? { addressing } : {}),
       ...(values['clock-factor'] !== undefined ? { clockFactor: number('clock-factor', values['clock-factor']) } : {}),

@@ -17,6 +17,8 @@ const usage = `fleet-ledger start [options]
   --bmcs N          simulated BMCs (default 2000, in two sites; the script of examples/scenario-demo.yaml
                     plays out over the first minutes: a PDU fails, nodes flap, a ToR slows, a CDU trips)
   --scenario FILE   a simulator scenario of your own instead
+  --captures DIR    build the simulated BMCs from real Mockup-Creator captures in DIR instead of the built-in
+                    vendor profiles (the demo's mix names folders in DIR; see src/sim/README.md)
   --interval S      liveness interval in seconds (default 60)
   --no-sim          no simulated fleet: only the ledger, the projections and the API (and the poller with --targets)
   --targets FILE    with --no-sim: poll the real BMCs listed in FILE (YAML: targets: [{nodeId, site, rack, bmc,
@@ -42,6 +44,7 @@ export async function run(argv: string[]): Promise<number> {
     options: {
       bmcs: { type: 'string', default: '2000' },
       scenario: { type: 'string' },
+      captures: { type: 'string' },
       interval: { type: 'string', default: '60' },
       'no-sim': { type: 'boolean', default: false },
       targets: { type: 'string' },
@@ -73,7 +76,10 @@ export async function run(argv: string[]): Promise<number> {
   const intents = new AbortController();
   let following: Promise<void> = Promise.resolve();
   if (!values['no-sim']) {
-    sim = await startSimulator({ scenario: values.scenario ? loadScenario(values.scenario) : demoScenario(Number(values.bmcs)) });
+    sim = await startSimulator({
+      scenario: values.scenario ? loadScenario(values.scenario) : demoScenario(Number(values.bmcs)),
+      ...(values.captures ? { captures: values.captures } : {}),
+    });
     const { registered, racks } = await registerSimulatedFleet(store, sim.bmcs, intervalS);
     logger.info({ bmcs: sim.bmcs.length, registered, racks, control: sim.controlUrl }, `simulated fleet: ${sim.bmcs.length} BMCs in ${racks} racks; simulator control at ${sim.controlUrl}`);
     poller = new Poller({

@@ -4,7 +4,7 @@
  * and a reviewer can check every quirk against the capture it names.
  */
 
-/** One observed deviation from the standard, tied to the capture that shows it (path under `../shared/fixtures`). */
+/** One observed deviation from the standard, tied to the capture that shows it (a path under `$FLEET_LEDGER_FIXTURES`, the team's captures kept outside the repository). */
 export interface DialectQuirk {
   id: string;
   description: string;

@@ -1,7 +1,7 @@
 /**
  * Turns a Redfish error answer into a `DriverError`, whatever shape the body has.
  *
- * Real bodies differ (`../shared/fixtures/redfish-errors/`): `@Message.ExtendedInfo` as an array or a single
+ * Real bodies differ (the captured answers in `$FLEET_LEDGER_FIXTURES/redfish-errors/`): `@Message.ExtendedInfo` as an array or a single
  * object, `Severity` or `MessageSeverity`, only a `MessageId` (iLO 5), messages attached to a property
  * (`UserName@Message.ExtendedInfo`, bmcweb) with no top-level `error`, or no body at all (iDRAC 8's 405).
  * The code is decided from the message ids first and the HTTP status second, because an iDRAC that is out of

@@ -1,0 +1,32 @@
+/**
+ * The vendor profiles the simulator builds BMCs from, by name. Each is our own account of one vendor's and
+ * generation's Redfish tree (see `bmc-profile.ts`); `generateTree` makes the tree.
+ */
+import type { BmcProfile } from './bmc-profile.ts';
+import { dellR750Idrac9 } from './dell-r750-idrac9.ts';
+import { dellR750Idrac9Dpu } from './dell-r750-idrac9-dpu.ts';
+import { hpeDl385Ilo5 } from './hpe-dl385-ilo5.ts';
+import { nvidiaBluefield3Bmc } from './nvidia-bluefield3-bmc.ts';
+import { nvidiaGb200ComputeTray } from './nvidia-gb200-compute-tray.ts';
+import { nvidiaGh200 } from './nvidia-gh200.ts';
+import { nvidiaNvlinkSwitchTray } from './nvidia-nvlink-switch-tray.ts';
+import { supermicroSys821geX13 } from './supermicro-sys821ge-x13.ts';
+
+export type { BmcProfile } from './bmc-profile.ts';
+
+/** Every profile, in the order a default fleet mixes them. */
+export const bmcProfiles: readonly BmcProfile[] = [
+  dellR750Idrac9,
+  dellR750Idrac9Dpu,
+  hpeDl385Ilo5,
+  supermicroSys821geX13,
+  nvidiaGb200ComputeTray,
+  nvidiaGh200,
+  nvidiaNvlinkSwitchTray,
+  nvidiaBluefield3Bmc,
+];
+
+/** The profile named `name` (`dell`, `hpe`, ...), or undefined. */
+export function bmcProfileByName(name: string): BmcProfile | undefined {
+  return bmcProfiles.find((profile) => profile.name === name);
+}
