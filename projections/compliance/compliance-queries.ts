@@ -4,7 +4,7 @@
  * observed); and which nodes a rollout to a target version would have to touch.
  */
 import { sql, type Kysely } from 'kysely';
-import { normalizeFirmwareVersion } from '../../src/drivers/index.js';
+import { normalizeFirmwareVersion } from '../../src/firmware/index.js';
 import { compareVersionOrder } from './version-order.js';
 
 export type ComplianceStatus = 'at-baseline' | 'above' | 'below' | 'unknown';

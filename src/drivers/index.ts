@@ -17,8 +17,6 @@ export type { NodeReading, ReadNodeOptions } from './redfish/read-node.js';
 export { normalizeRedfishError, extractRedfishMessages } from './redfish/redfish-error.js';
 export { detectDialect, dialectById, genericDialect, redfishDialects } from './redfish/dialect.js';
 export type { DialectFingerprint, DialectQuirk, RedfishDialect, VersionRule } from './redfish/dialect.js';
-export { compareFirmwareVersions, normalizeFirmwareVersion } from './redfish/firmware-version.js';
-export type { NormalizedVersion, VersionComparison } from './redfish/firmware-version.js';
 
 export { IpmiDriver } from './ipmi/ipmi-driver.js';
 export type { IpmiDriverOptions } from './ipmi/ipmi-driver.js';

@@ -8,3 +8,5 @@ export { migrateToLatest } from './migrations/index.js';
 export { canonicalJson, chainHash, genesisHash } from './canonical-json.js';
 export { DataDirLock } from './data-dir-lock.js';
 export * from './projection-runner.js';
+export { ProjectionApplyError } from './projection.js';
+export type { Projection } from './projection.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import type { RecordedEvent } from '../../events/index.js';
-import type { Projection } from '../../projections/projection.js';
+import type { Projection } from './projection.js';
 import type { EventStore } from './event-store.js';
 
 export interface ProjectionStatus {

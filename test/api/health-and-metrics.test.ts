@@ -1,14 +1,12 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { systemTools } from '../support/system-tool.js';
 import { buildApi } from '../../src/api/index.js';
 import { EventStore } from '../../src/ledger/index.js';
 import { freshDatabase } from '../support/backends.js';
 import { bearer, openApiHarness, registration, tokenTable, type ApiHarness } from './support/api-harness.js';
 
-const promtool = spawnSync('promtool', ['--version'], { encoding: 'utf8' });
-const promtoolMissing = promtool.error !== undefined;
-// On CI promtool is required: its absence fails the run instead of skipping the check.
-const skipPromtool = promtoolMissing && process.env.CI !== 'true';
+const promtool = systemTools(['promtool'], 'apt-get install prometheus');
 
 describe('health, readiness, metrics and the OpenAPI document', () => {
   let h: ApiHarness;
@@ -27,7 +25,8 @@ describe('health, readiness, metrics and the OpenAPI document', () => {
     expect(ready.json().projections.map((p: any) => p.name).sort()).toEqual(['alarms', 'drift', 'inventory', 'liveness', 'topology']);
   });
 
-  it.skipIf(skipPromtool)('the metrics exposition passes promtool check metrics', async () => {
+  it.skipIf(!promtool.runnable)(promtool.title('the metrics exposition passes promtool check metrics'), async () => {
+    promtool.require();
     const response = await h.app.inject({ method: 'GET', url: '/metrics' });
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toMatch(/^text\/plain/);

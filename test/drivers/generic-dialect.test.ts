@@ -1,7 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RedfishDriver, startMockupServer, type MockupServer } from '../../src/drivers/index.js';
 import type { DriverObservation, NodeInventoryObservedData } from '../../events/driver-observations.js';
-import { fixturePath } from './support/fixtures.js';
+import { bmcProfileByName } from '../../src/sim/index.js';
+import { profileMockup } from '../support/profile-mockup.js';
+
+const dell = bmcProfileByName('dell')!;
 
 /** Removes every `Oem` section, at any depth, and renames the vendor: a BMC no dialect record knows. */
 function unknownVendor(value: unknown): unknown {
@@ -24,7 +27,7 @@ afterEach(async () => {
 });
 
 async function read(transform: (path: string, body: unknown) => unknown): Promise<{ observations: DriverObservation[]; dialect: string | undefined }> {
-  const server = await startMockupServer({ folder: fixturePath('redfish', 'dell'), transform });
+  const server = await startMockupServer({ folder: profileMockup('dell'), transform });
   servers.push(server);
   const driver = new RedfishDriver({ baseUrl: server.url, username: 'root', password: 'calvin', maxConcurrency: 4 });
   const observations = await driver.observe();
@@ -38,7 +41,7 @@ describe('a vendor without a dialect record', () => {
     expect(dialect).toBe('generic');
     const inventory = observations.find((o) => o.type === 'NodeInventoryObserved')!.data as NodeInventoryObservedData;
     // The same values the Dell capture holds in its standard (non-Oem) properties.
-    expect(inventory.system).toMatchObject({ manufacturer: 'Acme Servers', model: 'PowerEdge R750', serialNumber: 'CNIVC0014M0388', uuid: '4c4c4544-0035-3410-8050-c6c04f314733' });
+    expect(inventory.system).toMatchObject({ manufacturer: 'Acme Servers', model: 'PowerEdge R750', serialNumber: dell.systems[0]!.serialNumber, uuid: dell.systems[0]!.uuid as string });
     expect(inventory.bmc.firmwareVersion).toBe('6.00.30.00');
     expect(inventory.biosVersion).toBe('1.8.2');
     expect(inventory.cpus?.count).toBe(2);

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemTools } from '../support/system-tool.js';
 import { HealthObserved, NodeInventoryObserved, PowerStateObserved, SensorsObserved, type DriverObservation } from '../../events/driver-observations.js';
 import { DriverError, IpmiDriver, parseDcmiPowerReading, parseSdr, summarizeSensors } from '../../src/drivers/index.js';
-import { readFixture } from './support/fixtures.js';
+import { fixtures, readFixture } from './support/fixtures.js';
 import { startIpmiSim, type IpmiSim } from './support/ipmi-sim.js';
 
-describe('ipmitool output parsers on the captured outputs', () => {
+describe.skipIf(!fixtures.runnable)(fixtures.title('ipmitool output parsers on the captured outputs'), () => {
   it('reads `sdr` (3 columns): readings with units, discrete 0x00 states, and "Not Readable"', () => {
     const { sensors, unrecognized } = parseSdr(readFixture('ipmi', 'mockData_0_line238.txt'));
     expect(sensors).toHaveLength(133);
@@ -56,11 +57,14 @@ describe('ipmitool output parsers on the captured outputs', () => {
   });
 });
 
-describe('the IPMI driver against a real ipmi_sim over RMCP+ on loopback', () => {
+const ipmiTools = systemTools(['ipmi_sim', 'ipmitool'], 'apt-get install openipmi ipmitool');
+
+describe.skipIf(!ipmiTools.runnable)(ipmiTools.title('the IPMI driver against a real ipmi_sim over RMCP+ on loopback'), () => {
   let sim: IpmiSim;
   let observations: DriverObservation[];
 
   beforeAll(async () => {
+    ipmiTools.require();
     sim = await startIpmiSim({
       sensors: [
         { number: 1, name: 'Inlet Temp', type: 0x01, unit: 1, m: 1, raw: 24 },

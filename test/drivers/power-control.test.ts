@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RedfishDriver, startMockupServer, type MockupServer } from '../../src/drivers/index.js';
-import { fixturePath } from './support/fixtures.js';
+import { profileMockup } from '../support/profile-mockup.js';
 
 const servers: MockupServer[] = [];
 afterEach(async () => {
@@ -9,7 +9,7 @@ afterEach(async () => {
 
 describe('Redfish power control', () => {
   it("posts the reset type to the system's own #ComputerSystem.Reset target and logs out", async () => {
-    const server = await startMockupServer({ folder: fixturePath('redfish', 'dell') });
+    const server = await startMockupServer({ folder: profileMockup('dell') });
     servers.push(server);
     const driver = new RedfishDriver({ baseUrl: server.url, username: 'root', password: 'calvin' });
     expect(driver.capabilities.powerControl).toBe(true);
@@ -22,7 +22,7 @@ describe('Redfish power control', () => {
 
   it('a system without the reset action is DRIVER_UNSUPPORTED', async () => {
     const server = await startMockupServer({
-      folder: fixturePath('redfish', 'hpe'),
+      folder: profileMockup('hpe'),
       transform: (path, body) => (path === '/redfish/v1/Systems/1' ? { ...(body as object), Actions: {} } : body),
     });
     servers.push(server);

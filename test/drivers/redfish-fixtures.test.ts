@@ -10,7 +10,7 @@ import {
   type NodeInventoryObservedData,
 } from '../../events/driver-observations.js';
 import { RedfishDriver, redfishDialects, startMockupServer, type MockupServer } from '../../src/drivers/index.js';
-import { fixturePath } from './support/fixtures.js';
+import { fixturePath, fixtures } from './support/fixtures.js';
 
 /**
  * Expected values, read from the captures by hand (ServiceRoot, Systems/*, Managers/*, Chassis/* and
@@ -59,12 +59,12 @@ const schemas = {
   SensorsObserved: SensorsObserved.schema,
 } as const;
 
-const redfishFolders = readdirSync(fixturePath('redfish'), { withFileTypes: true })
+const redfishFolders = fixtures.dir === undefined ? [] : readdirSync(fixturePath('redfish'), { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
   .map((entry) => entry.name)
   .sort();
 
-describe('every Redfish capture served over loopback HTTP', () => {
+describe.skipIf(!fixtures.runnable)(fixtures.title('every Redfish capture served over loopback HTTP'), () => {
   it('has an expectation for every capture folder', () => {
     expect(Object.keys(expected).sort()).toEqual(redfishFolders);
   });
@@ -130,7 +130,7 @@ describe('every Redfish capture served over loopback HTTP', () => {
   });
 });
 
-describe('dialect records', () => {
+describe.skipIf(!fixtures.runnable)(fixtures.title('dialect records'), () => {
   it('name a capture that exists for every quirk and version rule', () => {
     for (const dialect of redfishDialects) {
       for (const quirk of dialect.quirks) expect(existsSync(fixturePath(quirk.fixture)), `${dialect.id}/${quirk.id}: ${quirk.fixture}`).toBe(true);

@@ -8,7 +8,7 @@ import {
   SensorsObserved,
 } from '../../events/driver-observations.js';
 import { DriverError, RedfishDriver, startMockupServer, type MockupServer } from '../../src/drivers/index.js';
-import { fixturePath } from './support/fixtures.js';
+import { profileMockup } from '../support/profile-mockup.js';
 
 const schemas = {
   NodeInventoryObserved: NodeInventoryObserved.schema,
@@ -92,7 +92,7 @@ describe('robustness of the Redfish driver against damaged answers', () => {
   beforeAll(async () => {
     const seen = new Set<string>();
     server = await startMockupServer({
-      folder: fixturePath('redfish', 'nvidia_dpu'),
+      folder: profileMockup('nvidia_dpu'),
       fault: ({ method, path }) => {
         if (method === 'GET') seen.add(path);
         if (!current || method !== 'GET' || path !== current.path) return undefined;
@@ -153,7 +153,7 @@ describe('robustness of the Redfish driver against damaged answers', () => {
 
   it('a value of the wrong type is kept as unrecognized with its path, not dropped', async () => {
     const local = await startMockupServer({
-      folder: fixturePath('redfish', 'nvidia_dpu'),
+      folder: profileMockup('nvidia_dpu'),
       transform: (path, body) => (path === '/redfish/v1/Systems/Bluefield' ? { ...(body as object), Model: 42, PowerState: 'Sideways' } : body),
     });
     const driver = new RedfishDriver({ baseUrl: local.url, username: 'root', password: 'calvin' });

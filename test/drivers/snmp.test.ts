@@ -1,14 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemTools } from '../support/system-tool.js';
 import { createSocket } from 'node:dgram';
 import { NetworkDeviceObserved, type NetworkDeviceObservedData } from '../../events/driver-observations.js';
 import { DriverError, SnmpDriver } from '../../src/drivers/index.js';
 import { startSnmpd, type Snmpd } from './support/snmpd.js';
 
-describe('the SNMP driver against a real snmpd on loopback', () => {
+const snmpTools = systemTools(['snmpd'], 'apt-get install snmpd');
+
+describe.skipIf(!snmpTools.runnable)(snmpTools.title('the SNMP driver against a real snmpd on loopback'), () => {
   let snmpd: Snmpd;
   let data: NetworkDeviceObservedData;
 
   beforeAll(async () => {
+    snmpTools.require();
     snmpd = await startSnmpd({
       sysName: 'pdu-r07-a',
       sysLocation: 'dc1 row 3 rack 07',

@@ -15,27 +15,6 @@ function minutes(nodes: string[], fromMinute: number, count: number, failing: (n
   });
 }
 
-describe('blast radius correlation', () => {
-  it('nodes of one rack alone point at nothing wider than what they share', () => {
-    const watches = new Map<string, ComponentWatch>();
-    const dark = (nodeId: string, at: number) => ({ node: { nodeId, at, lastContactAt: null, alarmId: `dark:${nodeId}` }, components: ['pdu:P1', 'tor:T1'] });
-    const fed = (component: string): number => (component === 'pdu:P1' ? 8 : 4);
-    const decisions = correlateDark(watches, [dark('a', 0), dark('b', 1000), dark('c', 2000)], fed, (c) => `root:${c}`);
-    // Three of the four nodes of T1 (75%) beat three of the eight of P1 (37.5%).
-    expect(decisions.filter((d) => d.kind === 'raise').map((d) => d.component)).toEqual(['tor:T1']);
-  });
-
-  it('a root cause on a ToR is superseded by the PDU once the PDU explains all its nodes', () => {
-    const watches = new Map<string, ComponentWatch>();
-    const fed = (component: string): number => (component === 'pdu:P1' ? 8 : 4);
-    const inRack = (rack: string) => (nodeId: string, at: number) => ({ node: { nodeId, at, lastContactAt: null, alarmId: `dark:${nodeId}` }, components: ['pdu:P1', `tor:${rack}`] });
-    correlateDark(watches, [inRack('T1')('a', 0), inRack('T1')('b', 0), inRack('T1')('c', 0)], fed, (c) => `root:${c}`);
-    const later = correlateDark(watches, [inRack('T2')('e', 5000), inRack('T2')('f', 6000)], fed, (c) => `root:${c}`);
-    expect(later.map((d) => d.kind)).toEqual(['supersede', 'raise']);
-    expect(watches.get('pdu:P1')!.rootNodes.map((n) => n.nodeId).sort()).toEqual(['a', 'b', 'c', 'e', 'f']);
-  });
-});
-
 for (const backend of backends()) {
   describe.skipIf(!backend.adminUrl)(`alarms on ${backend.name} PostgreSQL`, () => {
     let harness: Harness;

@@ -4,20 +4,18 @@
  * so the test needs nothing outside the repository; the team's real captures are served too when
  * FLEET_LEDGER_FIXTURES names them.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RedfishDriver } from '../../src/drivers/index.js';
 import { bmcProfileByName, generateTree, SimError, startSimulator, type RedfishTree, type SimBmcInfo } from '../../src/sim/index.js';
 import { fixturesRequirement } from '../support/fixtures-requirement.js';
+import { writeMockupFolder } from '../support/profile-mockup.js';
 
-function writeMockupFolder(tree: RedfishTree, dir: string): void {
-  for (const [path, body] of tree) {
-    const folder = join(dir, ...path.split('/').filter(Boolean));
-    mkdirSync(folder, { recursive: true });
-    writeFileSync(join(folder, 'index.json'), JSON.stringify(body));
-  }
+/** A capture folder as Mockup Creator leaves it: the tree, and a README with the response times it measured. */
+function writeCapture(tree: RedfishTree, dir: string): void {
+  writeMockupFolder(tree, dir);
   writeFileSync(join(dir, 'README'), 'Average response time: 0.05\nMinimum response time: 0.01, /redfish/v1\nMaximum response time: 0.2, /redfish/v1/Systems\n');
 }
 
@@ -41,7 +39,7 @@ describe('serving real Mockup-Creator captures instead of profiles', { timeout: 
   it('a folder of captures is served by name, each BMC with its own identity', async () => {
     const root = mkdtempSync(join(tmpdir(), 'fleet-ledger-captures-'));
     folders.push(root);
-    writeMockupFolder(generateTree(bmcProfileByName('dell')!), join(root, 'r750-lab'));
+    writeCapture(generateTree(bmcProfileByName('dell')!), join(root, 'r750-lab'));
     const sim = await startSimulator({ bmcs: 3, captures: root, behaviour: { latencyScale: 0 } });
     try {
       expect(sim.captures()).toEqual([expect.objectContaining({ fixture: 'r750-lab', source: 'capture', bmcs: 3 })]);
@@ -56,7 +54,7 @@ describe('serving real Mockup-Creator captures instead of profiles', { timeout: 
   it('a capture folder given by path mixes with the built-in profiles', async () => {
     const root = mkdtempSync(join(tmpdir(), 'fleet-ledger-captures-'));
     folders.push(root);
-    writeMockupFolder(generateTree(bmcProfileByName('dell')!), root);
+    writeCapture(generateTree(bmcProfileByName('dell')!), root);
     const sim = await startSimulator({ bmcs: 4, mockups: [root, 'dell'], behaviour: { latencyScale: 0 } });
     try {
       expect(sim.captures().map((c) => c.source).sort()).toEqual(['capture', 'profile']);
@@ -73,7 +71,7 @@ describe('serving real Mockup-Creator captures instead of profiles', { timeout: 
     const members = (tree.get(inventory) as { Members: unknown[] }).Members;
     tree.set(inventory, { ...(tree.get(inventory) as object), Members: members.slice(0, 10), 'Members@odata.nextLink': `${inventory}?$skip=10` });
     tree.set(`${inventory}?$skip=10`, { '@odata.id': inventory, Members: members.slice(10), 'Members@odata.count': members.length });
-    writeMockupFolder(tree, root);
+    writeCapture(tree, root);
     const sim = await startSimulator({ bmcs: 1, mockups: [root], behaviour: { latencyScale: 0 } });
     try {
       const bmc = sim.bmcs[0]!;

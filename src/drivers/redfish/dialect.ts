@@ -3,6 +3,9 @@
  * Pure data (regular expressions and literals), no code, so a fleet report can list which record read each node
  * and a reviewer can check every quirk against the capture it names.
  */
+import { dialectVersionRules, type VersionRule } from '../../firmware/index.js';
+
+export { standardVersionRules, type VersionRule } from '../../firmware/index.js';
 
 /** One observed deviation from the standard, tied to the capture that shows it (a path under `$FLEET_LEDGER_FIXTURES`, the team's captures kept outside the repository). */
 export interface DialectQuirk {
@@ -11,15 +14,6 @@ export interface DialectQuirk {
   fixture: string;
 }
 
-/** A rewrite of firmware version strings: `pattern` matched against the trimmed raw string, `replacement` applied. */
-export interface VersionRule {
-  id: string;
-  /** Only for components whose name or id matches (all components when absent). */
-  component?: RegExp;
-  pattern: RegExp;
-  replacement: string;
-  fixture?: string;
-}
 
 /** Where GPUs are found, besides the standard `Processors` with `ProcessorType: GPU`. */
 export type GpuSource =
@@ -59,10 +53,6 @@ export interface RedfishDialect {
   quirks: DialectQuirk[];
 }
 
-/** Version rules every dialect applies after its own (whitespace, `v` prefixes). */
-export const standardVersionRules: VersionRule[] = [
-  { id: 'strip-v-prefix', pattern: /^[vV](\d[\w.\-]*)$/, replacement: '$1' },
-];
 
 const DPU = /BlueField|\bDPU\b|^MBF\d/i;
 
@@ -118,11 +108,7 @@ export const hpeIlo5: RedfishDialect = {
     bmc: /^iLO/,
     bios: /^System ROM$/,
     slotPrefixes: [],
-    versionRules: [
-      { id: 'hpe-ilo-date-suffix', component: /^iLO/, pattern: /^(\d+\.\d+)\s+[A-Z][a-z]{2}\s+\d{1,2}\s+\d{4}$/, replacement: '$1', fixture: 'redfish/hpe/redfish/v1/UpdateService/FirmwareInventory/1/index.json' },
-      { id: 'hpe-ilo-product-prefix', pattern: /^iLO\s*\d+\s+v(\d+\.\d+)$/, replacement: '$1', fixture: 'redfish/hpe/redfish/v1/Managers/1/index.json' },
-      { id: 'hpe-rom-family-date', pattern: /^([A-Z]\d{2})\s+v(\d+\.\d+)\s+\(\d{2}\/\d{2}\/\d{4}\)$/, replacement: '$1 $2', fixture: 'redfish/hpe/redfish/v1/Systems/1/index.json' },
-    ],
+    versionRules: [...(dialectVersionRules['hpe-ilo5'] ?? [])],
   },
   gpuSources: [],
   cpuCountAcrossSystems: 'sum',
@@ -152,9 +138,7 @@ export const supermicroX13: RedfishDialect = {
       { pattern: /^Staging_/, slot: 'staging' },
       { pattern: /^Backup_/, slot: 'backup' },
     ],
-    versionRules: [
-      { id: 'smc-bios-date-ver', component: /BIOS/, pattern: /^BIOS Date:\s*\d{2}\/\d{2}\/\d{4}\s+Ver\s+(\S+)$/, replacement: '$1', fixture: 'redfish/supermicro/redfish/v1/UpdateService/FirmwareInventory/BIOS/index.json' },
-    ],
+    versionRules: [...(dialectVersionRules['supermicro-x13'] ?? [])],
   },
   gpuSources: [{ kind: 'pcie-device', id: /^GPU\d+$/ }],
   cpuCountAcrossSystems: 'sum',
@@ -169,9 +153,7 @@ export const supermicroX13: RedfishDialect = {
   ],
 };
 
-const nvidiaVersionRules: VersionRule[] = [
-  { id: 'hex-byte-sequence', pattern: /^0x([0-9a-fA-F]{2})\s+0x([0-9a-fA-F]{2})\s+0x([0-9a-fA-F]{2})\s+0x([0-9a-fA-F]{2})$/, replacement: '$1.$2.$3.$4', fixture: 'redfish/nvidia_gb200/redfish/v1/UpdateService/FirmwareInventory/FW_CPLD_0/index.json' },
-];
+const nvidiaVersionRules: VersionRule[] = [...(dialectVersionRules['nvidia-openbmc-gb200'] ?? [])];
 
 const nvidiaQuirks: DialectQuirk[] = [
   { id: 'root-without-oem', description: 'ServiceRoot has no Oem and no @odata.context', fixture: 'redfish/nvidia_gb200/redfish/v1/index.json' },
@@ -210,10 +192,7 @@ export const nvidiaGh200: RedfishDialect = {
   detect: { vendor: /^NVIDIA$/i, managerFirmware: /^GH200-/ },
   firmware: {
     ...nvidiaGb200.firmware,
-    versionRules: [
-      ...nvidiaVersionRules,
-      { id: 'trailing-padding', pattern: /^(\S+)\s+$/, replacement: '$1', fixture: 'redfish/nvidia_gh200/redfish/v1/UpdateService/FirmwareInventory/HGX_FW_GPU_0/index.json' },
-    ],
+    versionRules: [...(dialectVersionRules['nvidia-openbmc-gh200'] ?? [])],
   },
   quirks: [
     ...nvidiaQuirks,

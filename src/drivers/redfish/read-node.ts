@@ -15,7 +15,7 @@ import type {
 } from '../../../events/driver-observations.js';
 import { DriverError } from '../driver-error.js';
 import { detectDialect, type RedfishDialect } from './dialect.js';
-import { normalizeFirmwareVersion } from './firmware-version.js';
+import { normalizeFirmwareVersion } from '../../firmware/index.js';
 import { rollUpHealth } from './read-health.js';
 import { readChassisSensors } from './read-sensors.js';
 import {

@@ -1,21 +1,22 @@
 /**
- * Where the shared hardware captures are: `FLEET_LEDGER_FIXTURES` when set, else `<repo>/../shared/fixtures`.
+ * The team's real hardware captures, reached only through FLEET_LEDGER_FIXTURES (third-party data, never in the
+ * repository). Without the variable the tests that read them are skipped off CI and fail on CI; see
+ * `test/support/fixtures-requirement.ts`.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fixturesRequirement } from '../../support/fixtures-requirement.js';
 
-export const fixturesDir: string = process.env.FLEET_LEDGER_FIXTURES ?? fileURLToPath(new URL('../../../../shared/fixtures/', import.meta.url));
+export const fixtures = fixturesRequirement();
 
+/** A path under the captures; throws with the reason when FLEET_LEDGER_FIXTURES is absent. */
 export function fixturePath(...parts: string[]): string {
-  return join(fixturesDir, ...parts);
+  return join(fixtures.require(), ...parts);
 }
 
 export function readFixture(...parts: string[]): string {
   return readFileSync(fixturePath(...parts), 'utf8');
 }
-
-/** The block of a nvidia_gpu_exporter capture that follows `# $ <command>` (the n-th occurrence, from 0). */
 export function captureSection(text: string, command: string, occurrence = 0): string {
   const lines = text.split('\n');
   let seen = -1;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { compareFirmwareVersions, normalizeFirmwareVersion, redfishDialects } from '../../src/drivers/index.js';
+import { redfishDialects } from '../../src/drivers/index.js';
+import { compareFirmwareVersions, normalizeFirmwareVersion } from '../../src/firmware/index.js';
 
 describe('firmware version normalization per dialect', () => {
   it('iLO 5 "2.72 Sep 04 2022" (FirmwareInventory) and "iLO 5 v2.72" (Manager) are the same version, and says why', () => {

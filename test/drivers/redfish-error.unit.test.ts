@@ -8,7 +8,7 @@ import {
   toDriverError,
   type DriverErrorCode,
 } from '../../src/drivers/index.js';
-import { fixturePath, readFixture } from './support/fixtures.js';
+import { fixturePath, readFixture, fixtures } from './support/fixtures.js';
 
 interface ErrorCapture {
   _source: { http_status: number | string; request?: string };
@@ -25,9 +25,9 @@ const expected: Record<string, { code: DriverErrorCode; retryable: boolean; vend
   'openbmc-bmcweb-property-annotation-ResourceAlreadyExists.json': { code: 'DRIVER_CONFLICT', retryable: false, vendorMessageId: 'ResourceAlreadyExists', phase: 'read' },
 };
 
-const files = readdirSync(fixturePath('redfish-errors')).filter((name) => name.endsWith('.json')).sort();
+const files = fixtures.dir === undefined ? [] : readdirSync(fixturePath('redfish-errors')).filter((name) => name.endsWith('.json')).sort();
 
-describe('error normalization on every captured BMC error body', () => {
+describe.skipIf(!fixtures.runnable)(fixtures.title('error normalization on every captured BMC error body'), () => {
   it('has an expectation for every file in redfish-errors/', () => {
     expect(Object.keys(expected).sort()).toEqual(files);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { run as runInspect, summary } from '../../src/cli/commands/inspect.js';
-import { fixturePath } from './support/fixtures.js';
+import { fixturePath, fixtures } from './support/fixtures.js';
 
 async function capture(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
@@ -15,7 +15,7 @@ async function capture(argv: string[]): Promise<{ code: number; stdout: string; 
   }
 }
 
-describe('fleet-ledger inspect', () => {
+describe.skipIf(!fixtures.runnable)(fixtures.title('fleet-ledger inspect'), () => {
   it('has a one-line summary', () => {
     expect(summary.length).toBeGreaterThan(10);
   });
