@@ -5,6 +5,8 @@
 export { startSimulator } from './simulator.ts';
 export type { CaptureSummary, FirmwareCatalogueEntry, SimBmcInfo, Simulator, SimulatorOptions } from './simulator.ts';
 export { loadScenario, parseScenario, scenarioSchema } from './scenario.ts';
+export { planFleet } from './fleet-plan.ts';
+export type { FleetPlan, PlannedBmc } from './fleet-plan.ts';
 export type { Scenario, ScenarioInput } from './scenario.ts';
 export { FAULT_KINDS, parseFaultSpec } from './fault-spec.ts';
 export type { FaultKind, FaultSpec, FaultSpecInput, FaultTarget } from './fault-spec.ts';
