@@ -19,7 +19,7 @@ const usage = `usage: fleet-ledger nodes <verb> [arguments] [options]
   topology RACK --site S [--pdu P]... [--tor T]... [--cdu C]
   import-ebom FILE [--format csv|json] [--import-id ID]
   show NODE                          liveness, inventory, drift and alarms of one node
-  list [--state S] [--site S] [--rack R] [--limit N]
+  list [--state S] [--site S] [--rack R] [--limit N]   (the default: fleet-ledger nodes lists every node)
 
   --idempotency-key KEY   retrying with the same key returns the original position
 ${connectionUsage}
@@ -74,7 +74,7 @@ export function run(argv: string[]): Promise<number> {
     const [verb] = positionals;
     const headers = values['idempotency-key'] ? { 'idempotency-key': values['idempotency-key'] } : undefined;
     const post = (path: string, body: unknown) => callApi(connection, path, { method: 'POST', body, ...(headers ? { headers } : {}) });
-    switch (verb) {
+    switch (verb ?? 'list') {
       case 'register': {
         const nodeId = required(positionals, 1, 'NODE');
         const sessionLimit = positiveInt(values['session-limit'], 'session-limit');

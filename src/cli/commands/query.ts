@@ -85,7 +85,12 @@ export function run(argv: string[]): Promise<number> {
       }
       case 'heterogeneity': {
         const rows = await list('/v1/inventory/heterogeneity');
-        output(connection, rows, () => table(rows, ['manufacturer', 'model', 'component', 'version', 'nodes', 'firstSeenAt']));
+        // A component can be on record before its node's identity (the read that carried the identity failed or
+        // has not come round yet): the report joins the node's identity as it is now, and says so when there is none.
+        const labelled = rows.map((row: Record<string, unknown>) =>
+          row['manufacturer'] == null && row['model'] == null ? { ...row, manufacturer: '(identity not read yet)', model: '' } : row,
+        );
+        output(connection, rows, () => table(labelled, ['manufacturer', 'model', 'component', 'version', 'nodes', 'firstSeenAt']));
         return exitCodes.ok;
       }
       case 'firmware': {
