@@ -110,15 +110,45 @@ export async function run(argv: string[]): Promise<number> {
     poller.start();
   }
 
-  const api = await serveApi({
-    store,
-    runner,
-    poller,
-    simulator: sim,
-    port: Number(values.port ?? process.env.FLEET_LEDGER_API_PORT ?? 8080),
-    host: process.env.FLEET_LEDGER_API_HOST ?? '127.0.0.1',
-    dataDir: values['data-dir'] ?? process.env.FLEET_LEDGER_DATA_DIR ?? '.fleet-ledger',
-  });
+  // Each part stops even if PostgreSQL is already going down (Ctrl-C reaches it too); nothing acknowledged
+  // is lost either way, since an append is acknowledged only after its commit.
+  const quietly = async (part: string, stop: () => Promise<unknown> | undefined): Promise<void> => {
+    try {
+      await stop();
+    } catch (error) {
+      logger.warn({ part, error: String(error) }, 'stopped with an error');
+    }
+  };
+  const stopBelowApi = async (): Promise<void> => {
+    intents.abort();
+    await quietly('intents', () => following);
+    await quietly('poller', () => poller?.stop());
+    await quietly('simulator', () => sim?.close());
+    await quietly('projections', () => runner.stop());
+    await quietly('ledger', () => ledger.close());
+  };
+
+  const port = Number(values.port ?? process.env.FLEET_LEDGER_API_PORT ?? 8080);
+  let api: Awaited<ReturnType<typeof serveApi>>;
+  try {
+    api = await serveApi({
+      store,
+      runner,
+      poller,
+      simulator: sim,
+      port,
+      host: process.env.FLEET_LEDGER_API_HOST ?? '127.0.0.1',
+      dataDir: values['data-dir'] ?? process.env.FLEET_LEDGER_DATA_DIR ?? '.fleet-ledger',
+    });
+  } catch (error) {
+    // A failed start stops what it started: the embedded PostgreSQL must not outlive the process.
+    await stopBelowApi();
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      process.stderr.write(`fleet-ledger start: port ${port} is already in use; choose another with --port P\n`);
+      return 2;
+    }
+    throw error;
+  }
 
   const report = setInterval(() => {
     void (async () => {
@@ -145,22 +175,8 @@ export async function run(argv: string[]): Promise<number> {
     process.on('SIGTERM', () => stop('SIGTERM'));
   });
   clearInterval(report);
-  // Each part stops even if PostgreSQL is already going down (Ctrl-C reaches it too); nothing acknowledged
-  // is lost either way, since an append is acknowledged only after its commit.
-  const quietly = async (part: string, stop: () => Promise<unknown> | undefined): Promise<void> => {
-    try {
-      await stop();
-    } catch (error) {
-      logger.warn({ part, error: String(error) }, 'stopped with an error');
-    }
-  };
   await quietly('api', () => api.close());
-  intents.abort();
-  await quietly('intents', () => following);
-  await quietly('poller', () => poller?.stop());
-  await quietly('simulator', () => sim?.close());
-  await quietly('projections', () => runner.stop());
-  await quietly('ledger', () => ledger.close());
+  await stopBelowApi();
   logger.info('stopped cleanly');
   return 0;
 }
