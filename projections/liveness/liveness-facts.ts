@@ -29,6 +29,10 @@ export function forEachLivenessFact(event: RecordedEvent, emit: (nodeId: string,
       const batch = event.data as PollOutcomesBatch;
       const start = Date.parse(batch.windowStart);
       for (let i = 0; i < batch.nodeIds.length; i += 1) {
+        // Absence is measured by the liveness checks. A heavy read (health, inventory, firmware) that succeeded
+        // is a contact too; one that failed is not a miss: the BMC may have answered everything but one slow
+        // resource, and its own liveness check says whether it is there.
+        if (batch.work[i] !== 'liveness' && batch.outcomes[i] !== 'success') continue;
         emit(batch.nodeIds[i]!, { kind: 'outcome', at: start + batch.offsetMs[i]!, outcome: batch.outcomes[i]! });
       }
       return;

@@ -14,7 +14,8 @@ import { gapToRow, livenessFromRow, livenessNodesTable, livenessGapsTable, liven
 
 export class LivenessProjection implements Projection {
   readonly name = 'liveness';
-  readonly version = 1;
+  /** 2: a failed heavy read is no longer a miss (only liveness checks measure absence). */
+  readonly version = 2;
   readonly eventTypes = livenessEventTypes;
   readonly tables = [livenessNodesTable.name, livenessGapsTable.name];
   readonly options: LivenessOptions;

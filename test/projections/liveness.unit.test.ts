@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   darkNodes,
+  forEachLivenessFact,
   evolveLiveness,
   gapsInPeriod,
   initialLiveness,
@@ -99,5 +100,31 @@ describe('liveness evolve', () => {
     const { state, steps } = given([reg, poll(1, 'success'), { kind: 'decommissioned', at: T0 + 100_000 }, ...run(2, 20, 'timeout')]);
     expect(state.status).toBe('decommissioned');
     expect(steps.flatMap((s) => s.transitions)).toEqual([]);
+  });
+});
+
+describe('liveness facts from poll outcomes', () => {
+  const batch = (work: string[], outcomes: string[]) =>
+    ({
+      type: 'PollOutcomesRecorded',
+      recordedAt: new Date(T0),
+      data: { site: 'dc1', windowStart: new Date(T0).toISOString(), nodeIds: work.map(() => 'n1'), work, outcomes, latencyMs: work.map(() => 5), offsetMs: work.map((_, i) => i) },
+    }) as unknown as Parameters<typeof forEachLivenessFact>[0];
+  const facts = (work: string[], outcomes: string[]): LivenessFact[] => {
+    const out: LivenessFact[] = [];
+    forEachLivenessFact(batch(work, outcomes), (_nodeId, fact) => out.push(fact));
+    return out;
+  };
+
+  it('a heavy read that failed is not a miss: only liveness checks measure absence', () => {
+    expect(facts(['inventory', 'firmware', 'health'], ['timeout', 'session-limit', 'protocol'])).toEqual([]);
+  });
+
+  it('a heavy read that succeeded is a contact, and every liveness check counts', () => {
+    expect(facts(['inventory', 'liveness', 'liveness'], ['success', 'timeout', 'success']).map((fact) => (fact as { outcome?: string }).outcome)).toEqual([
+      'success',
+      'timeout',
+      'success',
+    ]);
   });
 });
