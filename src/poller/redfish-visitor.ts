@@ -62,8 +62,10 @@ export class RedfishVisitor implements Visitor {
       authMode: 'auto',
       reuseSession: false,
       maxConcurrency: Math.max(1, Math.min(2, options.sessionLimit)),
-      // The full firmware inventory can take minutes on some models (Supermicro X13, GB200 captures).
-      requestTimeoutMs: heavy.includes('firmware') ? Math.max(options.requestTimeoutMs, options.firmwareTimeoutMs) : options.requestTimeoutMs,
+      // Every heavy read walks the firmware inventory (the BMC and BIOS versions of the inventory come from it on
+      // some models), and that collection can take minutes to answer (Supermicro X13, GB200, GH200): with the
+      // short deadline an inventory read of those models never completed.
+      requestTimeoutMs: Math.max(options.requestTimeoutMs, options.firmwareTimeoutMs),
     });
     try {
       const observations = await driver.observe({ only: heavy.flatMap((w) => observationTypes[w]) });
