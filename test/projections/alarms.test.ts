@@ -1,7 +1,25 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { alarmById, alarmsOfNode, AlarmsProjection, childAlarms, correlateDark, nodesFedBy, openAlarms, TopologyProjection, type ComponentWatch } from '../../projections/index.js';
+import {
+  alarmById,
+  alarmsOfNode,
+  AlarmsProjection,
+  childAlarms,
+  nodesFedBy,
+  openAlarms,
+  TopologyProjection,
+} from '../../projections/index.js';
 import { backends } from '../support/backends.js';
-import { acknowledged, declared, gpuTelemetry, inventory, polls, registered, topology, xid, type Outcome } from './support/fleet-events.js';
+import {
+  acknowledged,
+  declared,
+  gpuTelemetry,
+  inventory,
+  polls,
+  registered,
+  topology,
+  xid,
+  type Outcome,
+} from './support/fleet-events.js';
 import { openHarness, project, type Harness } from './support/projection-harness.js';
 
 /** Rack r<k> holds nodes <prefix>-r<k>-n1..n4. */

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { alarmById, alarmsOfNode, AlarmsProjection, childAlarms, correlateDark, nodesFedBy, openAlarms, TopologyProjection, type ComponentWatch } from '../../projections/index.js';
-import { acknowledged, declared, gpuTelemetry, inventory, polls, registered, topology, xid, type Outcome } from './support/fleet-events.js';
-import { openHarness, project, type Harness } from './support/projection-harness.js';
+import { correlateDark, type ComponentWatch } from '../../projections/index.js';
+import { polls, type Outcome } from './support/fleet-events.js';
 
 /** Rack r<k> holds nodes <prefix>-r<k>-n1..n4. */
 const nodesOf = (prefix: string, rack: string): string[] => [1, 2, 3, 4].map((n) => `${prefix}-${rack}-n${n}`);

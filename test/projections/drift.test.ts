@@ -1,29 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  dialectFirmwareComparator,
-  driftFindings,
-  DriftProjection,
-  evolveDrift,
-  initialDrift,
-  nodeComparison,
-  type DriftFact,
-  type NodeDrift,
-} from '../../projections/index.js';
+import { driftFindings, DriftProjection, nodeComparison } from '../../projections/index.js';
 import { backends } from '../support/backends.js';
-import { declared, firmware, inventory, T0 } from './support/fleet-events.js';
+import { declared, firmware, inventory } from './support/fleet-events.js';
 import { openHarness, project, type Harness } from './support/projection-harness.js';
-
-const hpeNode = { nodeId: 'n1', site: 'dc1', rack: 'r1', manufacturer: 'HPE', model: 'ProLiant DL380 Gen10 Plus', serial: 'CZ1', firmwareBaseline: {} as Record<string, string> };
-
-function given(facts: DriftFact[]): NodeDrift {
-  return facts.reduce((state, fact) => evolveDrift(state, fact, dialectFirmwareComparator), initialDrift('n1'));
-}
-
-const observedHpe = (at: number, bmcFirmware = 'iLO 5 v2.72'): DriftFact => ({
-  kind: 'inventory',
-  at,
-  data: inventory({ manufacturer: 'HPE', model: 'ProLiant DL380 Gen10 Plus', serial: 'CZ1', bmcModel: 'iLO 5', bmcFirmware }).data as never,
-});
 
 for (const backend of backends()) {
   describe.skipIf(!backend.adminUrl)(`drift read model on ${backend.name} PostgreSQL`, () => {

@@ -1,16 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
   dialectFirmwareComparator,
-  driftFindings,
-  DriftProjection,
   evolveDrift,
   initialDrift,
-  nodeComparison,
   type DriftFact,
   type NodeDrift,
 } from '../../projections/index.js';
 import { declared, firmware, inventory, T0 } from './support/fleet-events.js';
-import { openHarness, project, type Harness } from './support/projection-harness.js';
 
 const hpeNode = { nodeId: 'n1', site: 'dc1', rack: 'r1', manufacturer: 'HPE', model: 'ProLiant DL380 Gen10 Plus', serial: 'CZ1', firmwareBaseline: {} as Record<string, string> };
 

@@ -1,5 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compareVersionOrder, firmwareVersions, heterogeneityReport, inventoryBy, InventoryProjection, rolloutTargets, complianceByNode, complianceSummary, DriftProjection } from '../../projections/index.js';
+import {
+  firmwareVersions,
+  heterogeneityReport,
+  inventoryBy,
+  InventoryProjection,
+  rolloutTargets,
+  complianceByNode,
+  complianceSummary,
+  DriftProjection,
+} from '../../projections/index.js';
 import { backends } from '../support/backends.js';
 import { at, declared, firmware, inventory, registered } from './support/fleet-events.js';
 import { openHarness, project, type Harness } from './support/projection-harness.js';

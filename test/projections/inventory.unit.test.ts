@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compareVersionOrder, firmwareVersions, heterogeneityReport, inventoryBy, InventoryProjection, rolloutTargets, complianceByNode, complianceSummary, DriftProjection } from '../../projections/index.js';
-import { at, declared, firmware, inventory, registered } from './support/fleet-events.js';
-import { openHarness, project, type Harness } from './support/projection-harness.js';
+import { compareVersionOrder } from '../../projections/index.js';
+import { firmware } from './support/fleet-events.js';
 
 describe('firmware version order', () => {
   it('numeric runs compare as numbers, so 2.10 is above 2.9', () => {

@@ -1,38 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   darkNodes,
-  evolveLiveness,
   gapsInPeriod,
-  initialLiveness,
   LivenessProjection,
   nodeLiveness,
   overdueNodes,
   secondsSinceLastContact,
-  type LivenessFact,
-  type LivenessStep,
-  type NodeLiveness,
 } from '../../projections/index.js';
 import { backends } from '../support/backends.js';
-import { at, decommissioned, maintenance, polls, registered, T0, type Outcome } from './support/fleet-events.js';
+import { at, decommissioned, maintenance, polls, registered } from './support/fleet-events.js';
 import { openHarness, project, type Harness } from './support/projection-harness.js';
 
-/** Given facts, the state and every transition they produced. */
-function given(facts: LivenessFact[], options?: Parameters<typeof evolveLiveness>[2]): { state: NodeLiveness; steps: LivenessStep[] } {
-  let state = initialLiveness('n1');
-  const steps: LivenessStep[] = [];
-  for (const fact of facts) {
-    const step = evolveLiveness(state, fact, options);
-    steps.push(step);
-    state = step.state;
-  }
-  return { state, steps };
-}
-
-const reg: LivenessFact = { kind: 'registered', at: T0, site: 'dc1', rack: 'r1', expectedIntervalS: 60 };
-const poll = (i: number, outcome: Outcome): LivenessFact => ({ kind: 'outcome', at: T0 + i * 60_000, outcome });
 /** lv-d is the fourth row of each flush: its polls are 3 ms after the window start. */
 const plus3ms = (seconds: number): string => new Date(Date.parse(at(seconds)) + 3).toISOString();
-const run = (from: number, count: number, outcome: Outcome): LivenessFact[] => Array.from({ length: count }, (_, k) => poll(from + k, outcome));
 
 for (const backend of backends()) {
   describe.skipIf(!backend.adminUrl)(`liveness read model on ${backend.name} PostgreSQL`, () => {

@@ -1,20 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import {
-  darkNodes,
   forEachLivenessFact,
   evolveLiveness,
-  gapsInPeriod,
   initialLiveness,
-  LivenessProjection,
-  nodeLiveness,
-  overdueNodes,
-  secondsSinceLastContact,
   type LivenessFact,
   type LivenessStep,
   type NodeLiveness,
 } from '../../projections/index.js';
 import { at, decommissioned, maintenance, polls, registered, T0, type Outcome } from './support/fleet-events.js';
-import { openHarness, project, type Harness } from './support/projection-harness.js';
 
 /** Given facts, the state and every transition they produced. */
 function given(facts: LivenessFact[], options?: Parameters<typeof evolveLiveness>[2]): { state: NodeLiveness; steps: LivenessStep[] } {
