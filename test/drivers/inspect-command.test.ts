@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { run as runInspect, summary } from '../../src/cli/commands/inspect.js';
-import { fixturePath, fixtures } from './support/fixtures.js';
+import { bmcProfileByName } from '../../src/sim/index.js';
+import { profileMockup } from '../support/profile-mockup.js';
 
 async function capture(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
@@ -15,22 +16,22 @@ async function capture(argv: string[]): Promise<{ code: number; stdout: string; 
   }
 }
 
-describe.skipIf(!fixtures.runnable)(fixtures.title('fleet-ledger inspect'), () => {
+describe('fleet-ledger inspect', () => {
   it('has a one-line summary', () => {
     expect(summary.length).toBeGreaterThan(10);
   });
 
   it('--mockup --json prints the normalized observation of a Mockup-Creator folder', async () => {
-    const { code, stdout } = await capture(['--mockup', fixturePath('redfish', 'supermicro'), '--json']);
+    const { code, stdout } = await capture(['--mockup', profileMockup('supermicro'), '--json']);
     expect(code).toBe(0);
     const report = JSON.parse(stdout) as { dialect: string; authentication: string; observations: Array<{ type: string; data: { system?: { serialNumber?: string } } }> };
     expect(report.dialect).toBe('supermicro-x13');
     expect(report.authentication).toBe('session');
-    expect(report.observations.find((o) => o.type === 'NodeInventoryObserved')?.data.system?.serialNumber).toBe('S889914X3710910');
+    expect(report.observations.find((o) => o.type === 'NodeInventoryObserved')?.data.system?.serialNumber).toBe(bmcProfileByName('supermicro')!.systems[0]!.serialNumber);
   });
 
   it('prints a readable summary with the dialect and the unrecognized paths count', async () => {
-    const { code, stdout } = await capture(['--mockup', fixturePath('redfish', 'nvidia_gh200')]);
+    const { code, stdout } = await capture(['--mockup', profileMockup('nvidia_gh200')]);
     expect(code).toBe(0);
     expect(stdout).toMatch(/^dialect {4}nvidia-openbmc-gh200/m);
     expect(stdout).toMatch(/unrecognized paths: \d+/);
