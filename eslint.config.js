@@ -75,6 +75,8 @@ export default [
       'src/firmware/**/*.ts',
       'sagas/**/*-decide.ts',
       'sagas/**/*-evolve.ts',
+      'sagas/**/*-planner.ts',
+      'sagas/saga-event.ts',
     ],
     rules: {
       'no-restricted-imports': restrict(

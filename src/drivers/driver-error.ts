@@ -18,6 +18,7 @@ export const driverErrorCatalogue = {
   DRIVER_RATE_LIMITED: { retryable: true, meaning: 'the BMC asked us to slow down (429)' },
   DRIVER_BMC_UNAVAILABLE: { retryable: true, meaning: 'the BMC answered 5xx for another reason (busy, restarting)' },
   DRIVER_NOT_FOUND: { retryable: false, meaning: 'the resource does not exist on this BMC' },
+  DRIVER_UPDATE_BUSY: { retryable: true, meaning: 'the BMC is already running an update (one at a time; HttpPushUriTargetsBusy)' },
   DRIVER_CONFLICT: { retryable: false, meaning: 'the BMC reports the request conflicts with existing state' },
   DRIVER_REJECTED: { retryable: false, meaning: 'the BMC rejected the request (4xx not covered by another code)' },
   DRIVER_PROTOCOL: { retryable: false, meaning: 'the answer could not be interpreted (invalid JSON, wrong type, missing root)' },

@@ -10,6 +10,7 @@ export type { DriverErrorCode, DriverErrorDetails } from './driver-error.js';
 
 export { RedfishDriver } from './redfish/redfish-driver.js';
 export type { RedfishDriverOptions } from './redfish/redfish-driver.js';
+export type { FirmwareSubmission, FirmwareUpdateRequest, UpdateTaskReading } from './redfish/firmware-update.js';
 export { RedfishClient } from './redfish/redfish-client.js';
 export type { RedfishClientOptions } from './redfish/redfish-client.js';
 export { readRedfishNode } from './redfish/read-node.js';

@@ -12,10 +12,12 @@ export interface SimBehaviour {
   /** Consecutive bad logins that lock the account out. */
   lockoutThreshold: number;
   lockoutMs: number;
-  /** How long a SimpleUpdate task runs before it completes or fails. */
-  firmwareUpdateMs: number;
+  /** How long an update task runs before it completes or fails; undefined uses the vendor's own time. */
+  firmwareUpdateMs: number | undefined;
   /** Share of firmware updates that fail on their own (beyond failures injected as faults). */
   firmwareFailureRate: number;
+  /** Failure rate per image: the first key contained in the image URI (or pushed file name) applies. */
+  imageFailureRates: Record<string, number> | undefined;
   /** What a dark BMC does with a request: hold it unanswered until the client gives up, or drop the connection. */
   darkMode: 'hang' | 'refuse';
   /** Multiplies every modelled response time; 0 answers at once. */
@@ -28,8 +30,9 @@ export const DEFAULT_BEHAVIOUR: SimBehaviour = {
   sessionIdleTimeoutMs: undefined,
   lockoutThreshold: 5,
   lockoutMs: 300_000,
-  firmwareUpdateMs: 180_000,
+  firmwareUpdateMs: undefined,
   firmwareFailureRate: 0,
+  imageFailureRates: undefined,
   darkMode: 'hang',
   latencyScale: 1,
 };

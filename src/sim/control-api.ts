@@ -1,7 +1,7 @@
 /**
  * The control API on the simulator's control URL:
  * `GET /sim/stats` (fleet aggregate; `?bmc=<id>[,<id>...]` or `?bmc=*` for per-BMC detail), `GET /sim/fleet`,
- * `GET /sim/firmware`, `GET /sim/faults`, `POST /sim/faults` (inject), `DELETE /sim/faults/<id>` (end early).
+ * `GET /sim/firmware`, `GET /sim/updates`, `GET /sim/images/<name>` (a stand-in image), `GET /sim/faults`, `POST /sim/faults` (inject), `DELETE /sim/faults/<id>` (end early).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SimError, controlStatus } from './errors.ts';
@@ -30,6 +30,13 @@ export async function handleControlRequest(simulator: Simulator, request: Incomi
     }
     if (method === 'GET' && url.pathname === '/sim/firmware') return reply(200, { fixtures: simulator.firmwareCatalogue() });
     if (method === 'GET' && url.pathname === '/sim/faults') return reply(200, { faults: simulator.faults() });
+    if (method === 'GET' && url.pathname === '/sim/updates') return reply(200, simulator.updateStats());
+    if (method === 'GET' && url.pathname.startsWith('/sim/images/')) {
+      // A stand-in image for pushes: the bytes are not firmware, the name carries the version.
+      const body = Buffer.alloc(64 * 1024, url.pathname);
+      response.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': String(body.length) }).end(body);
+      return;
+    }
     if (method === 'POST' && url.pathname === '/sim/faults') {
       let body: unknown;
       try {

@@ -135,6 +135,9 @@ export class FaultEngine {
       case 'firmware-failure':
         for (const bmc of bmcs) bmc.failingUpdates += spec.count ?? 1;
         break;
+      case 'update-fault':
+        for (const bmc of bmcs) (bmc.updateFaults ??= []).push({ mode: spec.mode ?? 'fail', image: spec.image, remaining: spec.count ?? 1 });
+        break;
       default: {
         const unreachable: never = spec.fault;
         throw new Error(`unknown fault ${String(unreachable)}`);

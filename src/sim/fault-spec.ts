@@ -21,6 +21,8 @@ export const FAULT_KINDS = [
   'lockout',
   /** The next `count` firmware updates fail. */
   'firmware-failure',
+  /** The next `count` updates (of images containing `image`, if given) go wrong the way `mode` says. */
+  'update-fault',
 ] as const;
 
 export type FaultKind = (typeof FAULT_KINDS)[number];
@@ -51,8 +53,12 @@ export const faultSpecShape = {
   factor: z.number().positive().optional(),
   /** rotate-password: the new password. */
   password: z.string().min(1).optional(),
-  /** firmware-failure: how many updates fail. */
+  /** firmware-failure, update-fault: how many updates are hit. */
   count: z.number().int().positive().optional(),
+  /** update-fault: fail, purge-task (404 when it ends), completed-critical (nothing applied), reset-mid-update, lost-response. */
+  mode: z.enum(['fail', 'purge-task', 'completed-critical', 'reset-mid-update', 'lost-response']).optional(),
+  /** update-fault: only updates whose image URI contains this. */
+  image: z.string().min(1).optional(),
 };
 
 const NEEDS_DURATION: ReadonlySet<FaultKind> = new Set(['dark', 'flap', 'slow', 'lockout']);

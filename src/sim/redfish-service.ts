@@ -13,8 +13,9 @@ import type { SimClock } from './clock.ts';
 import type { Random } from './random.ts';
 import { idleTimeoutOf } from './stats.ts';
 import { renderResource, storedPath } from './render.ts';
-import { baseError, resourceMissing, sessionBody, sessionCollection, taskBody } from './redfish-replies.ts';
-import type { SimBmc, UpdateTask } from './sim-bmc.ts';
+import { acceptUpdate, multipartPathOf, resetAction, taskBodyOf, type UpdateContext } from './firmware-updates.ts';
+import { baseError, resourceMissing, sessionBody, sessionCollection } from './redfish-replies.ts';
+import type { SimBmc } from './sim-bmc.ts';
 import type { ErrorReply, VendorProfile } from './vendor-profile.ts';
 
 export interface ServiceContext {
@@ -24,6 +25,8 @@ export interface ServiceContext {
   random: Random;
   /** Called when a BMC resets, so the fleet-wide counters see it. */
   onReset?: (bmc: SimBmc) => void;
+  /** Firmware updates: the fleet-wide counters and in-flight set. */
+  updates: UpdateContext;
 }
 
 const PUBLIC_PATHS = new Set(['/redfish', '/redfish/v1', '/redfish/v1/odata', '/redfish/v1/$metadata']);
@@ -80,8 +83,15 @@ export async function answerBmcRequest(
     response.writeHead(204).end();
     return;
   }
-  if (method === 'POST' && path.endsWith('/UpdateService.SimpleUpdate')) {
-    await simpleUpdate(context, bmc, request, response);
+  if (method === 'POST' && (path.endsWith('/UpdateService.SimpleUpdate') || path === multipartPathOf(bmc, context.seed))) {
+    const kind = path.endsWith('/UpdateService.SimpleUpdate') ? 'simple' : 'multipart';
+    await acceptUpdate(context.updates, bmc, request, response, kind, (status, body, headers) => sendJson(response, status, body, headers), (image) => versionOfImage(image, bmc.profile));
+    return;
+  }
+  if (method === 'POST' && (path.endsWith('/Actions/ComputerSystem.Reset') || path.endsWith('/Actions/Manager.Reset'))) {
+    await readJson(request);
+    resetAction(context.updates, bmc, path.endsWith('/Actions/Manager.Reset') ? 'manager' : 'system');
+    response.writeHead(204).end();
     return;
   }
   if (method !== 'GET' && method !== 'HEAD') {
@@ -191,67 +201,6 @@ async function login(context: ServiceContext, bmc: SimBmc, request: IncomingMess
   sendJson(response, 201, sessionBody(bmc, session), { 'X-Auth-Token': token, Location: location });
 }
 
-/**
- * Starts a firmware update: the task runs for `firmwareUpdateMs`, then completes (the version changes; updating
- * the BMC's own firmware also reboots it) or fails (nothing changes). The version comes from the image name: a
- * revision of the vendor's mix that it contains, else its last dotted number.
- */
-async function simpleUpdate(context: ServiceContext, bmc: SimBmc, request: IncomingMessage, response: ServerResponse): Promise<void> {
-  const { clock, behaviour } = context;
-  const body = (await readJson(request)) as { ImageURI?: unknown; Targets?: unknown } | undefined;
-  const imageUri = body?.ImageURI;
-  if (typeof imageUri !== 'string' || imageUri.length === 0) {
-    return sendJson(response, 400, baseError('PropertyMissing', 'The property ImageURI is a required property and must be included in the request.', 'Ensure that the property is in the request body and has a valid value and resubmit the request if the operation failed.'));
-  }
-  const targets = Array.isArray(body?.Targets) ? body.Targets.filter((target): target is string => typeof target === 'string') : [];
-  const version = versionOfImage(imageUri, bmc.profile);
-  const withoutPrefix = (target: string): string =>
-    bmc.linkPrefix && target.startsWith(bmc.linkPrefix) ? target.slice(bmc.linkPrefix.length) : target;
-  // The first target that is not the BMC's own firmware; none means the BMC firmware itself.
-  const targetPath = targets
-    .map((target) => storedPath(canonicalPath(withoutPrefix(target)), bmc, context.seed))
-    .find((target) => !isOwnFirmware(bmc, target, context.seed));
-  const willFail = version === undefined || bmc.failingUpdates > 0 || context.random() < behaviour.firmwareFailureRate;
-  if (bmc.failingUpdates > 0) bmc.failingUpdates--;
-  const task: UpdateTask = {
-    id: `JID_${String(bmc.nextId++).padStart(6, '0')}`,
-    imageUri,
-    targetPath,
-    version: version ?? 'unknown',
-    startedAt: clock.now(),
-    durationMs: behaviour.firmwareUpdateMs,
-    willFail,
-    finished: false,
-  };
-  (bmc.tasks ??= new Map()).set(task.id, task);
-  bmc.counters.updates++;
-  clock.schedule(task.durationMs, () => finishUpdate(context, bmc, task));
-  sendJson(response, 202, taskBody(bmc, task, clock.now()), { Location: `${bmc.linkPrefix}${TASKS}/${task.id}` });
-}
-
-function finishUpdate(context: ServiceContext, bmc: SimBmc, task: UpdateTask): void {
-  task.finished = true;
-  if (task.willFail) {
-    bmc.counters.updatesFailed++;
-    return;
-  }
-  if (task.targetPath === undefined) {
-    bmc.firmware = task.version;
-    bmc.reset(context.clock, context.behaviour.resetDarkMs);
-    context.onReset?.(bmc);
-  } else {
-    (bmc.inventoryVersions ??= new Map()).set(task.targetPath, task.version);
-  }
-}
-
-/** True when `path` names the BMC's own firmware (its manager, or an inventory member showing its version). */
-function isOwnFirmware(bmc: SimBmc, path: string, seed: number): boolean {
-  if (path.startsWith('/redfish/v1/Managers/')) return true;
-  const template = bmc.capture.resources.get(path);
-  if (!template) return false;
-  return renderResource(template, bmc, seed).includes(`"Version":"${bmc.firmware}"`);
-}
-
 export function versionOfImage(imageUri: string, profile: VendorProfile): string | undefined {
   const name = imageUri.split(/[/\\]/).pop() ?? imageUri;
   const known = [...profile.firmwareMix].sort((a, b) => b.version.length - a.version.length).find((revision) => name.includes(revision.version));
@@ -270,7 +219,7 @@ function dynamicBody(context: ServiceContext, bmc: SimBmc, path: string): string
   }
   if (path.startsWith(`${TASKS}/`)) {
     const task = bmc.tasks?.get(path.slice(TASKS.length + 1));
-    return task ? JSON.stringify(taskBody(bmc, task, now)) : undefined;
+    return task ? JSON.stringify(taskBodyOf(bmc, task, now)) : undefined;
   }
   if (path === TASKS && bmc.tasks?.size) {
     const captured = bmc.capture.resources.get(TASKS);
@@ -288,6 +237,9 @@ function capturedBody(context: ServiceContext, bmc: SimBmc, path: string, query:
   const template = bmc.capture.resources.get(key) ?? bmc.capture.resourcesByLowerPath.get(key.toLowerCase());
   if (!template) return undefined;
   const body = renderResource(template, bmc, context.seed);
+  if (stored === '/redfish/v1/UpdateService' && bmc.activeUpdate && !bmc.activeUpdate.finished) {
+    return JSON.stringify({ ...(JSON.parse(body) as Record<string, unknown>), HttpPushUriTargetsBusy: true });
+  }
   const updated = bmc.inventoryVersions?.get(stored);
   if (updated === undefined) return body;
   return JSON.stringify({ ...(JSON.parse(body) as Record<string, unknown>), Version: updated });

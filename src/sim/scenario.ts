@@ -77,6 +77,7 @@ const behaviour = z
     lockoutDuration: durationMs,
     firmwareUpdateDuration: durationMs,
     firmwareFailureRate: z.number().min(0).max(1),
+    imageFailureRates: z.record(z.string().min(1), z.number().min(0).max(1)),
     darkMode: z.enum(['hang', 'refuse']),
     latencyScale: z.number().nonnegative(),
   })

@@ -7,6 +7,7 @@ import type { Socket } from 'node:net';
 import type { SimBehaviour } from './behaviour.ts';
 import type { Capture } from './capture.ts';
 import type { SimClock } from './clock.ts';
+import type { UpdateFault } from './firmware-updates.ts';
 import type { VendorProfile } from './vendor-profile.ts';
 
 /** Where a BMC sits and what feeds it. Shared by every node of a rack. */
@@ -35,8 +36,18 @@ export interface UpdateTask {
   startedAt: number;
   durationMs: number;
   willFail: boolean;
-  /** Set when the task reached its end and its effect (if any) was applied. */
+  /** Set when the task reached its end (its effect may still await activation). */
   finished: boolean;
+  /** What the task will come to: applied, failed, Completed-with-Critical (nothing applied), or lost in a reset. */
+  fate: 'ok' | 'fail' | 'critical' | 'reset-mid-update';
+  status: 'OK' | 'Critical';
+  endedAt?: number;
+  /** Staged: the version changes at the next reset (`ComputerSystem.Reset`, or `Manager.Reset` for the BMC). */
+  awaitingActivation: boolean;
+  /** Purged the moment it ends (a 404 before anyone reads the outcome). */
+  purgeEarly: boolean;
+  /** `@Redfish.OperationApplyTime: OnReset`: staged even where the BMC would apply at once. */
+  onReset: boolean;
 }
 
 export interface BmcCounters {
@@ -69,6 +80,10 @@ export class SimBmc {
   /** Updates that will fail, injected by `firmware-failure` faults. */
   failingUpdates = 0;
   tasks: Map<string, UpdateTask> | undefined;
+  /** The update running now, or staged and awaiting activation: one at a time. */
+  activeUpdate: UpdateTask | undefined;
+  /** Update faults scripted for this BMC (`update-fault`), consumed in order. */
+  updateFaults: UpdateFault[] | undefined;
   /** Versions of firmware inventory members other than the BMC's own, after an update. */
   inventoryVersions: Map<string, string> | undefined;
   /** Requests held unanswered while dark, released (connection dropped) when the BMC comes back. */

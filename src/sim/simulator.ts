@@ -16,6 +16,7 @@ import { parseFaultSpec, type FaultSpecInput } from './fault-spec.ts';
 import { planFleet } from './fleet-plan.ts';
 import { fnv1a, seededRandom } from './random.ts';
 import { answerBmcRequest, type ServiceContext } from './redfish-service.ts';
+import { newUpdateStats, type UpdateContext, type UpdateStats } from './firmware-updates.ts';
 import { parseScenario, type Scenario } from './scenario.ts';
 import { SimBmc } from './sim-bmc.ts';
 import { bmcStats, fleetStats, type BmcStats, type FleetStats } from './stats.ts';
@@ -94,6 +95,8 @@ export interface Simulator {
   clearFault(id: string): boolean;
   faults(): ActiveFault[];
   firmwareCatalogue(): FirmwareCatalogueEntry[];
+  /** Firmware updates as the BMCs saw them: duplicates per intent key, the most BMCs updating at once. */
+  updateStats(): UpdateStats;
   /** The capture trees loaded, each shared by all the BMCs built from it. */
   captures(): CaptureSummary[];
   close(): Promise<void>;
@@ -126,6 +129,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       lockoutMs: fromScenario.lockoutDuration,
       firmwareUpdateMs: fromScenario.firmwareUpdateDuration,
       firmwareFailureRate: fromScenario.firmwareFailureRate,
+      imageFailureRates: fromScenario.imageFailureRates,
       darkMode: fromScenario.darkMode,
       latencyScale: fromScenario.latencyScale,
     }),
@@ -184,7 +188,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   }
 
   const random = seededRandom(seed ^ 0x5eed);
-  const service: ServiceContext = { clock, behaviour, seed, random };
+  const updates: UpdateContext = { clock, behaviour, random, seed, stats: newUpdateStats(), keys: new Map(), inFlight: new Set() };
+  const service: ServiceContext = { clock, behaviour, seed, random, updates };
   const faults = new FaultEngine({ clock, behaviour, bmcs, seed });
   let eventsFired = 0;
 
@@ -318,6 +323,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       return faults.inject(parseFaultSpec(kind !== undefined && rest['fault'] === undefined ? { ...rest, fault: kind } : input));
     },
     clearFault: (id) => faults.clear(id),
+    updateStats: () => ({ ...updates.stats }),
     faults: () => faults.list(),
     firmwareCatalogue: () =>
       scenario.fleet.mix.map((entry, i) => ({
@@ -325,7 +331,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         vendor: (profiles[i] as VendorProfile).family,
         revisions: (profiles[i] as VendorProfile).firmwareMix.map((revision) => ({
           ...revision,
-          imageUri: `http://firmware.sim.invalid/${encodeURIComponent(entry.fixture)}/${revision.version}.bin`,
+          imageUri: `${controlUrl}/sim/images/${encodeURIComponent(entry.fixture)}/${revision.version}.bin`,
         })),
       })),
     captures: () =>

@@ -265,6 +265,25 @@ export class RedfishClient {
     return { status: answer.status, url: answer.url, body: parsed };
   }
 
+  /**
+   * POSTs a raw body (a multipart firmware push, or JSON with extra headers such as an intent key) and returns the
+   * answer as it came, status and headers included: the caller decides what a 202 without a Location means.
+   */
+  async postRaw(path: string, body: string | Buffer, contentType: string, extraHeaders: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string; url: string }> {
+    const url = this.resolve(path);
+    return this.gate.run(async () => {
+      const signal = AbortSignal.timeout(this.options.requestTimeoutMs);
+      try {
+        const response = await request(url, { method: 'POST', headers: { ...this.headers(), 'content-type': contentType, ...extraHeaders }, dispatcher: this.agent, signal, body });
+        const text = await response.body.text();
+        return { status: response.statusCode, headers: response.headers, text: text.slice(0, this.options.maxBodyBytes), url };
+      } catch (error) {
+        if (signal.aborted) throw new DriverError('DRIVER_TIMEOUT', `POST ${url} passed its ${this.options.requestTimeoutMs} ms deadline`, { method: 'POST', url, deadlineMs: this.options.requestTimeoutMs });
+        throw toDriverError(error, { method: 'POST', url });
+      }
+    });
+  }
+
   /** Logs out and releases connections. Never throws. */
   async close(): Promise<void> {
     await this.logout();

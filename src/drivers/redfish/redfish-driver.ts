@@ -13,6 +13,16 @@ import { RedfishClient, type RedfishClientOptions } from './redfish-client.js';
 import { readRedfishNode, type ReadNodeOptions } from './read-node.js';
 import type { RedfishDialect } from './dialect.js';
 import { asResource } from './resource-reader.js';
+import {
+  activateFirmware,
+  findUpdateTask,
+  readFirmwareVersion,
+  readUpdateTask,
+  submitFirmwareUpdate,
+  type FirmwareSubmission,
+  type FirmwareUpdateRequest,
+  type UpdateTaskReading,
+} from './firmware-update.js';
 
 export interface RedfishDriverOptions extends RedfishClientOptions, ReadNodeOptions {
   /** Keep the session between `observe()` calls (poller mode); `close()` ends it. Default false. */
@@ -26,7 +36,7 @@ export class RedfishDriver implements DeviceDriver {
     firmwareInventory: true,
     powerState: true,
     healthAndSensors: true,
-    firmwareUpdate: false,
+    firmwareUpdate: true,
     powerControl: true,
   };
   private readonly client: RedfishClient;
@@ -82,6 +92,27 @@ export class RedfishDriver implements DeviceDriver {
       if (typeof target !== 'string') throw new DriverError('DRIVER_UNSUPPORTED', `${first} has no #ComputerSystem.Reset action`);
       await this.client.post(target, { ResetType: action });
     });
+  }
+
+  /** Submits a firmware update (SimpleUpdate or multipart push); see `firmware-update.ts` for the outcomes. */
+  async submitFirmwareUpdate(update: FirmwareUpdateRequest): Promise<FirmwareSubmission> {
+    return this.withSession(() => submitFirmwareUpdate(this.client, update));
+  }
+
+  async readUpdateTask(taskMonitor: string): Promise<UpdateTaskReading | 'vanished'> {
+    return this.withSession(() => readUpdateTask(this.client, taskMonitor));
+  }
+
+  async findUpdateTask(imageUri: string, since: number): Promise<string | null> {
+    return this.withSession(() => findUpdateTask(this.client, imageUri, since));
+  }
+
+  async activateFirmware(component: string): Promise<{ resetType: string; target: string }> {
+    return this.withSession(() => activateFirmware(this.client, component));
+  }
+
+  async readFirmwareVersion(component: string): Promise<string | null> {
+    return this.withSession(() => readFirmwareVersion(this.client, component));
   }
 
   async close(): Promise<void> {

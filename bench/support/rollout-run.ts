@@ -1,0 +1,213 @@
+/**
+ * One firmware rollout against the simulator, with the engine in a child process SIGKILLed at seeded moments and
+ * started again, judged from the BMCs' side. `npm run bench:rollout` runs it at 25,000 BMCs; the kill -9 test runs
+ * a small version of it.
+ *
+ * The parent holds what must outlive the kills: the simulator (which counts submissions per intent key and the
+ * most BMCs updating at once), the projections and the poller (the liveness the health gates read).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { fleetProjections } from '../../projections/index.js';
+import { registerSimulatedFleet, simulatorCredentials } from '../../src/demo/demo-fleet.js';
+import { EventStore, ProjectionRunner } from '../../src/ledger/index.js';
+import { Poller } from '../../src/poller/index.js';
+import { startSimulator, type FaultSpecInput } from '../../src/sim/index.js';
+import {
+  applyRolloutVerb,
+  evolveStep,
+  initialStep,
+  loadRollout,
+  previewRollout,
+  requestRollout,
+  seededRandom,
+  stepStream,
+  type Candidate,
+  type RolloutRequest,
+} from '../../sagas/index.js';
+
+export interface RolloutRunOptions {
+  connectionString: string;
+  bmcs: number;
+  cap: number;
+  kills: number;
+  seed: number;
+  /** Share of update requests that fail on the BMC. */
+  failureRate: number;
+  /** Kills land this long after the engine reports ready (uniform between the two). */
+  killAfterMs: [number, number];
+  /** Simulated update task and BMC reset times (real ones are minutes; the run scales them down). */
+  updateMs: number;
+  resetDarkMs: number;
+  livenessIntervalS: number;
+  waveFractions?: number[];
+  rackLimit?: number;
+  /** Extra update faults (lost answers, purged tasks, resets mid-update, Completed+Critical). */
+  faults?: (bmcIds: string[]) => FaultSpecInput[];
+  image?: string;
+  timeoutMs: number;
+  log?: (line: string) => void;
+}
+
+export interface RolloutRunResult {
+  nodes: number;
+  completed: number;
+  failed: number;
+  held: number;
+  quarantined: number;
+  skipped: number;
+  duplicate_submissions: number;
+  max_in_flight_observed: number;
+  cap: number;
+  kills: number;
+  wall_s: number;
+  status: string;
+  submissions: number;
+  unkeyed_submissions: number;
+  scale: string;
+}
+
+const child = fileURLToPath(new URL('./rollout-child.ts', import.meta.url));
+
+export async function runRollout(options: RolloutRunOptions): Promise<RolloutRunResult> {
+  const started = performance.now();
+  const log = options.log ?? (() => undefined);
+  const sim = await startSimulator({
+    bmcs: options.bmcs,
+    seed: options.seed,
+    behaviour: { latencyScale: 0.02, firmwareUpdateMs: options.updateMs, resetDarkMs: options.resetDarkMs, darkMode: 'refuse', firmwareFailureRate: options.failureRate },
+  });
+  for (const fault of options.faults?.(sim.bmcs.map((bmc) => bmc.id)) ?? []) sim.injectFault(fault);
+  const store = await EventStore.open({ connectionString: options.connectionString, migrate: true, poolSize: 8 });
+  const runner = new ProjectionRunner(store, fleetProjections(), { log: () => undefined });
+  await runner.start();
+  await registerSimulatedFleet(store, sim.bmcs, options.livenessIntervalS);
+  const poller = new Poller({ store, credentials: simulatorCredentials(sim), policy: { intervals: { health: 86_400, inventory: 86_400, firmware: 86_400 }, requestTimeoutMs: 5_000, flushIntervalMs: 1_000 }, log: () => undefined });
+  const intents = new AbortController();
+  const following = poller.followIntents(intents.signal);
+  poller.start();
+  const folder = mkdtempSync(join(tmpdir(), 'fleet-ledger-rollout-'));
+  try {
+    const accessFile = join(folder, 'access.json');
+    writeFileSync(accessFile, JSON.stringify(Object.fromEntries(sim.bmcs.map((bmc) => [bmc.id, { baseUrl: bmc.baseUrl, username: bmc.username, password: bmc.password }]))), { mode: 0o600 });
+    const candidates: Candidate[] = sim.bmcs.map((bmc) => ({ nodeId: bmc.id, site: bmc.site, rack: bmc.rack, pdu: bmc.pdu, tor: bmc.tor, cdu: bmc.cdu, vendor: bmc.vendor, model: bmc.model, fromVersion: bmc.firmware }));
+    const image = options.image ?? `${sim.controlUrl}/sim/images/bmc/9.90.10.01.bin`;
+    const request: RolloutRequest = {
+      firmware: { component: 'BMC', version: '9.90.10.01', imageUri: image, method: 'SimpleUpdate', applyTime: 'Immediate' },
+      selector: {},
+      seed: options.seed,
+      capPerSite: options.cap,
+      inFlightDomainLimits: { rack: options.rackLimit ?? 2 },
+      ...(options.waveFractions ? { waveFractions: options.waveFractions } : {}),
+      budgets: { canaryFailures: 2, waveFailureRatio: 0.05, cumulativeFailureRatio: 0.02 },
+      bakeMs: options.updateMs,
+      retryBudget: 2,
+      stepDeadlineMs: 120_000 + options.updateMs * 10,
+      quietPeriodMs: Math.round(options.updateMs * 1.5),
+      gate: { maxLagPositions: 100_000, maxLagMs: 60_000, autoAdvance: true },
+    };
+    const plan = previewRollout(request, candidates);
+    const rolloutId = `bench-${options.seed}`;
+    const operator = { kind: 'operator' as const, id: 'bench@fleet-ledger', role: 'operator' };
+    await requestRollout(store, rolloutId, plan, operator);
+    await applyRolloutVerb(store, rolloutId, { verb: 'approve', reason: 'benchmark' }, operator);
+    const timing = {
+      pollIntervalMs: Math.max(100, options.updateMs / 6),
+      readIntervalMs: Math.max(100, options.resetDarkMs / 4),
+      probeIntervalMs: Math.max(200, options.updateMs / 4),
+      maxProbes: 40,
+      maxMismatchedReads: 8,
+      retryBackoffMs: Math.max(200, options.updateMs / 4),
+      tickMs: 200,
+      gateRetryMs: 1_000,
+      requestTimeoutMs: 5_000,
+    };
+    const random = seededRandom(options.seed ^ 0x6b696c6c);
+    let kills = 0;
+    let status = 'running';
+    const deadline = Date.now() + options.timeoutMs;
+    while (Date.now() < deadline) {
+      const killAt = kills < options.kills ? options.killAfterMs[0] + random() * (options.killAfterMs[1] - options.killAfterMs[0]) : undefined;
+      const outcome = await runChild(options.connectionString, rolloutId, accessFile, JSON.stringify(timing), killAt, deadline - Date.now());
+      if (outcome.killed) {
+        kills++;
+        log(`kill ${kills} after ${Math.round(killAt ?? 0)} ms`);
+        continue;
+      }
+      status = outcome.status ?? 'unknown';
+      if (outcome.status === 'completed' || outcome.status === 'aborted' || outcome.status === 'halted' || outcome.status === 'paused') break;
+    }
+    const rollout = await loadRollout(store, rolloutId);
+    let held = 0;
+    for (const nodeId of rollout.dispatched.keys()) {
+      if (rollout.outcomes.has(nodeId)) continue;
+      let step = initialStep();
+      for (const event of await store.readStream(stepStream(rolloutId, nodeId))) step = evolveStep(step, { type: event.type, data: event.data, actor: event.actor, recordedAt: event.recordedAt.getTime() });
+      if (step.phase === 'held') held++;
+    }
+    const counts = { updated: 0, 'already-at-target': 0, failed: 0, quarantined: 0, skipped: 0 };
+    for (const { outcome } of rollout.outcomes.values()) counts[outcome]++;
+    const updates = sim.updateStats();
+    return {
+      nodes: plan.targets.length,
+      completed: counts.updated + counts['already-at-target'],
+      failed: counts.failed,
+      held,
+      quarantined: counts.quarantined,
+      skipped: counts.skipped,
+      duplicate_submissions: updates.duplicateSubmissions,
+      max_in_flight_observed: updates.maxInFlight,
+      cap: options.cap,
+      kills,
+      wall_s: Math.round((performance.now() - started) / 100) / 10,
+      status: rollout.status === 'running' ? status : rollout.status,
+      submissions: updates.accepted,
+      unkeyed_submissions: updates.unkeyed,
+      scale: `update task ${options.updateMs} ms and BMC reset ${options.resetDarkMs} ms (real: minutes); wave bake ${request.bakeMs} ms (real: 30 min)`,
+    };
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+    intents.abort();
+    await following.catch(() => undefined);
+    await poller.stop();
+    await runner.stop();
+    await store.close();
+    await sim.close();
+  }
+}
+
+function runChild(url: string, rolloutId: string, accessFile: string, timing: string, killAfterMs: number | undefined, timeoutMs: number): Promise<{ killed: boolean; status?: string }> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, ['--import', 'tsx', child, url, rolloutId, accessFile, timing], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let killed = false;
+    let timer: NodeJS.Timeout | undefined;
+    const guard = setTimeout(() => proc.kill('SIGKILL'), Math.max(1_000, timeoutMs));
+    proc.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (killAfterMs !== undefined && timer === undefined && out.includes('ready\n')) {
+        timer = setTimeout(() => {
+          killed = true;
+          proc.kill('SIGKILL');
+        }, killAfterMs);
+      }
+    });
+    let err = '';
+    proc.stderr.on('data', (chunk: Buffer) => {
+      err = (err + chunk.toString()).slice(-4000);
+      if (process.env['FLEET_LEDGER_DEBUG_ROLLOUT']) process.stderr.write(chunk);
+    });
+    proc.on('error', reject);
+    proc.on('exit', (code) => {
+      clearTimeout(guard);
+      if (timer) clearTimeout(timer);
+      if (killed) return resolve({ killed: true });
+      const status = /done (\w[\w-]*)/.exec(out)?.[1];
+      if (code !== 0 && !status) return reject(new Error(`rollout engine exited ${code}: ${err}`));
+      resolve({ killed: false, ...(status ? { status } : {}) });
+    });
+  });
+}

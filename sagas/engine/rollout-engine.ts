@@ -1,0 +1,417 @@
+/**
+ * The rollout engine: the only code that turns the deciders' choices into appends and BMC requests.
+ *
+ * One engine owns a rollout at a time (a PostgreSQL advisory lock held for the whole run; a second engine waits).
+ * Capacity is shared with every other saga of the site through the capacity stream, appended with the version the
+ * engine read, so even two engines on one site can never both take the last slot.
+ *
+ * Crash safety (kill -9 at any instant) comes from the order of writes, each acknowledged only after commit:
+ * - dispatch: `SlotAcquired` (capacity, expected version) → `NodeDispatched` → `StepStarted`; a restart finds the
+ *   slot and records what is missing (deterministic event ids make repeats no-ops);
+ * - update: `UpdateIntentRecorded` → the request → `UpdateSubmitted`; a restart finds the intent without a
+ *   submission and probes the BMC instead of sending again;
+ * - completion: the step's terminal event → `NodeOutcomeRecorded` → `SlotReleased`.
+ */
+import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
+import type { ProposedEvent } from '../../events/index.js';
+import { RedfishDriver, DriverError, type RedfishDriverOptions } from '../../src/drivers/index.js';
+import type { EventStore } from '../../src/ledger/index.js';
+import { capacityStream, evolveCapacity, initialCapacity, type CapacityState } from '../capacity/capacity-evolve.js';
+import { decideRollout, type RolloutCommand } from '../firmware-rollout/rollout-decide.js';
+import { evolveRollout, initialRollout, rolloutStream, type RolloutState } from '../firmware-rollout/rollout-evolve.js';
+import { decideStep, defaultStepTiming, probeVerdict, type StepContext, type StepTiming } from '../firmware-rollout/step-decide.js';
+import { evolveStep, initialStep, stepStream, terminalPhases, type StepState } from '../firmware-rollout/step-evolve.js';
+import type { SagaEvent } from '../saga-event.js';
+import { readGateInputs } from './gate.js';
+
+export interface BmcAccess {
+  baseUrl: string;
+  username: string;
+  password: string;
+  insecure?: boolean;
+}
+
+export interface RolloutEngineOptions {
+  store: EventStore;
+  rolloutId: string;
+  /** How to reach a node's BMC (credentials come from the operator's secret store, never from the log). */
+  access: (nodeId: string) => BmcAccess | undefined;
+  timing?: Partial<StepTiming>;
+  /** Between two rollout decisions. Default 1 s. */
+  tickMs?: number;
+  gateRetryMs?: number;
+  maxInconclusive?: number;
+  now?: () => number;
+  requestTimeoutMs?: number;
+  log?: (message: string, fields?: Record<string, unknown>) => void;
+  /** Return once the rollout is halted or paused and nothing is in flight (a batch run), instead of waiting for an operator. */
+  exitWhenStopped?: boolean;
+  /** Called after every rollout decision (metrics, progress bars). */
+  onProgress?: (state: RolloutState, inFlight: number) => void;
+}
+
+const engineActor = (rolloutId: string) => ({ kind: 'saga' as const, id: `rollout:${rolloutId}` });
+
+/** A UUID derived from a name, so a repeated append after a crash is recognised as the same event. */
+export function nameUuid(name: string): string {
+  const hex = createHash('sha256').update(name).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${((parseInt(hex.slice(16, 17), 16) & 0x3) | 0x8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+function toSagaEvent(event: { type: string; data: unknown; actor: SagaEvent['actor']; recordedAt: Date }): SagaEvent {
+  return { type: event.type, data: event.data, actor: event.actor, recordedAt: event.recordedAt.getTime() };
+}
+
+export class RolloutEngine {
+  private state: RolloutState;
+  private readonly capacity = new Map<string, CapacityState>();
+  private readonly steps = new Map<string, StepState>();
+  private readonly workers = new Map<string, Promise<void>>();
+  private readonly timing: StepTiming;
+  private readonly now: () => number;
+  private stopping = false;
+
+  constructor(private readonly options: RolloutEngineOptions) {
+    this.state = initialRollout(options.rolloutId);
+    this.timing = { ...defaultStepTiming, ...options.timing };
+    this.now = options.now ?? Date.now;
+  }
+
+  get rollout(): RolloutState {
+    return this.state;
+  }
+
+  /** Runs until the rollout is completed or aborted and no step is left to drive, or `signal` aborts. */
+  async run(signal?: AbortSignal): Promise<RolloutState> {
+    const { store, rolloutId } = this.options;
+    const lockKey = `fleet-ledger:rollout:${rolloutId}`;
+    return store.db.connection().execute(async (connection) => {
+      await sql`SELECT pg_advisory_lock(hashtext(${lockKey}))`.execute(connection);
+      try {
+        await this.load();
+        while (!signal?.aborted && !this.stopping) {
+          await this.tick();
+          const live = [...this.steps.values()].some((step) => !terminalPhases.has(step.phase) && step.phase !== 'held');
+          const ended = this.state.status === 'completed' || this.state.status === 'aborted';
+          const stopped = this.options.exitWhenStopped === true && (this.state.status === 'halted' || this.state.status === 'paused');
+          if ((ended || stopped) && !live && this.workers.size === 0) break;
+          await sleep(this.options.tickMs ?? 1_000, signal);
+        }
+        this.stopping = true;
+        await Promise.allSettled([...this.workers.values()]);
+        return this.state;
+      } finally {
+        await sql`SELECT pg_advisory_unlock(hashtext(${lockKey}))`.execute(connection).catch(() => undefined);
+      }
+    });
+  }
+
+  stop(): void {
+    this.stopping = true;
+  }
+
+  private async load(): Promise<void> {
+    const { store, rolloutId } = this.options;
+    this.state = initialRollout(rolloutId);
+    for (const event of await store.readStream(rolloutStream(rolloutId))) evolveRollout(this.state, toSagaEvent(event));
+    if (!this.state.plan) throw new Error(`no rollout ${rolloutId} (stream ${rolloutStream(rolloutId)} holds no RolloutPlanned)`);
+    for (const site of new Set(this.state.plan.targets.map((target) => target.site))) await this.refreshCapacity(site);
+    // Steps in flight: dispatched (or holding a slot) without a recorded outcome.
+    const inFlight = new Set<string>();
+    for (const nodeId of this.state.dispatched.keys()) if (!this.state.outcomes.has(nodeId)) inFlight.add(nodeId);
+    for (const capacity of this.capacity.values()) {
+      for (const slot of capacity.slots.values()) if (slot.sagaId === rolloutId && !this.state.outcomes.has(slot.nodeId)) inFlight.add(slot.nodeId);
+    }
+    await Promise.all([...inFlight].map((nodeId) => this.loadStep(nodeId)));
+  }
+
+  private async loadStep(nodeId: string): Promise<void> {
+    let state = initialStep();
+    for (const event of await this.options.store.readStream(stepStream(this.options.rolloutId, nodeId))) state = evolveStep(state, toSagaEvent(event));
+    this.steps.set(nodeId, state);
+  }
+
+  private async refreshCapacity(site: string): Promise<CapacityState> {
+    const state = this.capacity.get(site) ?? initialCapacity(site);
+    const events = await this.options.store.readStream(capacityStream(site), { fromVersion: state.version + 1 });
+    for (const event of events) evolveCapacity(state, toSagaEvent(event));
+    this.capacity.set(site, state);
+    return state;
+  }
+
+  private async appendRollout(events: ProposedEvent[]): Promise<void> {
+    const stream = rolloutStream(this.options.rolloutId);
+    await this.options.store.append(stream, events, { expectedVersion: this.state.version });
+    // Read back what was written (recorded times come from the ledger's clock).
+    for (const event of await this.options.store.readStream(stream, { fromVersion: this.state.version + 1 })) evolveRollout(this.state, toSagaEvent(event));
+  }
+
+  private async tick(): Promise<void> {
+    const { rolloutId } = this.options;
+    const stepView = new Map<string, StepState>();
+    for (const [nodeId, step] of this.steps) if (!this.state.outcomes.has(nodeId) || terminalPhases.has(step.phase)) stepView.set(nodeId, step);
+    let commands: RolloutCommand[];
+    try {
+      for (const site of this.capacity.keys()) await this.refreshCapacity(site);
+      commands = decideRollout(this.state, {
+        now: this.now(),
+        capacity: this.capacity,
+        steps: stepView,
+        gateRetryMs: this.options.gateRetryMs ?? 10_000,
+        maxInconclusive: this.options.maxInconclusive ?? 30,
+      });
+      await this.execute(commands);
+    } catch (error) {
+      // A lost race on a stream (another saga took the slot first) or a database hiccup: read again next tick.
+      this.options.log?.('rollout tick failed; retrying', { rolloutId, error: String(error) });
+      const stream = rolloutStream(rolloutId);
+      for (const event of await this.options.store.readStream(stream, { fromVersion: this.state.version + 1 }).catch(() => [])) evolveRollout(this.state, toSagaEvent(event));
+    }
+    // Drive every step that is in flight and has no worker.
+    for (const [nodeId, step] of this.steps) {
+      if (this.workers.has(nodeId) || terminalPhases.has(step.phase) || step.phase === 'held' || this.stopping) continue;
+      const worker = this.drive(nodeId).catch((error: unknown) => this.options.log?.('step worker stopped', { rolloutId, nodeId, error: String(error) })).finally(() => this.workers.delete(nodeId));
+      this.workers.set(nodeId, worker);
+    }
+    this.options.onProgress?.(this.state, [...this.steps.values()].filter((step) => !terminalPhases.has(step.phase)).length);
+  }
+
+  private async execute(commands: RolloutCommand[]): Promise<void> {
+    const { store, rolloutId } = this.options;
+    const actor = engineActor(rolloutId);
+    const rolloutEvents: ProposedEvent[] = [];
+    // Our own appends to a capacity stream in this tick: a decision made before them still expects its version plus
+    // these (releases only free slots, so the decision stays within the caps); anyone else's append is a conflict.
+    const ownAppends = new Map<string, number>();
+    const flush = async (): Promise<void> => {
+      if (rolloutEvents.length === 0) return;
+      await this.appendRollout(rolloutEvents.splice(0));
+    };
+    for (const command of commands) {
+      switch (command.kind) {
+        case 'start':
+          rolloutEvents.push({ type: 'RolloutStarted', data: { rolloutId }, actor, eventId: nameUuid(`${rolloutId}:started`) });
+          break;
+        case 'record-dispatch':
+          rolloutEvents.push({ type: 'NodeDispatched', data: { rolloutId, nodeId: command.nodeId, wave: command.wave, slotId: command.slotId }, actor, eventId: nameUuid(`${rolloutId}:dispatched:${command.nodeId}`) });
+          if (!this.steps.has(command.nodeId)) await this.loadStep(command.nodeId);
+          break;
+        case 'record-outcome':
+          rolloutEvents.push({ type: 'NodeOutcomeRecorded', data: { rolloutId, nodeId: command.nodeId, wave: command.wave, outcome: command.outcome, detail: command.detail.slice(0, 2000) }, actor, eventId: nameUuid(`${rolloutId}:outcome:${command.nodeId}`) });
+          break;
+        case 'release-slot': {
+          await flush(); // the outcome is recorded before the slot goes back
+          const capacity = this.capacity.get(command.site)!;
+          const { slot } = command;
+          await store.append(
+            capacityStream(command.site),
+            [{ type: 'SlotReleased', data: { site: command.site, slotId: slot.slotId, sagaId: slot.sagaId, nodeId: slot.nodeId, why: command.why }, actor, eventId: nameUuid(`${slot.slotId}:released`) }],
+            { expectedVersion: capacity.version },
+          );
+          ownAppends.set(command.site, (ownAppends.get(command.site) ?? 0) + 1);
+          await this.refreshCapacity(command.site);
+          this.steps.delete(slot.nodeId);
+          break;
+        }
+        case 'acquire-slots': {
+          await flush();
+          const expected = command.expectedVersion + (ownAppends.get(command.site) ?? 0);
+          await store.append(
+            capacityStream(command.site),
+            command.slots.map((slot) => ({ type: 'SlotAcquired', data: slot, actor, eventId: nameUuid(`${slot.slotId}:acquired`) })),
+            { expectedVersion: expected === 0 ? 'no_stream' : expected },
+          );
+          await this.refreshCapacity(command.site);
+          for (const slot of command.slots) {
+            rolloutEvents.push({ type: 'NodeDispatched', data: { rolloutId, nodeId: slot.nodeId, wave: this.state.targets.get(slot.nodeId)!.wave, slotId: slot.slotId }, actor, eventId: nameUuid(`${rolloutId}:dispatched:${slot.nodeId}`) });
+            this.steps.set(slot.nodeId, initialStep());
+          }
+          break;
+        }
+        case 'open-wave':
+          rolloutEvents.push({ type: 'WaveOpened', data: { rolloutId, wave: command.wave, nodes: command.nodes }, actor, eventId: nameUuid(`${rolloutId}:wave-opened:${command.wave}`) });
+          break;
+        case 'evaluate-gate': {
+          await flush();
+          const plan = this.state.plan!;
+          const updated = (this.state.waveMembers[command.wave] ?? []).filter((nodeId) => {
+            const outcome = this.state.outcomes.get(nodeId)?.outcome;
+            return outcome === 'updated' || outcome === 'already-at-target';
+          });
+          const record = await readGateInputs(store.db as never, updated, plan.gate, this.now());
+          rolloutEvents.push({ type: 'GateEvaluated', data: { rolloutId, wave: command.wave, ...record }, actor });
+          break;
+        }
+        case 'advance-wave':
+          rolloutEvents.push({ type: 'WaveAdvanced', data: { rolloutId, from: command.from, to: command.to, by: 'gate' }, actor, eventId: nameUuid(`${rolloutId}:advanced:${command.from}`) });
+          break;
+        case 'halt':
+          rolloutEvents.push({ type: 'RolloutHalted', data: { rolloutId, reason: command.reason, detail: command.detail }, actor });
+          this.options.log?.('rollout halted', { rolloutId, reason: command.reason, detail: command.detail });
+          break;
+        case 'pause':
+          rolloutEvents.push({ type: 'RolloutPaused', data: { rolloutId, reason: command.reason, detail: command.detail }, actor });
+          break;
+        case 'complete':
+          rolloutEvents.push({
+            type: 'RolloutCompleted',
+            data: { rolloutId, updated: command.counts.updated, alreadyAtTarget: command.counts['already-at-target'], failed: command.counts.failed, quarantined: command.counts.quarantined, skipped: command.counts.skipped },
+            actor,
+            eventId: nameUuid(`${rolloutId}:completed`),
+          });
+          break;
+      }
+    }
+    await flush();
+  }
+
+  /** Drives one node's step until it is terminal or held. */
+  private async drive(nodeId: string): Promise<void> {
+    const { store, rolloutId } = this.options;
+    const plan = this.state.plan!;
+    const context: StepContext = { rolloutId, nodeId, plan, timing: this.timing };
+    const stream = stepStream(rolloutId, nodeId);
+    const actor = engineActor(rolloutId);
+    const access = this.options.access(nodeId);
+    let driver: RedfishDriver | undefined;
+    const bmc = (): RedfishDriver => {
+      if (!access) throw new DriverError('DRIVER_UNREACHABLE', `no BMC address or credentials for ${nodeId}`);
+      // Basic auth, not a Redfish session: an engine killed mid-step would leak its session, and a BMC with 4 to 8
+      // slots and a 30-minute idle timeout is then locked out of updates (and of polling) for half an hour.
+      driver ??= new RedfishDriver({ ...access, authMode: 'basic', requestTimeoutMs: this.options.requestTimeoutMs ?? 15_000 } as RedfishDriverOptions);
+      return driver;
+    };
+    const append = async (events: Array<Omit<ProposedEvent, 'actor'>>): Promise<void> => {
+      const step = this.steps.get(nodeId)!;
+      await store.append(stream, events.map((event) => ({ ...event, actor })), { expectedVersion: step.version === 0 ? 'no_stream' : step.version });
+      let next = step;
+      for (const event of await store.readStream(stream, { fromVersion: step.version + 1 })) next = evolveStep(next, toSagaEvent(event));
+      this.steps.set(nodeId, next);
+    };
+    let lastTask = '';
+    try {
+      while (!this.stopping) {
+        const step = this.steps.get(nodeId);
+        if (!step) return;
+        const now = this.now();
+        const { action, due } = decideStep(step, now, context);
+        if (due > now) {
+          await sleep(Math.min(due - now, 1_000));
+          continue;
+        }
+        try {
+          switch (action.kind) {
+            case 'done':
+            case 'held':
+              return;
+            case 'start': {
+              const slotId = this.state.dispatched.get(nodeId)?.slotId ?? `${rolloutId}:${nodeId}`;
+              await append([{ type: 'StepStarted', data: { rolloutId, nodeId, slotId, component: plan.firmware.component, targetVersion: plan.firmware.version }, eventId: nameUuid(`${stream}:started`) }]);
+              break;
+            }
+            case 'preflight': {
+              const version = await bmc().readFirmwareVersion(plan.firmware.component);
+              await append([{ type: 'VersionObserved', data: { version, matches: version === plan.firmware.version, readNo: 0 } }]);
+              break;
+            }
+            case 'submit': {
+              // Intent first, acknowledged; only then the request.
+              await append([{ type: 'UpdateIntentRecorded', data: { idempotencyKey: action.key, attempt: action.attempt, method: plan.firmware.method, imageUri: plan.firmware.imageUri, applyTime: plan.firmware.applyTime, at: this.now() } }]);
+              try {
+                const submitted = await bmc().submitFirmwareUpdate({ imageUri: plan.firmware.imageUri, component: plan.firmware.component, applyTime: plan.firmware.applyTime, method: plan.firmware.method, intentKey: action.key });
+                await append([{ type: 'UpdateSubmitted', data: { idempotencyKey: action.key, taskMonitor: submitted.taskMonitor, httpStatus: submitted.httpStatus, adopted: false } }]);
+              } catch (error) {
+                if (!(error instanceof DriverError)) throw error;
+                const unknown = error.code === 'DRIVER_TIMEOUT' || error.code === 'DRIVER_UNREACHABLE' || error.code === 'DRIVER_PROTOCOL';
+                await append([{ type: 'UpdateSubmissionFailed', data: { idempotencyKey: action.key, code: error.code, ...(error.details.status !== undefined ? { status: error.details.status } : {}), message: error.message.slice(0, 2000), outcomeKnown: !unknown } }]);
+              }
+              break;
+            }
+            case 'poll-task': {
+              const reading = await bmc().readUpdateTask(action.taskMonitor);
+              if (reading === 'vanished') await append([{ type: 'BmcTaskVanished', data: { taskMonitor: action.taskMonitor } }]);
+              else {
+                const signature = `${reading.taskState}|${reading.taskStatus}|${reading.messages.join('|')}`;
+                if (signature !== lastTask || step.taskState !== reading.taskState) {
+                  lastTask = signature;
+                  await append([{ type: 'BmcTaskObserved', data: { taskMonitor: action.taskMonitor, taskState: reading.taskState, taskStatus: reading.taskStatus, ...(reading.percent !== undefined ? { percent: Math.max(0, Math.min(100, reading.percent)) } : {}), messages: reading.messages } }]);
+                }
+                if (reading.taskState !== 'Completed' && reading.taskState !== 'Exception') await sleep(this.timing.pollIntervalMs);
+              }
+              break;
+            }
+            case 'activate': {
+              const activation = await bmc().activateFirmware(plan.firmware.component);
+              await append([{ type: 'ActivationRequested', data: { resetType: activation.resetType, target: activation.target, at: this.now() } }]);
+              break;
+            }
+            case 'read-version': {
+              const version = await bmc().readFirmwareVersion(plan.firmware.component);
+              await append([{ type: 'VersionObserved', data: { version, matches: version === plan.firmware.version, readNo: step.readNo + 1 } }]);
+              break;
+            }
+            case 'verified':
+              await append([
+                { type: 'VersionVerified', data: { version: action.version, reads: action.reads } },
+                { type: 'StepSucceeded', data: { outcome: 'updated', version: action.version } },
+              ]);
+              break;
+            case 'probe': {
+              let observed: { reachable: boolean; version: string | null; matchingTask: string | null } = { reachable: false, version: null, matchingTask: null };
+              try {
+                const version = await bmc().readFirmwareVersion(plan.firmware.component);
+                const matchingTask = version === plan.firmware.version ? null : await bmc().findUpdateTask(plan.firmware.imageUri, step.intentAt ?? step.startedAt ?? 0);
+                observed = { reachable: true, version, matchingTask };
+              } catch (error) {
+                if (!(error instanceof DriverError)) throw error;
+              }
+              const verdict = probeVerdict(step, observed, this.now(), context);
+              await append([{ type: 'ReconcileProbed', data: { ...observed, verdict } }]);
+              if (verdict === 'ambiguous') await append([{ type: 'StepHeld', data: { hold: 'reconcile-required', reason: `BMC unreachable for ${step.probes + 1} probes with the outcome of ${step.key ?? 'the update'} unknown` } }]);
+              break;
+            }
+            case 'succeed':
+              await append([{ type: 'StepSucceeded', data: { outcome: action.outcome, version: action.version } }]);
+              break;
+            case 'retry':
+              await append([{ type: 'RetryScheduled', data: { attempt: action.attempt, notBefore: action.notBefore, cause: action.cause.slice(0, 2000) } }]);
+              break;
+            case 'fail':
+              await append([{ type: 'StepFailed', data: { cause: action.cause.slice(0, 2000) } }]);
+              break;
+            case 'hold':
+              await append([{ type: 'StepHeld', data: { hold: action.hold, reason: action.reason.slice(0, 2000) } }]);
+              this.options.log?.('node held', { rolloutId, nodeId, hold: action.hold, reason: action.reason });
+              break;
+          }
+        } catch (error) {
+          if (error instanceof DriverError) {
+            if (process.env['FLEET_LEDGER_DEBUG_ROLLOUT']) this.options.log?.('bmc error', { nodeId, action: action.kind, code: error.code, message: error.message });
+            // The BMC did not answer (resetting, dark, busy): the state did not change; try again later.
+            await sleep(this.timing.readIntervalMs);
+            continue;
+          }
+          if ((error as { code?: string }).code === 'LEDGER_WRONG_EXPECTED_VERSION') {
+            await this.loadStep(nodeId); // another writer (an operator verb) appended: read and decide again
+            continue;
+          }
+          throw error;
+        }
+      }
+    } finally {
+      await driver?.close();
+    }
+  }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    }, { once: true });
+  });
+}

@@ -1,0 +1,145 @@
+/**
+ * What one node's update step does next, from its state and the time: a pure function, so every path is tested
+ * without a BMC and a restarted engine makes the same choice the dead one would have.
+ *
+ * The rules that make kill -9 safe:
+ * - `submit` is only ever chosen from `preflighted` or `retry-wait`, each of which exists only before an intent
+ *   for the new attempt is recorded; an intent with no recorded submission (`intent`) leads to `probe`, never to
+ *   a second request under the same key;
+ * - a task's outcome is advisory: only `verifyReads` consecutive reads of the target version complete a node;
+ * - an unclear outcome keeps the node (and its slot) until the BMC is read or an operator acts: `probe`, then a
+ *   named hold.
+ */
+import type { RolloutPlan } from './rollout-planner.js';
+import { terminalPhases, type StepState } from './step-evolve.js';
+
+export interface StepTiming {
+  /** Between two reads of the task monitor. */
+  pollIntervalMs: number;
+  /** Between two version reads while verifying or waiting for a reset to finish. */
+  readIntervalMs: number;
+  /** Between two reconcile probes. */
+  probeIntervalMs: number;
+  /** Probes of an unreachable BMC before the step is held. */
+  maxProbes: number;
+  /** Reads of another version after the task ended (or after activation) before it counts as not applied. */
+  maxMismatchedReads: number;
+  /** Wait before a new attempt. */
+  retryBackoffMs: number;
+}
+
+export const defaultStepTiming: StepTiming = {
+  pollIntervalMs: 5_000,
+  readIntervalMs: 10_000,
+  probeIntervalMs: 15_000,
+  maxProbes: 20,
+  maxMismatchedReads: 6,
+  retryBackoffMs: 60_000,
+};
+
+export type StepAction =
+  | { kind: 'start' }
+  | { kind: 'preflight' }
+  | { kind: 'submit'; attempt: number; key: string }
+  | { kind: 'poll-task'; taskMonitor: string }
+  | { kind: 'activate' }
+  | { kind: 'read-version' }
+  | { kind: 'verified'; version: string; reads: number }
+  | { kind: 'probe' }
+  | { kind: 'succeed'; outcome: 'updated' | 'already-at-target'; version: string }
+  | { kind: 'retry'; attempt: number; notBefore: number; cause: string }
+  | { kind: 'fail'; cause: string }
+  | { kind: 'hold'; hold: 'reconcile-required' | 'deadline-exceeded'; reason: string }
+  | { kind: 'held' }
+  | { kind: 'done' };
+
+export interface StepContext {
+  rolloutId: string;
+  nodeId: string;
+  plan: Pick<RolloutPlan, 'firmware' | 'verifyReads' | 'retryBudget' | 'stepDeadlineMs' | 'quietPeriodMs'>;
+  timing: StepTiming;
+}
+
+export function idempotencyKey(context: StepContext, attempt: number): string {
+  const { firmware } = context.plan;
+  return `${context.rolloutId}:${context.nodeId}:${firmware.component}:${firmware.version}:${attempt}`;
+}
+
+/** The next action, and the earliest time it is due (`due` ≤ `now` means now). */
+export function decideStep(state: StepState, now: number, context: StepContext): { action: StepAction; due: number } {
+  const { plan, timing } = context;
+  const at = (action: StepAction, due = now): { action: StepAction; due: number } => ({ action, due });
+  if (terminalPhases.has(state.phase)) return at({ kind: 'done' });
+  if (state.phase === 'held') return at({ kind: 'held' });
+  if (state.phase === 'new') return at({ kind: 'start' });
+  if (state.startedAt !== undefined && now - state.startedAt > plan.stepDeadlineMs) {
+    return at({ kind: 'hold', hold: 'deadline-exceeded', reason: `in ${state.phase} past the step deadline of ${plan.stepDeadlineMs} ms` });
+  }
+  const retryOrFail = (cause: string): { action: StepAction; due: number } =>
+    state.attempt < 1 + plan.retryBudget
+      ? at({ kind: 'retry', attempt: state.attempt + 1, notBefore: now + timing.retryBackoffMs, cause })
+      : at({ kind: 'fail', cause: `${cause} (attempt ${state.attempt} of ${1 + plan.retryBudget})` });
+
+  switch (state.phase) {
+    case 'started':
+      if (state.matchingReads > 0) return at({ kind: 'succeed', outcome: 'already-at-target', version: plan.firmware.version });
+      return at({ kind: 'preflight' });
+    case 'preflighted':
+      return at({ kind: 'submit', attempt: 1, key: idempotencyKey(context, 1) });
+    case 'retry-wait': {
+      const attempt = state.attempt + 1;
+      return at({ kind: 'submit', attempt, key: idempotencyKey(context, attempt) }, state.notBefore ?? now);
+    }
+    case 'intent':
+      // Only after a crash between the intent and the answer: read the BMC, never send again blindly.
+      return at({ kind: 'probe' });
+    case 'reconcile':
+      if (state.probes >= timing.maxProbes) return at({ kind: 'hold', hold: 'reconcile-required', reason: `outcome still unclear after ${state.probes} probes: ${state.cause ?? ''}` });
+      return at({ kind: 'probe' }, state.probes === 0 || state.lastProbeAt === undefined ? now : state.lastProbeAt + timing.probeIntervalMs);
+    case 'retry-needed':
+      return retryOrFail(state.cause ?? 'the update failed');
+    case 'submitted': {
+      const ended = state.taskState === 'Completed';
+      if (!ended) return at({ kind: 'poll-task', taskMonitor: state.taskMonitor! });
+      if (state.needsActivation && state.activationAt === undefined) return at({ kind: 'activate' });
+      return verify(state, now, context, retryOrFail);
+    }
+    case 'activating':
+    case 'verifying':
+      return verify(state, now, context, retryOrFail);
+    default:
+      return at({ kind: 'held' });
+  }
+}
+
+function verify(
+  state: StepState,
+  now: number,
+  context: StepContext,
+  retryOrFail: (cause: string) => { action: StepAction; due: number },
+): { action: StepAction; due: number } {
+  const { plan, timing } = context;
+  // Verified and succeeded are appended together: the N reads are the proof, nothing else is awaited.
+  if (state.matchingReads >= plan.verifyReads) return { action: { kind: 'verified', version: plan.firmware.version, reads: state.matchingReads }, due: now };
+  if (state.mismatchedReads >= timing.maxMismatchedReads) {
+    // The task ended but the version did not change: activate once if that was not done, else the update did not take.
+    if (state.activationAt === undefined) return { action: { kind: 'activate' }, due: now };
+    return retryOrFail(`version still ${state.lastVersion ?? 'unreadable'} after the task ended (${state.taskState ?? 'no task'}, ${state.taskStatus ?? ''}) and the reset`);
+  }
+  return { action: { kind: 'read-version' }, due: state.readNo === 0 || state.lastReadAt === undefined ? now : state.lastReadAt + timing.readIntervalMs };
+}
+
+/** The verdict of a reconcile probe: the only way an unknown outcome moves on. */
+export function probeVerdict(
+  state: StepState,
+  observed: { reachable: boolean; version: string | null; matchingTask: string | null },
+  now: number,
+  context: StepContext,
+): 'at-target' | 'adopt-task' | 'not-accepted' | 'wait' | 'ambiguous' {
+  if (!observed.reachable) return state.probes + 1 >= context.timing.maxProbes ? 'ambiguous' : 'wait';
+  if (observed.version === context.plan.firmware.version) return 'at-target';
+  if (observed.matchingTask) return 'adopt-task';
+  const since = state.intentAt ?? state.startedAt ?? now;
+  if (now - since >= context.plan.quietPeriodMs) return 'not-accepted';
+  return 'wait';
+}

@@ -1,0 +1,249 @@
+/**
+ * One node's firmware update step (`fwstep-<rolloutId>-<nodeId>`), folded from its events. The phases follow the
+ * design in `docs/sagas.md`: an intent is recorded before the request, a submission after it, the task is read
+ * until it ends, the image is activated where it needs a reset, and only N consecutive reads of the target version
+ * complete the node. `intent` (an intent with no submission) is only ever seen after a crash: the engine never
+ * decides between recording an intent and sending it.
+ */
+import type { EventData } from '../../events/index.js';
+import type {
+  ActivationRequested,
+  BmcTaskObserved,
+  ReconcileProbed,
+  RetryScheduled,
+  StepFailed,
+  StepHeld,
+  StepOperatorAction,
+  StepQuarantined,
+  StepStarted,
+  StepSucceeded,
+  UpdateIntentRecorded,
+  UpdateSubmissionFailed,
+  UpdateSubmitted,
+  VersionObserved,
+} from '../../events/saga-progress.js';
+import type { SagaEvent } from '../saga-event.js';
+
+export type StepPhase =
+  | 'new'
+  | 'started'
+  | 'preflighted'
+  | 'intent'
+  | 'submitted'
+  | 'activating'
+  | 'verifying'
+  | 'retry-needed'
+  | 'retry-wait'
+  | 'reconcile'
+  | 'held'
+  | 'succeeded'
+  | 'failed'
+  | 'quarantined'
+  | 'skipped';
+
+export const terminalPhases: ReadonlySet<StepPhase> = new Set(['succeeded', 'failed', 'quarantined', 'skipped']);
+
+export interface StepState {
+  version: number;
+  phase: StepPhase;
+  slotId?: string;
+  startedAt?: number;
+  attempt: number;
+  key?: string;
+  intentAt?: number;
+  taskMonitor?: string;
+  taskState?: string;
+  taskStatus?: string;
+  /** The task's messages asked for a reset (AwaitToActivate, ResetRequired) or the image applies on reset. */
+  needsActivation: boolean;
+  activationAt?: number;
+  /** Consecutive reads of the target version. */
+  matchingReads: number;
+  /** Reads of another version since the task ended (or since activation). */
+  mismatchedReads: number;
+  readNo: number;
+  /** When the last version read and the last probe were recorded (spacing of the next ones). */
+  lastReadAt?: number;
+  lastProbeAt?: number;
+  lastVersion?: string | null;
+  notBefore?: number;
+  probes: number;
+  cause?: string;
+  hold?: string;
+  outcome?: 'updated' | 'already-at-target' | 'failed' | 'quarantined' | 'skipped';
+  /** Submissions recorded per idempotency key (the engine refuses a second one). */
+  submittedKeys: string[];
+  /** The slot was given back by an operator (`release`): the node no longer counts as in flight. */
+  released: boolean;
+}
+
+export function initialStep(): StepState {
+  return { version: 0, phase: 'new', attempt: 0, needsActivation: false, matchingReads: 0, mismatchedReads: 0, readNo: 0, probes: 0, submittedKeys: [], released: false };
+}
+
+export function stepStream(rolloutId: string, nodeId: string): string {
+  return `fwstep-${rolloutId}-${nodeId}`;
+}
+
+const failedTaskStates = new Set(['Exception', 'Killed', 'Cancelled', 'Interrupted']);
+const activationMessages = /AwaitToActivate|ResetRequired|ActivityRequired|reboot|reset/i;
+
+export function evolveStep(state: StepState, event: SagaEvent): StepState {
+  const next: StepState = { ...state, version: state.version + 1 };
+  const at = event.recordedAt;
+  switch (event.type) {
+    case 'StepStarted':
+      next.phase = 'started';
+      next.slotId = (event.data as EventData<typeof StepStarted>).slotId;
+      next.startedAt = at;
+      break;
+    case 'VersionObserved': {
+      const data = event.data as EventData<typeof VersionObserved>;
+      next.lastVersion = data.version;
+      next.readNo = data.readNo;
+      next.lastReadAt = at;
+      if (state.phase === 'started') {
+        // The preflight read: equal means nothing to do (the step then succeeds as already at target).
+        if (data.matches) {
+          next.matchingReads = 1;
+        } else next.phase = 'preflighted';
+      } else if (data.matches) {
+        next.matchingReads = state.matchingReads + 1;
+        next.mismatchedReads = 0;
+        if (state.phase !== 'verifying') next.phase = 'verifying';
+      } else {
+        next.matchingReads = 0;
+        next.mismatchedReads = state.mismatchedReads + 1;
+      }
+      break;
+    }
+    case 'UpdateIntentRecorded': {
+      const data = event.data as EventData<typeof UpdateIntentRecorded>;
+      next.phase = 'intent';
+      next.key = data.idempotencyKey;
+      next.attempt = data.attempt;
+      next.intentAt = data.at;
+      next.probes = 0;
+      next.taskMonitor = undefined;
+      next.taskState = undefined;
+      next.taskStatus = undefined;
+      next.needsActivation = data.applyTime === 'OnReset';
+      next.activationAt = undefined;
+      next.matchingReads = 0;
+      next.mismatchedReads = 0;
+      break;
+    }
+    case 'UpdateSubmitted': {
+      const data = event.data as EventData<typeof UpdateSubmitted>;
+      next.phase = 'submitted';
+      next.taskMonitor = data.taskMonitor;
+      next.probes = 0;
+      if (!data.adopted) next.submittedKeys = [...state.submittedKeys, data.idempotencyKey];
+      break;
+    }
+    case 'UpdateSubmissionFailed': {
+      const data = event.data as EventData<typeof UpdateSubmissionFailed>;
+      next.cause = `${data.code}: ${data.message}`;
+      next.phase = data.outcomeKnown ? 'retry-needed' : 'reconcile';
+      break;
+    }
+    case 'BmcTaskObserved': {
+      const data = event.data as EventData<typeof BmcTaskObserved>;
+      next.taskState = data.taskState;
+      next.taskStatus = data.taskStatus;
+      if (data.messages.some((message) => activationMessages.test(message))) next.needsActivation = true;
+      if (failedTaskStates.has(data.taskState)) {
+        next.phase = 'retry-needed';
+        next.cause = `task ${data.taskState} (${data.taskStatus}): ${data.messages.join('; ').slice(0, 500)}`;
+      }
+      break;
+    }
+    case 'BmcTaskVanished':
+      next.phase = 'reconcile';
+      next.probes = 0;
+      next.cause = 'the task monitor answered 404';
+      break;
+    case 'ActivationRequested':
+      next.phase = 'activating';
+      next.activationAt = (event.data as EventData<typeof ActivationRequested>).at;
+      next.mismatchedReads = 0;
+      break;
+    case 'VersionVerified':
+      next.phase = 'verifying';
+      break;
+    case 'ReconcileProbed': {
+      const data = event.data as EventData<typeof ReconcileProbed>;
+      next.probes = state.probes + 1;
+      next.lastProbeAt = at;
+      next.lastVersion = data.version;
+      if (data.verdict === 'at-target') {
+        next.phase = 'verifying';
+        next.matchingReads = 1;
+        next.mismatchedReads = 0;
+      } else if (data.verdict === 'adopt-task' && data.matchingTask) {
+        next.phase = 'submitted';
+        next.taskMonitor = data.matchingTask;
+        next.taskState = undefined;
+      } else if (data.verdict === 'not-accepted') {
+        next.phase = 'retry-needed';
+        next.cause = 'the BMC shows neither the update nor a task for it';
+      } else {
+        next.phase = 'reconcile';
+      }
+      break;
+    }
+    case 'RetryScheduled': {
+      const data = event.data as EventData<typeof RetryScheduled>;
+      next.phase = 'retry-wait';
+      next.notBefore = data.notBefore;
+      next.attempt = data.attempt - 1; // the attempt number is taken when its intent is recorded
+      next.cause = data.cause;
+      break;
+    }
+    case 'StepHeld': {
+      const data = event.data as EventData<typeof StepHeld>;
+      next.phase = 'held';
+      next.hold = data.hold;
+      next.cause = data.reason;
+      break;
+    }
+    case 'StepSucceeded':
+      next.phase = 'succeeded';
+      next.outcome = (event.data as EventData<typeof StepSucceeded>).outcome;
+      break;
+    case 'StepFailed':
+      next.phase = 'failed';
+      next.outcome = 'failed';
+      next.cause = (event.data as EventData<typeof StepFailed>).cause;
+      break;
+    case 'StepQuarantined':
+      next.phase = 'quarantined';
+      next.outcome = 'quarantined';
+      next.cause = (event.data as EventData<typeof StepQuarantined>).evidence;
+      break;
+    case 'StepOperatorAction': {
+      const verb = (event.data as EventData<typeof StepOperatorAction>).verb;
+      if (verb === 'retry' && !terminalPhases.has(state.phase)) {
+        next.phase = 'retry-wait';
+        next.notBefore = at;
+        next.hold = undefined;
+      } else if (verb === 'skip' && !terminalPhases.has(state.phase)) {
+        next.phase = 'skipped';
+        next.outcome = 'skipped';
+      } else if (verb === 'quarantine' && !terminalPhases.has(state.phase)) {
+        next.phase = 'quarantined';
+        next.outcome = 'quarantined';
+      } else if (verb === 'release') {
+        next.released = true;
+        if (!terminalPhases.has(state.phase)) {
+          next.phase = 'skipped';
+          next.outcome = 'skipped';
+        }
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  return next;
+}

@@ -1,0 +1,14 @@
+/**
+ * Sagas: firmware rollouts as resumable processes. Pure planners, deciders and evolvers (`firmware-rollout/`,
+ * `capacity/`), and the engine that does the I/O (`engine/`). Design and guarantees: `docs/sagas.md`.
+ */
+export * from './saga-event.js';
+export * from './capacity/capacity-evolve.js';
+export * from './firmware-rollout/rollout-planner.js';
+export * from './firmware-rollout/rollout-evolve.js';
+export * from './firmware-rollout/rollout-decide.js';
+export * from './firmware-rollout/step-evolve.js';
+export * from './firmware-rollout/step-decide.js';
+export * from './engine/gate.js';
+export * from './engine/rollout-engine.js';
+export * from './engine/rollout-service.js';
