@@ -106,7 +106,7 @@ export async function runRollout(options: RolloutRunOptions): Promise<RolloutRun
       bakeMs: options.updateMs,
       retryBudget: 2,
       stepDeadlineMs: 120_000 + options.updateMs * 10,
-      quietPeriodMs: Math.round(options.updateMs * 1.5),
+      quietPeriodMs: 2 * (options.updateMs + options.resetDarkMs),
       gate: { maxLagPositions: 100_000, maxLagMs: 60_000, autoAdvance: true },
     };
     const plan = previewRollout(request, candidates);

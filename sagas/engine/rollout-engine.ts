@@ -20,7 +20,7 @@ import type { EventStore } from '../../src/ledger/index.js';
 import { capacityStream, evolveCapacity, initialCapacity, type CapacityState } from '../capacity/capacity-evolve.js';
 import { decideRollout, type RolloutCommand } from '../firmware-rollout/rollout-decide.js';
 import { evolveRollout, initialRollout, rolloutStream, type RolloutState } from '../firmware-rollout/rollout-evolve.js';
-import { decideStep, defaultStepTiming, probeVerdict, type StepContext, type StepTiming } from '../firmware-rollout/step-decide.js';
+import { decideStep, defaultStepTiming, probeVerdict, versionMatches, type StepContext, type StepTiming } from '../firmware-rollout/step-decide.js';
 import { evolveStep, initialStep, stepStream, terminalPhases, type StepState } from '../firmware-rollout/step-evolve.js';
 import type { SagaEvent } from '../saga-event.js';
 import { readGateInputs } from './gate.js';
@@ -312,7 +312,7 @@ export class RolloutEngine {
             }
             case 'preflight': {
               const version = await bmc().readFirmwareVersion(plan.firmware.component);
-              await append([{ type: 'VersionObserved', data: { version, matches: version === plan.firmware.version, readNo: 0 } }]);
+              await append([{ type: 'VersionObserved', data: { version, matches: versionMatches(version, plan.firmware.version, plan.firmware.component), readNo: 0 } }]);
               break;
             }
             case 'submit': {
@@ -348,7 +348,7 @@ export class RolloutEngine {
             }
             case 'read-version': {
               const version = await bmc().readFirmwareVersion(plan.firmware.component);
-              await append([{ type: 'VersionObserved', data: { version, matches: version === plan.firmware.version, readNo: step.readNo + 1 } }]);
+              await append([{ type: 'VersionObserved', data: { version, matches: versionMatches(version, plan.firmware.version, plan.firmware.component), readNo: step.readNo + 1 } }]);
               break;
             }
             case 'verified':
@@ -361,7 +361,7 @@ export class RolloutEngine {
               let observed: { reachable: boolean; version: string | null; matchingTask: string | null } = { reachable: false, version: null, matchingTask: null };
               try {
                 const version = await bmc().readFirmwareVersion(plan.firmware.component);
-                const matchingTask = version === plan.firmware.version ? null : await bmc().findUpdateTask(plan.firmware.imageUri, step.intentAt ?? step.startedAt ?? 0);
+                const matchingTask = versionMatches(version, plan.firmware.version, plan.firmware.component) ? null : await bmc().findUpdateTask(plan.firmware.imageUri, step.intentAt ?? step.startedAt ?? 0);
                 observed = { reachable: true, version, matchingTask };
               } catch (error) {
                 if (!(error instanceof DriverError)) throw error;

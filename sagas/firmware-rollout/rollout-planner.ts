@@ -75,7 +75,7 @@ export const plannerDefaults = {
   verifyReads: 3,
   retryBudget: 1,
   stepDeadlineMs: 2 * 3_600_000,
-  quietPeriodMs: 5 * 60_000,
+  quietPeriodMs: 10 * 60_000,
   gate: { maxLagPositions: 50_000, maxLagMs: 120_000, autoAdvance: true },
 } as const;
 

@@ -10,7 +10,26 @@
  * - an unclear outcome keeps the node (and its slot) until the BMC is read or an operator acts: `probe`, then a
  *   named hold.
  */
+import { compareFirmwareVersions, dialectVersionRules } from '../../src/firmware/index.js';
 import type { RolloutPlan } from './rollout-planner.js';
+
+/**
+ * Whether a version read from a BMC is the target. Vendors decorate what they report (`iLO 5 v2.72` on the Manager,
+ * `2.72 Sep 04 2022` in the inventory), so equality of strings is not enough: the dialects' version rules are
+ * tried, then the target as a whole token of the reading (`v9.90.10.01` holds `9.90.10.01`; `19.90.10.01` does not).
+ */
+export function versionMatches(observed: string | null | undefined, target: string, component = 'BMC'): boolean {
+  if (observed === null || observed === undefined || observed === '') return false;
+  if (observed === target) return true;
+  for (const dialect of Object.keys(dialectVersionRules)) if (compareFirmwareVersions(dialect, component, observed, target).equal) return true;
+  const at = observed.indexOf(target);
+  for (let index = at; index >= 0; index = observed.indexOf(target, index + 1)) {
+    const before = index === 0 ? '' : observed[index - 1]!;
+    const after = observed[index + target.length] ?? '';
+    if (!/[0-9.]/.test(before) && !/[0-9A-Za-z.]/.test(after === '' ? '' : after)) return true;
+  }
+  return false;
+}
 import { terminalPhases, type StepState } from './step-evolve.js';
 
 export interface StepTiming {
@@ -137,9 +156,11 @@ export function probeVerdict(
   context: StepContext,
 ): 'at-target' | 'adopt-task' | 'not-accepted' | 'wait' | 'ambiguous' {
   if (!observed.reachable) return state.probes + 1 >= context.timing.maxProbes ? 'ambiguous' : 'wait';
-  if (observed.version === context.plan.firmware.version) return 'at-target';
+  if (versionMatches(observed.version, context.plan.firmware.version, context.plan.firmware.component)) return 'at-target';
   if (observed.matchingTask) return 'adopt-task';
-  const since = state.intentAt ?? state.startedAt ?? now;
+  // Quiet means quiet since the last sign of work, not since the intent: a task that vanished a moment ago may be
+  // a BMC applying the image and about to reset.
+  const since = Math.max(state.intentAt ?? 0, state.lastActivityAt ?? 0, state.startedAt ?? 0) || now;
   if (now - since >= context.plan.quietPeriodMs) return 'not-accepted';
   return 'wait';
 }

@@ -64,6 +64,8 @@ export interface StepState {
   readNo: number;
   /** When the last version read and the last probe were recorded (spacing of the next ones). */
   lastReadAt?: number;
+  /** The last sign that the BMC was working on an update (submission, task reading, task gone, reset asked). */
+  lastActivityAt?: number;
   lastProbeAt?: number;
   lastVersion?: string | null;
   notBefore?: number;
@@ -138,6 +140,7 @@ export function evolveStep(state: StepState, event: SagaEvent): StepState {
       next.phase = 'submitted';
       next.taskMonitor = data.taskMonitor;
       next.probes = 0;
+      next.lastActivityAt = at;
       if (!data.adopted) next.submittedKeys = [...state.submittedKeys, data.idempotencyKey];
       break;
     }
@@ -151,6 +154,7 @@ export function evolveStep(state: StepState, event: SagaEvent): StepState {
       const data = event.data as EventData<typeof BmcTaskObserved>;
       next.taskState = data.taskState;
       next.taskStatus = data.taskStatus;
+      next.lastActivityAt = at;
       if (data.messages.some((message) => activationMessages.test(message))) next.needsActivation = true;
       if (failedTaskStates.has(data.taskState)) {
         next.phase = 'retry-needed';
@@ -160,12 +164,14 @@ export function evolveStep(state: StepState, event: SagaEvent): StepState {
     }
     case 'BmcTaskVanished':
       next.phase = 'reconcile';
+      next.lastActivityAt = at;
       next.probes = 0;
       next.cause = 'the task monitor answered 404';
       break;
     case 'ActivationRequested':
       next.phase = 'activating';
       next.activationAt = (event.data as EventData<typeof ActivationRequested>).at;
+      next.lastActivityAt = at;
       next.mismatchedReads = 0;
       break;
     case 'VersionVerified':

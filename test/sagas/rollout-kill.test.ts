@@ -40,18 +40,13 @@ describe('a firmware rollout killed 50 times', () => {
   }, 300_000);
   afterAll(async () => drop?.());
 
-  it('the engine was killed 50 times and restarted each time', () => {
+  it('the engine was killed 50 times and the rollout still completed', () => {
     expect(result.kills).toBe(50);
-  });
-
-  // Reason: on 2026-12-03 this run halted on its failure budget (4 of 40 nodes failed after retries: the
-  // reset-mid-update and Completed+Critical paths still end in failure too often); open work on issue 10.
-  it.skip('the rollout completes despite the kills', () => {
     expect(result.status).toBe('completed');
   });
 
   it('no intent is ever submitted to a BMC twice, and every submission names its intent', () => {
-    expect(result.submissions).toBeGreaterThan(0);
+    expect(result.submissions).toBeGreaterThanOrEqual(result.nodes);
     expect(result.unkeyed_submissions).toBe(0);
     expect(result.duplicate_submissions).toBe(0);
   });
@@ -61,8 +56,7 @@ describe('a firmware rollout killed 50 times', () => {
     expect(result.max_in_flight_observed).toBeLessThanOrEqual(result.cap);
   });
 
-  // Reason: as above, the rollout halts before every node has an outcome; open work on issue 10.
-  it.skip('every node ends completed, failed, quarantined or in a named hold', () => {
+  it('every node ends completed, failed, quarantined or in a named hold', () => {
     expect(result.completed + result.failed + result.quarantined + result.skipped + result.held).toBe(result.nodes);
     expect(result.completed).toBeGreaterThanOrEqual(result.nodes - 2);
   });
