@@ -12,3 +12,4 @@ export * from './firmware-rollout/step-decide.js';
 export * from './engine/gate.js';
 export * from './engine/rollout-engine.js';
 export * from './engine/rollout-service.js';
+export * from './engine/supervisor.js';

@@ -85,6 +85,7 @@ export type RolloutVerb =
   | { verb: 'pause'; reason: string }
   | { verb: 'resume'; reason: string }
   | { verb: 'abort'; reason: string }
+  | { verb: 'advance'; reason: string }
   | { verb: 'tighten-cap'; cap: number; reason: string }
   | { verb: 'node'; nodeId: string; action: 'retry' | 'skip' | 'release' | 'quarantine'; reason: string };
 
@@ -115,6 +116,14 @@ export async function applyRolloutVerb(store: EventStore, rolloutId: string, com
       if (state.status === 'completed' || state.status === 'aborted') refuse(`it is already ${state.status}`);
       events.push({ type: 'RolloutAborted', data: { rolloutId, reason: command.reason } });
       break;
+    case 'advance': {
+      if (state.status !== 'running') refuse(`it is ${state.status}`);
+      const wave = state.currentWave;
+      if (state.gate.get(wave)?.verdict !== 'pass') refuse(`the gate after wave ${wave} has not passed`);
+      if (wave + 1 >= state.waveMembers.length) refuse('it is on its last wave');
+      events.push({ type: 'WaveAdvanced', data: { rolloutId, from: wave, to: wave + 1, by: 'operator' } });
+      break;
+    }
     case 'tighten-cap':
       if (command.cap >= state.cap) refuse(`a cap is only tightened live (now ${state.cap}, asked ${command.cap}); loosening needs a new plan`);
       events.push({ type: 'RolloutCapTightened', data: { rolloutId, cap: command.cap, previous: state.cap, reason: command.reason } });

@@ -10,6 +10,7 @@ import { openLedger, ProjectionRunner } from '../../ledger/index.js';
 import { logger } from '../../logger.js';
 import { Poller } from '../../poller/index.js';
 import { loadScenario, startSimulator, type Simulator } from '../../sim/index.js';
+import { SagaSupervisor, type BmcAccess } from '../../../sagas/index.js';
 
 export const summary = 'start the ledger (embedded PostgreSQL or DATABASE_URL) with a simulated fleet, the poller and the projections';
 
@@ -73,6 +74,7 @@ export async function run(argv: string[]): Promise<number> {
 
   let sim: Simulator | null = null;
   let poller: Poller | null = null;
+  let access: ((nodeId: string) => BmcAccess | undefined) | undefined;
   const intents = new AbortController();
   let following: Promise<void> = Promise.resolve();
   if (!values['no-sim']) {
@@ -93,6 +95,17 @@ export async function run(argv: string[]): Promise<number> {
     });
     following = Promise.all([poller.followIntents(intents.signal), declareDemoEbom(store, sim.bmcs, intents.signal)]).then(() => undefined);
     poller.start();
+    const simulator = sim;
+    let fleet = new Map(simulator.fleet().map((bmc) => [bmc.id, bmc]));
+    let readAt = Date.now();
+    access = (nodeId) => {
+      if (Date.now() - readAt > 5_000) {
+        fleet = new Map(simulator.fleet().map((bmc) => [bmc.id, bmc]));
+        readAt = Date.now();
+      }
+      const bmc = fleet.get(nodeId);
+      return bmc ? { baseUrl: bmc.baseUrl, username: bmc.username, password: bmc.password } : undefined;
+    };
   }
 
   if (values['no-sim'] && values.targets) {
@@ -105,7 +118,15 @@ export async function run(argv: string[]): Promise<number> {
     }
     const registered = await registerTargets(store, loadTargetFile(values.targets), process.env.USER ?? 'operator');
     logger.info({ targets: values.targets, registered }, `polling the BMCs of ${values.targets} (${registered} newly registered)`);
-    poller = new Poller({ store, credentials: fileCredentials(credentialsFile), log: (message, fields) => logger.warn(fields ?? {}, message) });
+    const targets = loadTargetFile(values.targets).targets;
+    const credentials = fileCredentials(credentialsFile);
+    const byNode = new Map(targets.map((target) => [target.nodeId, target]));
+    access = (nodeId) => {
+      const target = byNode.get(nodeId);
+      const secret = target ? credentials.get(target.credentialRef) : undefined;
+      return target && secret ? { baseUrl: target.bmc, username: secret.username, password: secret.password } : undefined;
+    };
+    poller = new Poller({ store, credentials, log: (message, fields) => logger.warn(fields ?? {}, message) });
     following = poller.followIntents(intents.signal);
     poller.start();
   }
@@ -119,8 +140,13 @@ export async function run(argv: string[]): Promise<number> {
       logger.warn({ part, error: String(error) }, 'stopped with an error');
     }
   };
+  // Firmware rollouts requested through the API or the CLI run here, against the BMCs this process can reach.
+  const sagas = access ? new SagaSupervisor({ store, access, log: (message, fields) => logger.info(fields ?? {}, message) }) : null;
+  sagas?.start();
+
   const stopBelowApi = async (): Promise<void> => {
     intents.abort();
+    await quietly('sagas', () => sagas?.stop());
     await quietly('intents', () => following);
     await quietly('poller', () => poller?.stop());
     await quietly('simulator', () => sim?.close());

@@ -1,0 +1,72 @@
+/**
+ * Runs a rollout engine for every rollout that is not finished, in the process that runs the ledger (`start`):
+ * a rollout requested through the API or the CLI is picked up within one scan. Each engine takes its rollout's
+ * advisory lock, so a second process running a supervisor waits instead of working beside the first.
+ */
+import type { EventStore } from '../../src/ledger/index.js';
+import { RolloutEngine, type BmcAccess, type RolloutEngineOptions } from './rollout-engine.js';
+import { loadRollout } from './rollout-service.js';
+
+export interface SupervisorOptions {
+  store: EventStore;
+  access: (nodeId: string) => BmcAccess | undefined;
+  scanMs?: number;
+  engine?: Partial<Pick<RolloutEngineOptions, 'timing' | 'tickMs' | 'gateRetryMs' | 'maxInconclusive' | 'requestTimeoutMs'>>;
+  log?: (message: string, fields?: Record<string, unknown>) => void;
+}
+
+export class SagaSupervisor {
+  private readonly running = new Map<string, Promise<unknown>>();
+  private readonly abort = new AbortController();
+  private loop: Promise<void> | undefined;
+
+  constructor(private readonly options: SupervisorOptions) {}
+
+  start(): void {
+    this.loop ??= this.scanForever();
+  }
+
+  private async scanForever(): Promise<void> {
+    while (!this.abort.signal.aborted) {
+      try {
+        await this.scan();
+      } catch (error) {
+        this.options.log?.('saga scan failed; retrying', { error: String(error) });
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.options.scanMs ?? 2_000);
+        this.abort.signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          resolve();
+        }, { once: true });
+      });
+    }
+  }
+
+  private async scan(): Promise<void> {
+    const streams = (await this.options.store.db.selectFrom('ledger_streams').select('stream').where('stream', 'like', 'rollout-%').execute()) as Array<{ stream: string }>;
+    for (const { stream } of streams) {
+      const rolloutId = stream.slice('rollout-'.length);
+      if (this.running.has(rolloutId)) continue;
+      const state = await loadRollout(this.options.store, rolloutId).catch(() => undefined);
+      if (!state || state.status === 'completed' || state.status === 'aborted') continue;
+      const engine = new RolloutEngine({ store: this.options.store, rolloutId, access: this.options.access, ...this.options.engine, ...(this.options.log ? { log: this.options.log } : {}) });
+      this.options.log?.('rollout engine started', { rolloutId, status: state.status });
+      const run = engine
+        .run(this.abort.signal)
+        .then((final) => this.options.log?.('rollout engine finished', { rolloutId, status: final.status }))
+        .catch((error: unknown) => this.options.log?.('rollout engine stopped with an error', { rolloutId, error: String(error) }))
+        .finally(() => {
+          // A finished rollout is not picked up again; one that stopped with an error is, on the next scan.
+          setTimeout(() => this.running.delete(rolloutId), 1_000).unref();
+        });
+      this.running.set(rolloutId, run);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await this.loop;
+    await Promise.allSettled([...this.running.values()]);
+  }
+}

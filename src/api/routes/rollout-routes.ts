@@ -1,0 +1,181 @@
+/**
+ * Firmware rollouts: preview (appends nothing), request (freezes the plan), the operator verbs, and the views.
+ * Every verb is one event with the principal who asked, a reason, and optionally the revision the operator saw
+ * (`expectedRevision`; a stale one is refused with 409). The rollout engine (`sagas/engine`) does the work.
+ */
+import { z } from 'zod';
+import { firmwareImageSchema, nodeIdSchema, rolloutIdSchema } from '../../../events/index.js';
+import {
+  applyRolloutVerb,
+  evolveStep,
+  fleetCandidates,
+  initialStep,
+  loadRollout,
+  previewRollout,
+  requestRollout,
+  rolloutSummary,
+  SagaError,
+  stepStream,
+  type RolloutRequest,
+  type RolloutVerb,
+} from '../../../sagas/index.js';
+import { ApiError } from '../api-error.js';
+import { intentRoles, queryRoles, type ApiContext, type ZodApp } from '../api-context.js';
+
+const list = z.array(z.string().min(1).max(200)).max(10_000).optional();
+const limits = z.object({ rack: z.number().int().min(1).optional(), pdu: z.number().int().min(1).optional(), tor: z.number().int().min(1).optional(), cdu: z.number().int().min(1).optional() });
+const requestBody = z.object({
+  firmware: firmwareImageSchema,
+  selector: z.object({ sites: list, racks: list, vendors: list, models: list, nodes: list, fromVersions: list }).default({}),
+  seed: z.number().int().optional(),
+  canaryFraction: z.number().min(0).max(1).optional(),
+  waveFractions: z.array(z.number().min(0).max(1)).max(20).optional(),
+  capPerSite: z.number().int().min(1).max(100_000).optional(),
+  inFlightDomainLimits: limits.optional(),
+  waveDomainLimits: limits.optional(),
+  budgets: z.object({ canaryFailures: z.number().int().min(0).optional(), waveFailureRatio: z.number().min(0).max(1).optional(), cumulativeFailureRatio: z.number().min(0).max(1).optional() }).optional(),
+  bakeMs: z.number().int().min(0).optional(),
+  verifyReads: z.number().int().min(1).max(20).optional(),
+  retryBudget: z.number().int().min(0).max(10).optional(),
+  stepDeadlineMs: z.number().int().min(1).optional(),
+  quietPeriodMs: z.number().int().min(0).optional(),
+  approvalsRequired: z.number().int().min(1).max(2).optional(),
+  gate: z.object({ maxLagPositions: z.number().int().min(0).optional(), maxLagMs: z.number().int().min(0).optional(), autoAdvance: z.boolean().optional() }).optional(),
+});
+const verbBody = z.object({ reason: z.string().min(1).max(500), expectedRevision: z.number().int().min(0).optional() });
+const rolloutParams = z.object({ rolloutId: rolloutIdSchema });
+const summarySchema = z.record(z.string(), z.unknown());
+
+function toApiError(error: unknown): never {
+  if (error instanceof SagaError) {
+    if (error.code === 'SAGA_NOT_FOUND') throw new ApiError('API_NOT_FOUND', { resource: 'rollout', id: String(error.details['rolloutId'] ?? error.details['nodeId'] ?? '') }, error.message);
+    if (error.code === 'SAGA_INVALID_REQUEST') throw new ApiError('API_INVALID_REQUEST', { field: 'selector', reason: error.message }, error.message);
+    throw new ApiError('API_CONFLICT', { reason: error.code, ...(typeof error.details['status'] === 'string' ? { status: error.details['status'] } : {}) }, error.message);
+  }
+  throw error;
+}
+
+export function rolloutRoutes(app: ZodApp, ctx: ApiContext): void {
+  const tags = ['rollouts'];
+  const operator = { access: { roles: intentRoles } };
+  const reader = { access: { roles: [...intentRoles, ...queryRoles] } };
+  const toRequest = (body: z.output<typeof requestBody>): RolloutRequest => ({ ...body, seed: body.seed ?? Math.floor(Math.random() * 2 ** 31) }) as RolloutRequest;
+
+  app.post('/v1/rollouts/preview', {
+    config: operator,
+    schema: { tags, summary: 'plan a rollout without starting it (appends nothing)', body: requestBody, response: { 200: summarySchema } },
+    handler: async (request) => {
+      const plan = previewRollout(toRequest(request.body), await fleetCandidates(ctx.db, request.body.firmware.component));
+      return { ...plan, targets: plan.targets.slice(0, 500), targetCount: plan.targets.length };
+    },
+  });
+
+  app.post('/v1/rollouts', {
+    config: operator,
+    schema: { tags, summary: 'request a rollout: the plan is frozen in RolloutPlanned and awaits approval', body: requestBody.extend({ rolloutId: rolloutIdSchema.optional() }), response: { 201: summarySchema } },
+    handler: async (request, reply) => {
+      const principal = request.principal!;
+      const rolloutId = request.body.rolloutId ?? `fw-${new Date().toISOString().slice(0, 10)}-${Math.random().toString(36).slice(2, 8)}`;
+      const plan = previewRollout(toRequest(request.body), await fleetCandidates(ctx.db, request.body.firmware.component));
+      try {
+        await requestRollout(ctx.store, rolloutId, plan, { kind: 'operator', id: principal.id, role: principal.role });
+        reply.code(201);
+        return rolloutSummary(await loadRollout(ctx.store, rolloutId));
+      } catch (error) {
+        return toApiError(error);
+      }
+    },
+  });
+
+  const verbs: Array<{ path: string; verb: 'approve' | 'pause' | 'resume' | 'abort' | 'advance'; summary: string }> = [
+    { path: 'advance', verb: 'advance', summary: 'open the next wave after a passed gate (plans without automatic advance)' },
+    { path: 'approve', verb: 'approve', summary: 'approve (two distinct principals when the plan asks for two)' },
+    { path: 'pause', verb: 'pause', summary: 'stop dispatch; nodes in flight run to a safe point' },
+    { path: 'resume', verb: 'resume', summary: 'resume a paused or halted rollout, acknowledging why it stopped' },
+    { path: 'abort', verb: 'abort', summary: 'final: nothing more is dispatched; recovery is a new rollout' },
+  ];
+  for (const entry of verbs) {
+    app.post(`/v1/rollouts/:rolloutId/${entry.path}`, {
+      config: operator,
+      schema: { tags, summary: entry.summary, params: rolloutParams, body: verbBody, response: { 200: summarySchema } },
+      handler: async (request) => {
+        const principal = request.principal!;
+        try {
+          const state = await applyRolloutVerb(ctx.store, request.params.rolloutId, { verb: entry.verb, reason: request.body.reason } as RolloutVerb, { kind: 'operator', id: principal.id, role: principal.role }, request.body.expectedRevision);
+          return rolloutSummary(state);
+        } catch (error) {
+          return toApiError(error);
+        }
+      },
+    });
+  }
+
+  app.post('/v1/rollouts/:rolloutId/cap', {
+    config: operator,
+    schema: { tags, summary: 'tighten the cap live (never loosened without a new plan)', params: rolloutParams, body: verbBody.extend({ cap: z.number().int().min(1) }), response: { 200: summarySchema } },
+    handler: async (request) => {
+      const principal = request.principal!;
+      try {
+        return rolloutSummary(await applyRolloutVerb(ctx.store, request.params.rolloutId, { verb: 'tighten-cap', cap: request.body.cap, reason: request.body.reason }, { kind: 'operator', id: principal.id, role: principal.role }, request.body.expectedRevision));
+      } catch (error) {
+        return toApiError(error);
+      }
+    },
+  });
+
+  app.post('/v1/rollouts/:rolloutId/nodes/:nodeId/:action', {
+    config: operator,
+    schema: { tags, summary: 'retry, skip, release (give back its slot) or quarantine one node', params: rolloutParams.extend({ nodeId: nodeIdSchema, action: z.enum(['retry', 'skip', 'release', 'quarantine']) }), body: verbBody, response: { 200: summarySchema } },
+    handler: async (request) => {
+      const principal = request.principal!;
+      try {
+        return rolloutSummary(await applyRolloutVerb(ctx.store, request.params.rolloutId, { verb: 'node', nodeId: request.params.nodeId, action: request.params.action, reason: request.body.reason }, { kind: 'operator', id: principal.id, role: principal.role }, request.body.expectedRevision));
+      } catch (error) {
+        return toApiError(error);
+      }
+    },
+  });
+
+  app.get('/v1/rollouts', {
+    config: reader,
+    schema: { tags, summary: 'every rollout with its status and counts', response: { 200: z.object({ items: z.array(summarySchema) }) } },
+    handler: async () => {
+      const streams = await ctx.db.selectFrom('ledger_streams').select('stream').where('stream', 'like', 'rollout-%').orderBy('stream').execute();
+      const items = [];
+      for (const { stream } of streams as Array<{ stream: string }>) {
+        try {
+          items.push(rolloutSummary(await loadRollout(ctx.store, stream.slice('rollout-'.length))));
+        } catch {
+          // a stream that holds no plan is not a rollout
+        }
+      }
+      return { items };
+    },
+  });
+
+  app.get('/v1/rollouts/:rolloutId', {
+    config: reader,
+    schema: { tags, summary: 'one rollout: waves, gates, and every node with its wave, outcome or step phase', params: rolloutParams, response: { 200: summarySchema } },
+    handler: async (request) => {
+      try {
+        const state = await loadRollout(ctx.store, request.params.rolloutId);
+        const nodes = [];
+        for (const target of state.plan!.targets) {
+          const outcome = state.outcomes.get(target.nodeId)?.outcome;
+          let phase: string | null = null;
+          let hold: string | null = null;
+          if (!outcome && state.dispatched.has(target.nodeId)) {
+            let step = initialStep();
+            for (const event of await ctx.store.readStream(stepStream(state.rolloutId, target.nodeId))) step = evolveStep(step, { type: event.type, data: event.data, actor: event.actor, recordedAt: event.recordedAt.getTime() });
+            phase = step.phase;
+            hold = step.hold ?? null;
+          }
+          nodes.push({ nodeId: target.nodeId, wave: target.wave, rack: target.rack, fromVersion: target.fromVersion, state: outcome ?? phase ?? 'pending', hold });
+        }
+        return { ...rolloutSummary(state), nodes };
+      } catch (error) {
+        return toApiError(error);
+      }
+    },
+  });
+}
