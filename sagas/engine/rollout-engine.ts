@@ -153,6 +153,16 @@ export class RolloutEngine {
     for (const [nodeId, step] of this.steps) if (!this.state.outcomes.has(nodeId) || terminalPhases.has(step.phase)) stepView.set(nodeId, step);
     let commands: RolloutCommand[];
     try {
+      // Operators write to the rollout (approve, pause, abort, node verbs) and to held steps (retry, release): read
+      // what they appended since the last tick.
+      const stream = rolloutStream(rolloutId);
+      for (const event of await this.options.store.readStream(stream, { fromVersion: this.state.version + 1 })) evolveRollout(this.state, toSagaEvent(event));
+      for (const [nodeId, step] of this.steps) {
+        if (step.phase !== 'held' && !(terminalPhases.has(step.phase) && step.outcome === 'quarantined' && !step.released)) continue;
+        let next = step;
+        for (const event of await this.options.store.readStream(stepStream(rolloutId, nodeId), { fromVersion: step.version + 1 })) next = evolveStep(next, toSagaEvent(event));
+        this.steps.set(nodeId, next);
+      }
       for (const site of this.capacity.keys()) await this.refreshCapacity(site);
       commands = decideRollout(this.state, {
         now: this.now(),

@@ -189,6 +189,44 @@ function follow() {
   };
 }
 
+const terminal = new Set(['updated', 'already-at-target', 'failed', 'quarantined', 'skipped']);
+
+/** The rollouts panel: one block per rollout, a row of cells per wave (one cell per node, coloured by its state). */
+async function refreshRollouts() {
+  const { items } = await api('/v1/rollouts');
+  const panel = document.getElementById('rollouts');
+  if (items.length === 0) return;
+  const shown = items.filter((r) => !['completed', 'aborted'].includes(r.status)).concat(items.filter((r) => ['completed', 'aborted'].includes(r.status)).slice(-2));
+  const blocks = [];
+  for (const summary of shown.slice(0, 4)) {
+    const rollout = await api(`/v1/rollouts/${encodeURIComponent(summary.rolloutId)}`);
+    const block = document.createElement('div');
+    block.className = 'rollout';
+    block.dataset.rollout = rollout.rolloutId;
+    const done = Object.values(rollout.outcomes).reduce((a, b) => a + b, 0);
+    const head = document.createElement('div');
+    head.append(text('span', `${rollout.rolloutId} `), text('span', rollout.status + (rollout.stopReason ? ` (${rollout.stopReason})` : ''), { class: 'status', 'data-status': rollout.status }),
+      text('span', `  ${rollout.firmware.component} → ${rollout.firmware.version}; ${done}/${rollout.targets} done, ${rollout.inFlight} in flight (cap ${rollout.cap}), ${rollout.outcomes.failed} failed`));
+    block.append(head);
+    for (const wave of rollout.waves) {
+      const row = document.createElement('div');
+      row.className = 'wave';
+      row.append(text('span', `wave ${wave.index}${wave.canary ? ' canary' : ''}: ${wave.outcomes}/${wave.size}, gate ${wave.gate ?? '-'}`, { class: 'label' }));
+      const cells = document.createElement('div');
+      cells.className = 'cells';
+      for (const node of rollout.nodes.filter((n) => n.wave === wave.index).slice(0, 2000)) {
+        const state = node.hold ? 'held' : node.state;
+        const cell = text('span', '', { class: `cell${!terminal.has(state) && state !== 'pending' && state !== 'held' ? ' active' : ''}`, 'data-state': state, title: `${node.nodeId}: ${state}${node.hold ? ` (${node.hold})` : ''}` });
+        cells.append(cell);
+      }
+      row.append(cells);
+      block.append(row);
+    }
+    blocks.push(block);
+  }
+  panel.replaceChildren(...blocks);
+}
+
 async function start() {
   if (!token) {
     document.getElementById('feed-status').textContent = 'add ?token=<analyst or admin token> to the address';
@@ -200,6 +238,8 @@ async function start() {
   // The projections lag the feed by a moment; a slow periodic refresh catches what a burst left behind.
   setInterval(refreshLive, 5000);
   setInterval(() => void refreshTables().catch((error) => console.warn(error)), 20_000);
+  void refreshRollouts().catch((error) => console.warn(error));
+  setInterval(() => void refreshRollouts().catch((error) => console.warn(error)), 3_000);
   window.addEventListener('resize', () => fleet.setNodes([...nodes.values()]));
 }
 
