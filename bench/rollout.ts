@@ -43,7 +43,7 @@ try {
     log: values.json ? undefined : (line) => process.stderr.write(`${line}\n`),
   });
   const { nodes, completed, failed, held, duplicate_submissions, max_in_flight_observed, cap, kills, wall_s } = result;
-  const line = { nodes, completed, failed, held, duplicate_submissions, max_in_flight_observed, cap, kills, wall_s };
+  const line = { nodes, completed, failed, held, duplicate_submissions, max_in_flight_observed, cap, kills, wall_s, skipped: result.skipped, quarantined: result.quarantined, status: result.status };
   process.stdout.write(values.json ? `${JSON.stringify(line)}\n` : `${JSON.stringify(result, null, 2)}\n`);
 } finally {
   const drop = new pg.Client({ connectionString: admin });

@@ -11,5 +11,6 @@ export * from './firmware-rollout/step-evolve.js';
 export * from './firmware-rollout/step-decide.js';
 export * from './engine/gate.js';
 export * from './engine/rollout-engine.js';
+export { driveFirmwareStep, loadStepState, type StepDriverOptions } from './engine/step-driver.js';
 export * from './engine/rollout-service.js';
 export * from './engine/supervisor.js';

@@ -19,6 +19,7 @@ const engine = new RolloutEngine({
   timing,
   tickMs: timing['tickMs'] ?? 200,
   gateRetryMs: timing['gateRetryMs'] ?? 1_000,
+  maxInconclusive: timing['maxInconclusive'] ?? 30,
   requestTimeoutMs: timing['requestTimeoutMs'] ?? 5_000,
   exitWhenStopped: true,
   log: (message, fields) => process.stderr.write(`${message} ${JSON.stringify(fields ?? {})}\n`),

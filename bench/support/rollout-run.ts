@@ -122,7 +122,9 @@ export async function runRollout(options: RolloutRunOptions): Promise<RolloutRun
       maxMismatchedReads: 8,
       retryBackoffMs: Math.max(200, options.updateMs / 4),
       tickMs: 200,
-      gateRetryMs: 1_000,
+      // An updated BMC reset itself, so its liveness is `late` until the next poll: give the gate a few intervals.
+      gateRetryMs: Math.max(1_000, options.livenessIntervalS * 100),
+      maxInconclusive: 60,
       requestTimeoutMs: 5_000,
     };
     const random = seededRandom(options.seed ^ 0x6b696c6c);

@@ -12,25 +12,21 @@
  *   submission and probes the BMC instead of sending again;
  * - completion: the step's terminal event → `NodeOutcomeRecorded` → `SlotReleased`.
  */
-import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { ProposedEvent } from '../../events/index.js';
-import { RedfishDriver, DriverError, type RedfishDriverOptions } from '../../src/drivers/index.js';
 import type { EventStore } from '../../src/ledger/index.js';
 import { capacityStream, evolveCapacity, initialCapacity, type CapacityState } from '../capacity/capacity-evolve.js';
 import { decideRollout, type RolloutCommand } from '../firmware-rollout/rollout-decide.js';
 import { evolveRollout, initialRollout, rolloutStream, type RolloutState } from '../firmware-rollout/rollout-evolve.js';
-import { decideStep, defaultStepTiming, probeVerdict, versionMatches, type StepContext, type StepTiming } from '../firmware-rollout/step-decide.js';
+import { defaultStepTiming, type StepTiming } from '../firmware-rollout/step-decide.js';
 import { evolveStep, initialStep, stepStream, terminalPhases, type StepState } from '../firmware-rollout/step-evolve.js';
 import type { SagaEvent } from '../saga-event.js';
 import { readGateInputs } from './gate.js';
+import { nameUuid } from './names.js';
+import { driveFirmwareStep, type BmcAccess } from './step-driver.js';
 
-export interface BmcAccess {
-  baseUrl: string;
-  username: string;
-  password: string;
-  insecure?: boolean;
-}
+export type { BmcAccess } from './step-driver.js';
+export { nameUuid } from './names.js';
 
 export interface RolloutEngineOptions {
   store: EventStore;
@@ -53,11 +49,6 @@ export interface RolloutEngineOptions {
 
 const engineActor = (rolloutId: string) => ({ kind: 'saga' as const, id: `rollout:${rolloutId}` });
 
-/** A UUID derived from a name, so a repeated append after a crash is recognised as the same event. */
-export function nameUuid(name: string): string {
-  const hex = createHash('sha256').update(name).digest('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${((parseInt(hex.slice(16, 17), 16) & 0x3) | 0x8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
-}
 
 function toSagaEvent(event: { type: string; data: unknown; actor: SagaEvent['actor']; recordedAt: Date }): SagaEvent {
   return { type: event.type, data: event.data, actor: event.actor, recordedAt: event.recordedAt.getTime() };
@@ -181,7 +172,21 @@ export class RolloutEngine {
     // Drive every step that is in flight and has no worker.
     for (const [nodeId, step] of this.steps) {
       if (this.workers.has(nodeId) || terminalPhases.has(step.phase) || step.phase === 'held' || this.stopping) continue;
-      const worker = this.drive(nodeId).catch((error: unknown) => this.options.log?.('step worker stopped', { rolloutId, nodeId, error: String(error) })).finally(() => this.workers.delete(nodeId));
+      const worker = driveFirmwareStep({
+        store: this.options.store,
+        rolloutId,
+        nodeId,
+        plan: this.state.plan!,
+        slotId: this.state.dispatched.get(nodeId)?.slotId ?? `${rolloutId}:${nodeId}`,
+        timing: this.timing,
+        access: this.options.access(nodeId),
+        now: this.now,
+        stopping: () => this.stopping,
+        get: () => this.steps.get(nodeId),
+        set: (step) => this.steps.set(nodeId, step),
+        requestTimeoutMs: this.options.requestTimeoutMs ?? 15_000,
+        ...(this.options.log ? { log: this.options.log } : {}),
+      }).catch((error: unknown) => this.options.log?.('step worker stopped', { rolloutId, nodeId, error: String(error) })).finally(() => this.workers.delete(nodeId));
       this.workers.set(nodeId, worker);
     }
     this.options.onProgress?.(this.state, [...this.steps.values()].filter((step) => !terminalPhases.has(step.phase)).length);
@@ -274,144 +279,6 @@ export class RolloutEngine {
       }
     }
     await flush();
-  }
-
-  /** Drives one node's step until it is terminal or held. */
-  private async drive(nodeId: string): Promise<void> {
-    const { store, rolloutId } = this.options;
-    const plan = this.state.plan!;
-    const context: StepContext = { rolloutId, nodeId, plan, timing: this.timing };
-    const stream = stepStream(rolloutId, nodeId);
-    const actor = engineActor(rolloutId);
-    const access = this.options.access(nodeId);
-    let driver: RedfishDriver | undefined;
-    const bmc = (): RedfishDriver => {
-      if (!access) throw new DriverError('DRIVER_UNREACHABLE', `no BMC address or credentials for ${nodeId}`);
-      // Basic auth, not a Redfish session: an engine killed mid-step would leak its session, and a BMC with 4 to 8
-      // slots and a 30-minute idle timeout is then locked out of updates (and of polling) for half an hour.
-      driver ??= new RedfishDriver({ ...access, authMode: 'basic', requestTimeoutMs: this.options.requestTimeoutMs ?? 15_000 } as RedfishDriverOptions);
-      return driver;
-    };
-    const append = async (events: Array<Omit<ProposedEvent, 'actor'>>): Promise<void> => {
-      const step = this.steps.get(nodeId)!;
-      await store.append(stream, events.map((event) => ({ ...event, actor })), { expectedVersion: step.version === 0 ? 'no_stream' : step.version });
-      let next = step;
-      for (const event of await store.readStream(stream, { fromVersion: step.version + 1 })) next = evolveStep(next, toSagaEvent(event));
-      this.steps.set(nodeId, next);
-    };
-    let lastTask = '';
-    try {
-      while (!this.stopping) {
-        const step = this.steps.get(nodeId);
-        if (!step) return;
-        const now = this.now();
-        const { action, due } = decideStep(step, now, context);
-        if (due > now) {
-          await sleep(Math.min(due - now, 1_000));
-          continue;
-        }
-        try {
-          switch (action.kind) {
-            case 'done':
-            case 'held':
-              return;
-            case 'start': {
-              const slotId = this.state.dispatched.get(nodeId)?.slotId ?? `${rolloutId}:${nodeId}`;
-              await append([{ type: 'StepStarted', data: { rolloutId, nodeId, slotId, component: plan.firmware.component, targetVersion: plan.firmware.version }, eventId: nameUuid(`${stream}:started`) }]);
-              break;
-            }
-            case 'preflight': {
-              const version = await bmc().readFirmwareVersion(plan.firmware.component);
-              await append([{ type: 'VersionObserved', data: { version, matches: versionMatches(version, plan.firmware.version, plan.firmware.component), readNo: 0 } }]);
-              break;
-            }
-            case 'submit': {
-              // Intent first, acknowledged; only then the request.
-              await append([{ type: 'UpdateIntentRecorded', data: { idempotencyKey: action.key, attempt: action.attempt, method: plan.firmware.method, imageUri: plan.firmware.imageUri, applyTime: plan.firmware.applyTime, at: this.now() } }]);
-              try {
-                const submitted = await bmc().submitFirmwareUpdate({ imageUri: plan.firmware.imageUri, component: plan.firmware.component, applyTime: plan.firmware.applyTime, method: plan.firmware.method, intentKey: action.key });
-                await append([{ type: 'UpdateSubmitted', data: { idempotencyKey: action.key, taskMonitor: submitted.taskMonitor, httpStatus: submitted.httpStatus, adopted: false } }]);
-              } catch (error) {
-                if (!(error instanceof DriverError)) throw error;
-                const unknown = error.code === 'DRIVER_TIMEOUT' || error.code === 'DRIVER_UNREACHABLE' || error.code === 'DRIVER_PROTOCOL';
-                await append([{ type: 'UpdateSubmissionFailed', data: { idempotencyKey: action.key, code: error.code, ...(error.details.status !== undefined ? { status: error.details.status } : {}), message: error.message.slice(0, 2000), outcomeKnown: !unknown } }]);
-              }
-              break;
-            }
-            case 'poll-task': {
-              const reading = await bmc().readUpdateTask(action.taskMonitor);
-              if (reading === 'vanished') await append([{ type: 'BmcTaskVanished', data: { taskMonitor: action.taskMonitor } }]);
-              else {
-                const signature = `${reading.taskState}|${reading.taskStatus}|${reading.messages.join('|')}`;
-                if (signature !== lastTask || step.taskState !== reading.taskState) {
-                  lastTask = signature;
-                  await append([{ type: 'BmcTaskObserved', data: { taskMonitor: action.taskMonitor, taskState: reading.taskState, taskStatus: reading.taskStatus, ...(reading.percent !== undefined ? { percent: Math.max(0, Math.min(100, reading.percent)) } : {}), messages: reading.messages } }]);
-                }
-                if (reading.taskState !== 'Completed' && reading.taskState !== 'Exception') await sleep(this.timing.pollIntervalMs);
-              }
-              break;
-            }
-            case 'activate': {
-              const activation = await bmc().activateFirmware(plan.firmware.component);
-              await append([{ type: 'ActivationRequested', data: { resetType: activation.resetType, target: activation.target, at: this.now() } }]);
-              break;
-            }
-            case 'read-version': {
-              const version = await bmc().readFirmwareVersion(plan.firmware.component);
-              await append([{ type: 'VersionObserved', data: { version, matches: versionMatches(version, plan.firmware.version, plan.firmware.component), readNo: step.readNo + 1 } }]);
-              break;
-            }
-            case 'verified':
-              await append([
-                { type: 'VersionVerified', data: { version: action.version, reads: action.reads } },
-                { type: 'StepSucceeded', data: { outcome: 'updated', version: action.version } },
-              ]);
-              break;
-            case 'probe': {
-              let observed: { reachable: boolean; version: string | null; matchingTask: string | null } = { reachable: false, version: null, matchingTask: null };
-              try {
-                const version = await bmc().readFirmwareVersion(plan.firmware.component);
-                const matchingTask = versionMatches(version, plan.firmware.version, plan.firmware.component) ? null : await bmc().findUpdateTask(plan.firmware.imageUri, step.intentAt ?? step.startedAt ?? 0);
-                observed = { reachable: true, version, matchingTask };
-              } catch (error) {
-                if (!(error instanceof DriverError)) throw error;
-              }
-              const verdict = probeVerdict(step, observed, this.now(), context);
-              await append([{ type: 'ReconcileProbed', data: { ...observed, verdict } }]);
-              if (verdict === 'ambiguous') await append([{ type: 'StepHeld', data: { hold: 'reconcile-required', reason: `BMC unreachable for ${step.probes + 1} probes with the outcome of ${step.key ?? 'the update'} unknown` } }]);
-              break;
-            }
-            case 'succeed':
-              await append([{ type: 'StepSucceeded', data: { outcome: action.outcome, version: action.version } }]);
-              break;
-            case 'retry':
-              await append([{ type: 'RetryScheduled', data: { attempt: action.attempt, notBefore: action.notBefore, cause: action.cause.slice(0, 2000) } }]);
-              break;
-            case 'fail':
-              await append([{ type: 'StepFailed', data: { cause: action.cause.slice(0, 2000) } }]);
-              break;
-            case 'hold':
-              await append([{ type: 'StepHeld', data: { hold: action.hold, reason: action.reason.slice(0, 2000) } }]);
-              this.options.log?.('node held', { rolloutId, nodeId, hold: action.hold, reason: action.reason });
-              break;
-          }
-        } catch (error) {
-          if (error instanceof DriverError) {
-            if (process.env['FLEET_LEDGER_DEBUG_ROLLOUT']) this.options.log?.('bmc error', { nodeId, action: action.kind, code: error.code, message: error.message });
-            // The BMC did not answer (resetting, dark, busy): the state did not change; try again later.
-            await sleep(this.timing.readIntervalMs);
-            continue;
-          }
-          if ((error as { code?: string }).code === 'LEDGER_WRONG_EXPECTED_VERSION') {
-            await this.loadStep(nodeId); // another writer (an operator verb) appended: read and decide again
-            continue;
-          }
-          throw error;
-        }
-      }
-    } finally {
-      await driver?.close();
-    }
   }
 }
 

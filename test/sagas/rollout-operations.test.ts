@@ -74,6 +74,8 @@ describe('rollouts through the API', () => {
     const created = await post('/v1/rollouts', { rolloutId: 'bad-canary', firmware: { component: 'BMC', version: '9.2.0', imageUri: image('bad-image-9.2.0.bin') }, seed: 2, retryBudget: 0, bakeMs: 0 });
     expect(created.statusCode).toBe(201);
     expect(created.json().status).toBe('awaiting-approval');
+    // The engine picks the rollout up before it is approved; the approval must reach it while it runs.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
     const approved = await post('/v1/rollouts/bad-canary/approve', { reason: 'vendor advisory 2026-17', expectedRevision: created.json().revision });
     expect(approved.statusCode).toBe(200);
     await until('the halt', async () => (await get('bad-canary')).status === 'halted');

@@ -62,9 +62,13 @@ export class RedfishDriver implements DeviceDriver {
 
   private async withSession<T>(work: () => Promise<T>): Promise<T> {
     try {
-      const root = asResource((await this.client.get('/redfish/v1')).body);
-      const sessionsLink = asResource(asResource(root?.Links)?.Sessions)?.['@odata.id'];
-      await this.client.login(typeof sessionsLink === 'string' ? sessionsLink : undefined);
+      if (this.options.authMode === 'basic' || this.options.authMode === 'none') {
+        await this.client.login(); // no session to find: skip reading the service root for its Sessions link
+      } else {
+        const root = asResource((await this.client.get('/redfish/v1')).body);
+        const sessionsLink = asResource(asResource(root?.Links)?.Sessions)?.['@odata.id'];
+        await this.client.login(typeof sessionsLink === 'string' ? sessionsLink : undefined);
+      }
       return await work();
     } catch (error) {
       throw toDriverError(error);
