@@ -357,6 +357,119 @@ export const SlotReleased = defineEvent({
   schema: z.object({ site: siteIdSchema, slotId: z.string().min(1).max(300), sagaId: z.string().min(1).max(200), nodeId: nodeIdSchema, why: detail }),
 });
 
+
+// ---- provisioning stream: provision-<nodeId> ----
+
+const stage = z.enum(['registering', 'inventorying', 'validating', 'baselining', 'burn-in', 'ready']);
+export const provisioningStageSchema = stage;
+
+export const declaredBomSchema = z.object({
+  manufacturer: z.string().max(200).optional(),
+  model: z.string().max(200).optional(),
+  cpuCount: z.number().int().min(0).optional(),
+  gpuCount: z.number().int().min(0).optional(),
+  memoryGiB: z.number().min(0).optional(),
+});
+
+export const ProvisioningStarted = defineEvent({
+  family: 'saga-progress',
+  type: 'ProvisioningStarted',
+  description: 'A node enters provisioning with its declared bill of materials, firmware baseline and burn-in period.',
+  schema: z.object({
+    nodeId: nodeIdSchema,
+    site: siteIdSchema,
+    rack: z.string().max(64),
+    declared: declaredBomSchema,
+    baseline: z.array(firmwareImageSchema).max(20),
+    burnInMs: z.number().int().min(0),
+    burnInIntervalMs: z.number().int().min(100),
+  }),
+});
+
+export const BmcAccessVerified = defineEvent({
+  family: 'saga-progress',
+  type: 'BmcAccessVerified',
+  description: 'The BMC answered with the credentials on record.',
+  schema: z.object({ nodeId: nodeIdSchema }),
+});
+
+export const BmcAccessFailed = defineEvent({
+  family: 'saga-progress',
+  type: 'BmcAccessFailed',
+  description: 'The BMC could not be reached or refused the credentials.',
+  schema: z.object({ nodeId: nodeIdSchema, code: z.string().max(60), message: detail }),
+});
+
+export const InventoryCollected = defineEvent({
+  family: 'saga-progress',
+  type: 'InventoryCollected',
+  description: 'What the BMC reports the node holds, and its firmware versions.',
+  schema: z.object({ nodeId: nodeIdSchema, observed: declaredBomSchema, firmware: z.record(z.string().max(200), z.string().max(200)) }),
+});
+
+export const BomValidated = defineEvent({
+  family: 'saga-progress',
+  type: 'BomValidated',
+  description: 'The node holds what its bill of materials declares.',
+  schema: z.object({ nodeId: nodeIdSchema }),
+});
+
+export const BomMismatchDetected = defineEvent({
+  family: 'saga-progress',
+  type: 'BomMismatchDetected',
+  description: 'The node differs from its bill of materials; the differences are the evidence.',
+  schema: z.object({ nodeId: nodeIdSchema, differences: z.array(z.object({ field: z.string().max(60), declared: z.string().max(200), observed: z.string().max(200) })).max(50) }),
+});
+
+export const BaselineComponentSettled = defineEvent({
+  family: 'saga-progress',
+  type: 'BaselineComponentSettled',
+  description: 'One component of the firmware baseline ended its update step (stream fwstep-<saga>-<node>).',
+  schema: z.object({ nodeId: nodeIdSchema, component: z.string().max(200), outcome: nodeOutcomeSchema, detail: detail.optional() }),
+});
+
+export const BurnInStarted = defineEvent({
+  family: 'saga-progress',
+  type: 'BurnInStarted',
+  description: 'Burn-in began: the node must stay healthy until the given instant.',
+  schema: z.object({ nodeId: nodeIdSchema, until: instantMs }),
+});
+
+export const BurnInObserved = defineEvent({
+  family: 'saga-progress',
+  type: 'BurnInObserved',
+  description: 'One reading during burn-in: the BMC answered, and what it reported unhealthy.',
+  schema: z.object({ nodeId: nodeIdSchema, reachable: z.boolean(), problems: z.array(z.string().max(300)).max(50) }),
+});
+
+export const NodeReady = defineEvent({
+  family: 'saga-progress',
+  type: 'NodeReady',
+  description: 'The node passed every stage and may receive work.',
+  schema: z.object({ nodeId: nodeIdSchema }),
+});
+
+export const ProvisioningQuarantined = defineEvent({
+  family: 'saga-progress',
+  type: 'ProvisioningQuarantined',
+  description: 'The node is set aside at a stage with its evidence; only an operator releases it, at a stage they name.',
+  schema: z.object({ nodeId: nodeIdSchema, stage, reason: detail, keepsSlot: z.boolean().default(false) }),
+});
+
+export const QuarantineReleased = defineEvent({
+  family: 'saga-progress',
+  type: 'QuarantineReleased',
+  description: 'An operator released a quarantined node to re-enter at a named stage.',
+  schema: z.object({ nodeId: nodeIdSchema, resumeAt: stage, reason }),
+});
+
+export const ProvisioningAbandoned = defineEvent({
+  family: 'saga-progress',
+  type: 'ProvisioningAbandoned',
+  description: 'Final: the node will not be provisioned (to be decommissioned or returned).',
+  schema: z.object({ nodeId: nodeIdSchema, reason }),
+});
+
 export const sagaProgressEvents = [
   RolloutPlanned,
   RolloutApproved,
@@ -392,4 +505,17 @@ export const sagaProgressEvents = [
   SiteCapSet,
   SlotAcquired,
   SlotReleased,
+  ProvisioningStarted,
+  BmcAccessVerified,
+  BmcAccessFailed,
+  InventoryCollected,
+  BomValidated,
+  BomMismatchDetected,
+  BaselineComponentSettled,
+  BurnInStarted,
+  BurnInObserved,
+  NodeReady,
+  ProvisioningQuarantined,
+  QuarantineReleased,
+  ProvisioningAbandoned,
 ] as const;

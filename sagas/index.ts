@@ -14,3 +14,6 @@ export * from './engine/rollout-engine.js';
 export { driveFirmwareStep, loadStepState, type StepDriverOptions } from './engine/step-driver.js';
 export * from './engine/rollout-service.js';
 export * from './engine/supervisor.js';
+export * from './provisioning/provision-evolve.js';
+export * from './provisioning/provision-decide.js';
+export * from './engine/provisioning-engine.js';

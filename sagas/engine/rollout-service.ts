@@ -10,6 +10,8 @@ import type { EventStore } from '../../src/ledger/index.js';
 import { planRollout, type Candidate, type RolloutPlan, type RolloutRequest } from '../firmware-rollout/rollout-planner.js';
 import { evolveRollout, initialRollout, outcomeCounts, rolloutStream, type RolloutState } from '../firmware-rollout/rollout-evolve.js';
 import { evolveStep, initialStep, stepStream } from '../firmware-rollout/step-evolve.js';
+import { provisionStream, type ProvisionState } from '../provisioning/provision-evolve.js';
+import { loadProvision } from './provisioning-engine.js';
 
 export class SagaError extends Error {
   constructor(
@@ -169,5 +171,67 @@ export function rolloutSummary(state: RolloutState): Record<string, unknown> {
     inFlight: [...state.dispatched.keys()].filter((nodeId) => !state.outcomes.has(nodeId)).length,
     outcomes: outcomeCounts(state),
     planHash: plan.planHash,
+  };
+}
+
+// ---- provisioning ----
+
+export interface ProvisioningRequest {
+  nodeId: string;
+  declared: { manufacturer?: string; model?: string; cpuCount?: number; gpuCount?: number; memoryGiB?: number };
+  baseline: Array<{ component: string; version: string; imageUri: string; method?: 'SimpleUpdate' | 'MultipartHttpPush'; applyTime?: 'Immediate' | 'OnReset' }>;
+  burnInMs: number;
+  burnInIntervalMs?: number;
+}
+
+/** Starts provisioning a registered node (its site and rack come from its registration). */
+export async function startProvisioning(store: EventStore, request: ProvisioningRequest, actor: Actor): Promise<ProvisionState> {
+  const registration = (await store.readStream(`node-${request.nodeId}`)).filter((event) => event.type === 'NodeRegistered').pop();
+  if (!registration) throw new SagaError('SAGA_NOT_FOUND', `node ${request.nodeId} is not registered`, { nodeId: request.nodeId });
+  const { site, rack } = registration.data as { site: string; rack: string };
+  const data = {
+    nodeId: request.nodeId,
+    site,
+    rack,
+    declared: request.declared,
+    baseline: request.baseline.map((image) => ({ method: 'SimpleUpdate' as const, applyTime: 'Immediate' as const, ...image })),
+    burnInMs: request.burnInMs,
+    burnInIntervalMs: request.burnInIntervalMs ?? 60_000,
+  };
+  try {
+    await store.append(provisionStream(request.nodeId), [{ type: 'ProvisioningStarted', data, actor }], { expectedVersion: 'no_stream' });
+  } catch (error) {
+    if ((error as { code?: string }).code === 'LEDGER_WRONG_EXPECTED_VERSION') throw new SagaError('SAGA_EXISTS', `node ${request.nodeId} is already being provisioned`, { nodeId: request.nodeId });
+    throw error;
+  }
+  return loadProvision(store, request.nodeId);
+}
+
+export async function releaseQuarantine(store: EventStore, nodeId: string, resumeAt: 'registering' | 'inventorying' | 'validating' | 'baselining' | 'burn-in', reason: string, actor: Actor): Promise<ProvisionState> {
+  const state = await loadProvision(store, nodeId);
+  if (state.stage === 'none') throw new SagaError('SAGA_NOT_FOUND', `node ${nodeId} is not being provisioned`, { nodeId });
+  if (state.stage !== 'quarantined') throw new SagaError('SAGA_INVALID_STATE', `node ${nodeId} is ${state.stage}, not quarantined`, { status: state.stage });
+  await store.append(provisionStream(nodeId), [{ type: 'QuarantineReleased', data: { nodeId, resumeAt, reason }, actor }], { expectedVersion: state.version });
+  return loadProvision(store, nodeId);
+}
+
+export async function abandonProvisioning(store: EventStore, nodeId: string, reason: string, actor: Actor): Promise<ProvisionState> {
+  const state = await loadProvision(store, nodeId);
+  if (state.stage === 'none') throw new SagaError('SAGA_NOT_FOUND', `node ${nodeId} is not being provisioned`, { nodeId });
+  if (state.stage === 'ready' || state.stage === 'abandoned') throw new SagaError('SAGA_INVALID_STATE', `node ${nodeId} is already ${state.stage}`, { status: state.stage });
+  await store.append(provisionStream(nodeId), [{ type: 'ProvisioningAbandoned', data: { nodeId, reason }, actor }], { expectedVersion: state.version });
+  return loadProvision(store, nodeId);
+}
+
+export function provisionSummary(state: ProvisionState): Record<string, unknown> {
+  return {
+    nodeId: state.nodeId,
+    revision: state.version,
+    stage: state.stage,
+    quarantine: state.quarantine ?? null,
+    declared: state.spec?.declared ?? null,
+    observed: state.observed?.observed ?? null,
+    baseline: (state.spec?.baseline ?? []).map((image) => ({ component: image.component, version: image.version, outcome: state.settled.get(image.component) ?? null })),
+    burnInUntil: state.burnInUntil !== undefined ? new Date(state.burnInUntil).toISOString() : null,
   };
 }

@@ -6,12 +6,13 @@
 import type { EventStore } from '../../src/ledger/index.js';
 import { RolloutEngine, type BmcAccess, type RolloutEngineOptions } from './rollout-engine.js';
 import { loadRollout } from './rollout-service.js';
+import { loadProvision, ProvisioningEngine } from './provisioning-engine.js';
 
 export interface SupervisorOptions {
   store: EventStore;
   access: (nodeId: string) => BmcAccess | undefined;
   scanMs?: number;
-  engine?: Partial<Pick<RolloutEngineOptions, 'timing' | 'tickMs' | 'gateRetryMs' | 'maxInconclusive' | 'requestTimeoutMs'>>;
+  engine?: Partial<Pick<RolloutEngineOptions, 'timing' | 'tickMs' | 'gateRetryMs' | 'maxInconclusive' | 'requestTimeoutMs'>> & { quietPeriodMs?: number };
   log?: (message: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -44,6 +45,38 @@ export class SagaSupervisor {
   }
 
   private async scan(): Promise<void> {
+    await this.scanRollouts();
+    await this.scanProvisioning();
+  }
+
+  /** Nodes being provisioned and not finished or quarantined (a release makes them eligible again). */
+  private async scanProvisioning(): Promise<void> {
+    const streams = (await this.options.store.db.selectFrom('ledger_streams').select('stream').where('stream', 'like', 'provision-%').execute()) as Array<{ stream: string }>;
+    for (const { stream } of streams) {
+      const nodeId = stream.slice('provision-'.length);
+      const key = `provision:${nodeId}`;
+      if (this.running.has(key)) continue;
+      const state = await loadProvision(this.options.store, nodeId);
+      if (state.stage === 'none' || state.stage === 'ready' || state.stage === 'abandoned' || state.stage === 'quarantined') continue;
+      const engine = new ProvisioningEngine({
+        store: this.options.store,
+        nodeId,
+        access: this.options.access,
+        ...(this.options.engine?.timing ? { timing: this.options.engine.timing } : {}),
+        ...(this.options.engine?.quietPeriodMs !== undefined ? { quietPeriodMs: this.options.engine.quietPeriodMs } : {}),
+        ...(this.options.engine?.requestTimeoutMs !== undefined ? { requestTimeoutMs: this.options.engine.requestTimeoutMs } : {}),
+        ...(this.options.log ? { log: this.options.log } : {}),
+      });
+      const run = engine
+        .run(this.abort.signal)
+        .then((final) => this.options.log?.('provisioning engine stopped', { nodeId, stage: final.stage }))
+        .catch((error: unknown) => this.options.log?.('provisioning engine stopped with an error', { nodeId, error: String(error) }))
+        .finally(() => setTimeout(() => this.running.delete(key), 1_000).unref());
+      this.running.set(key, run);
+    }
+  }
+
+  private async scanRollouts(): Promise<void> {
     const streams = (await this.options.store.db.selectFrom('ledger_streams').select('stream').where('stream', 'like', 'rollout-%').execute()) as Array<{ stream: string }>;
     for (const { stream } of streams) {
       const rolloutId = stream.slice('rollout-'.length);

@@ -20,7 +20,7 @@ import { eventRoutes } from './routes/event-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
 import { intentRoutes } from './routes/intent-routes.js';
 import { queryRoutes } from './routes/query-routes.js';
-import { rolloutRoutes } from './routes/rollout-routes.js';
+import { provisioningRoutes, rolloutRoutes } from './routes/rollout-routes.js';
 import type { TokenTable } from './tokens.js';
 
 export interface ApiOptions {
@@ -149,6 +149,7 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
   intentRoutes(app, ctx);
   queryRoutes(app, ctx);
   rolloutRoutes(app, ctx);
+  provisioningRoutes(app, ctx);
   eventRoutes(app, ctx);
   dashboardRoutes(app);
   return app;

@@ -41,7 +41,7 @@ describe('rollouts through the API', () => {
 
   beforeAll(async () => {
     harness = await openApiHarness();
-    sim = await startSimulator({ bmcs: 12, seed: 5, behaviour: { latencyScale: 0.02, firmwareUpdateMs: 800, resetDarkMs: 500, darkMode: 'refuse', imageFailureRates: { 'bad-image': 1 } } });
+    sim = await startSimulator({ bmcs: 14, seed: 5, behaviour: { latencyScale: 0.02, firmwareUpdateMs: 800, resetDarkMs: 500, darkMode: 'refuse', imageFailureRates: { 'bad-image': 1 } } });
     await registerSimulatedFleet(harness.store, sim.bmcs, 2);
     poller = new Poller({ store: harness.store, credentials: simulatorCredentials(sim), policy: { intervals: { health: 86_400, inventory: 86_400, firmware: 86_400 }, flushIntervalMs: 500 } });
     void poller.followIntents(intents.signal);
@@ -58,10 +58,12 @@ describe('rollouts through the API', () => {
   });
 
   const image = (name: string) => `${sim.controlUrl}/sim/images/${name}`;
+  /** Rollouts take the first 12 BMCs; the last two are left to provisioning. */
+  const rolloutNodes = () => ({ nodes: sim.bmcs.slice(0, 12).map((bmc) => bmc.id) });
 
   it('a preview plans without recording anything; an analyst may read rollouts but not start one', async () => {
     const before = await harness.head();
-    const preview = await post('/v1/rollouts/preview', { firmware: { component: 'BMC', version: '9.1.0', imageUri: image('bmc-9.1.0.bin') }, seed: 1 });
+    const preview = await post('/v1/rollouts/preview', { firmware: { component: 'BMC', version: '9.1.0', imageUri: image('bmc-9.1.0.bin') }, selector: rolloutNodes(), seed: 1 });
     expect(preview.statusCode).toBe(200);
     expect(preview.json().targetCount).toBe(12);
     expect(await harness.head()).toBe(before);
@@ -71,7 +73,7 @@ describe('rollouts through the API', () => {
   });
 
   it('a canary whose image fails on the BMC halts the rollout before wave 1, and abort stays in force after a restart', async () => {
-    const created = await post('/v1/rollouts', { rolloutId: 'bad-canary', firmware: { component: 'BMC', version: '9.2.0', imageUri: image('bad-image-9.2.0.bin') }, seed: 2, retryBudget: 0, bakeMs: 0 });
+    const created = await post('/v1/rollouts', { rolloutId: 'bad-canary', firmware: { component: 'BMC', version: '9.2.0', imageUri: image('bad-image-9.2.0.bin') }, selector: rolloutNodes(), seed: 2, retryBudget: 0, bakeMs: 0 });
     expect(created.statusCode).toBe(201);
     expect(created.json().status).toBe('awaiting-approval');
     // The engine picks the rollout up before it is approved; the approval must reach it while it runs.
@@ -101,7 +103,7 @@ describe('rollouts through the API', () => {
 
   it('a gate whose projection lags holds the rollout at the wave, and it advances once the projection catches up', async () => {
     await harness.runner.stop();
-    const created = await post('/v1/rollouts', { rolloutId: 'lagging-gate', firmware: { component: 'BMC', version: '9.3.0', imageUri: image('bmc-9.3.0.bin') }, seed: 3, bakeMs: 0, capPerSite: 2, gate: { maxLagMs: 1_500 } });
+    const created = await post('/v1/rollouts', { rolloutId: 'lagging-gate', firmware: { component: 'BMC', version: '9.3.0', imageUri: image('bmc-9.3.0.bin') }, selector: rolloutNodes(), seed: 3, bakeMs: 0, capPerSite: 2, gate: { maxLagMs: 1_500 } });
     expect(created.statusCode).toBe(201);
     await post('/v1/rollouts/lagging-gate/approve', { reason: 'routine' });
     const gates = async () => (await harness.store.readStream('rollout-lagging-gate')).filter((event) => event.type === 'GateEvaluated').map((event) => (event.data as { verdict: string }).verdict);
@@ -113,4 +115,48 @@ describe('rollouts through the API', () => {
     await until('the gate to pass and the wave to advance', async () => (await get('lagging-gate')).currentWave > 0, 40_000);
     expect(await gates()).toContain('pass');
   }, 90_000);
+
+  it('provisioning takes a node through access, inventory, BOM validation, a firmware baseline and burn-in to ready', async () => {
+    const node = sim.bmcs[10]!;
+    const started = await post('/v1/provisioning', {
+      nodeId: node.id,
+      declared: node.model ? { model: node.model } : {},
+      baseline: [{ component: 'BMC', version: '9.4.0', imageUri: image('bmc-9.4.0.bin') }],
+      burnInMs: 1_500,
+      burnInIntervalMs: 300,
+    });
+    expect(started.statusCode).toBe(201);
+    await until('ready', async () => (await harness.app.inject({ method: 'GET', url: `/v1/provisioning/${node.id}`, headers: bearer('analyst') })).json().stage === 'ready', 60_000).catch(async (error) => {
+      const streams = await harness.store.readAll({});
+      for (const event of streams.filter((e) => e.stream.includes(node.id) && !e.stream.startsWith('polls'))) process.stderr.write(`DBG ${event.stream} ${event.type} ${JSON.stringify(event.data).slice(0, 200)}\n`);
+      throw error;
+    });
+    const ready = (await harness.app.inject({ method: 'GET', url: `/v1/provisioning/${node.id}`, headers: bearer('operator') })).json();
+    expect(ready.baseline).toEqual([{ component: 'BMC', version: '9.4.0', outcome: 'updated' }]);
+    expect(sim.fleet().find((bmc) => bmc.id === node.id)!.firmware).toBe('9.4.0');
+    const types = (await harness.store.readStream(`provision-${node.id}`)).map((event) => event.type);
+    expect(types).toEqual(expect.arrayContaining(['BmcAccessVerified', 'InventoryCollected', 'BomValidated', 'BaselineComponentSettled', 'BurnInStarted', 'BurnInObserved', 'NodeReady']));
+    await until('the slot to be released', async () => {
+      const capacity = await harness.store.readStream(`capacity-${node.site}`);
+      const mine = capacity.filter((event) => (event.data as { nodeId: string }).nodeId === node.id && (event.data as { sagaId: string }).sagaId === `provision-${node.id}`);
+      return mine.some((event) => event.type === 'SlotReleased');
+    });
+  }, 90_000);
+
+  it('a node that differs from its bill of materials is quarantined with the differences, and stays so until an operator acts', async () => {
+    const node = sim.bmcs[11]!;
+    await post('/v1/provisioning', { nodeId: node.id, declared: { model: 'NOT-THIS-MODEL-9000' }, burnInMs: 0 });
+    await until('the quarantine', async () => (await harness.app.inject({ method: 'GET', url: `/v1/provisioning/${node.id}`, headers: bearer('operator') })).json().stage === 'quarantined');
+    const quarantined = (await harness.app.inject({ method: 'GET', url: `/v1/provisioning/${node.id}`, headers: bearer('operator') })).json();
+    expect(quarantined.quarantine.stage).toBe('validating');
+    expect(quarantined.quarantine.reason).toContain('NOT-THIS-MODEL-9000');
+    const mismatch = (await harness.store.readStream(`provision-${node.id}`)).find((event) => event.type === 'BomMismatchDetected');
+    expect((mismatch!.data as { differences: Array<{ field: string }> }).differences[0]!.field).toBe('model');
+    const wrongVerb = await post(`/v1/provisioning/${node.id}/release`, { reason: 'x', resumeAt: 'nowhere' });
+    expect(wrongVerb.statusCode).toBe(400);
+    const abandoned = await post(`/v1/provisioning/${node.id}/abandon`, { reason: 'wrong chassis delivered; RMA 4411' });
+    expect(abandoned.json().stage).toBe('abandoned');
+    const again = await post(`/v1/provisioning/${node.id}/abandon`, { reason: 'twice' });
+    expect(again.statusCode).toBe(409);
+  }, 60_000);
 });

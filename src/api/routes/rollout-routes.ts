@@ -16,6 +16,11 @@ import {
   rolloutSummary,
   SagaError,
   stepStream,
+  startProvisioning,
+  releaseQuarantine,
+  abandonProvisioning,
+  loadProvision,
+  provisionSummary,
   type RolloutRequest,
   type RolloutVerb,
 } from '../../../sagas/index.js';
@@ -176,6 +181,82 @@ export function rolloutRoutes(app: ZodApp, ctx: ApiContext): void {
       } catch (error) {
         return toApiError(error);
       }
+    },
+  });
+}
+
+const provisionBody = z.object({
+  nodeId: nodeIdSchema,
+  declared: z.object({ manufacturer: z.string().max(200).optional(), model: z.string().max(200).optional(), cpuCount: z.number().int().min(0).optional(), gpuCount: z.number().int().min(0).optional(), memoryGiB: z.number().min(0).optional() }).default({}),
+  baseline: z.array(firmwareImageSchema).max(20).default([]),
+  burnInMs: z.number().int().min(0).max(30 * 86_400_000).default(3_600_000),
+  burnInIntervalMs: z.number().int().min(100).max(3_600_000).optional(),
+});
+
+/** Provisioning: start (a registered node), release from quarantine at a named stage, abandon, and the views. */
+export function provisioningRoutes(app: ZodApp, ctx: ApiContext): void {
+  const tags = ['provisioning'];
+  const operator = { access: { roles: intentRoles } };
+  const reader = { access: { roles: [...intentRoles, ...queryRoles] } };
+  const nodeParams = z.object({ nodeId: nodeIdSchema });
+  const actorOf = (request: { principal: { id: string; role: string } | null }) => ({ kind: 'operator' as const, id: request.principal!.id, role: request.principal!.role });
+
+  app.post('/v1/provisioning', {
+    config: operator,
+    schema: { tags, summary: 'start provisioning a registered node (ProvisioningStarted)', body: provisionBody, response: { 201: summarySchema } },
+    handler: async (request, reply) => {
+      try {
+        const state = await startProvisioning(ctx.store, request.body, actorOf(request));
+        reply.code(201);
+        return provisionSummary(state);
+      } catch (error) {
+        return toApiError(error);
+      }
+    },
+  });
+
+  app.post('/v1/provisioning/:nodeId/release', {
+    config: operator,
+    schema: { tags, summary: 'release a quarantined node to re-enter at a named stage', params: nodeParams, body: z.object({ reason: z.string().min(1).max(500), resumeAt: z.enum(['registering', 'inventorying', 'validating', 'baselining', 'burn-in']) }), response: { 200: summarySchema } },
+    handler: async (request) => {
+      try {
+        return provisionSummary(await releaseQuarantine(ctx.store, request.params.nodeId, request.body.resumeAt, request.body.reason, actorOf(request)));
+      } catch (error) {
+        return toApiError(error);
+      }
+    },
+  });
+
+  app.post('/v1/provisioning/:nodeId/abandon', {
+    config: operator,
+    schema: { tags, summary: 'final: the node will not be provisioned', params: nodeParams, body: z.object({ reason: z.string().min(1).max(500) }), response: { 200: summarySchema } },
+    handler: async (request) => {
+      try {
+        return provisionSummary(await abandonProvisioning(ctx.store, request.params.nodeId, request.body.reason, actorOf(request)));
+      } catch (error) {
+        return toApiError(error);
+      }
+    },
+  });
+
+  app.get('/v1/provisioning', {
+    config: reader,
+    schema: { tags, summary: 'every node being provisioned, with its stage', response: { 200: z.object({ items: z.array(summarySchema) }) } },
+    handler: async () => {
+      const streams = (await ctx.db.selectFrom('ledger_streams').select('stream').where('stream', 'like', 'provision-%').orderBy('stream').execute()) as Array<{ stream: string }>;
+      const items = [];
+      for (const { stream } of streams) items.push(provisionSummary(await loadProvision(ctx.store, stream.slice('provision-'.length))));
+      return { items };
+    },
+  });
+
+  app.get('/v1/provisioning/:nodeId', {
+    config: reader,
+    schema: { tags, summary: "one node's provisioning", params: nodeParams, response: { 200: summarySchema } },
+    handler: async (request) => {
+      const state = await loadProvision(ctx.store, request.params.nodeId);
+      if (state.stage === 'none') throw new ApiError('API_NOT_FOUND', { resource: 'provisioning', id: request.params.nodeId }, `node ${request.params.nodeId} is not being provisioned`);
+      return provisionSummary(state);
     },
   });
 }

@@ -119,6 +119,28 @@ export class RedfishDriver implements DeviceDriver {
     return this.withSession(() => readFirmwareVersion(this.client, component));
   }
 
+  /**
+   * A light health check (for burn-in and gates): the `Status` of every system and chassis, a few requests instead
+   * of a full read. Each member not OK is a problem, named by its path.
+   */
+  async readHealthSummary(): Promise<{ problems: string[] }> {
+    return this.withSession(async () => {
+      const problems: string[] = [];
+      for (const collection of ['/redfish/v1/Systems', '/redfish/v1/Chassis']) {
+        const list = asResource((await this.client.get(collection)).body);
+        const members = Array.isArray(list?.Members) ? list.Members.map((member) => asResource(member)?.['@odata.id']).filter((id): id is string => typeof id === 'string') : [];
+        for (const path of members.slice(0, 16)) {
+          const status = asResource(asResource((await this.client.get(path)).body)?.Status);
+          for (const key of ['Health', 'HealthRollup'] as const) {
+            const value = status?.[key];
+            if (typeof value === 'string' && value !== 'OK') problems.push(`${path} ${key} ${value}`);
+          }
+        }
+      }
+      return { problems };
+    });
+  }
+
   async close(): Promise<void> {
     await this.client.close();
   }

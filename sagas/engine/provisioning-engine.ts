@@ -1,0 +1,234 @@
+/**
+ * Drives one node's provisioning: reads the BMC (access, inventory, health during burn-in), validates against the
+ * declared bill of materials, and brings the firmware to its baseline through the same update step a rollout uses
+ * (so there is one flashing path, with its intent-before-effect and read-back guarantees). While the node is being
+ * disrupted (baselining, burn-in) it holds a slot of its site's capacity stream, shared with every rollout.
+ * Resumable the same way as a rollout: every decision is made again from the stream after a restart.
+ */
+import type { Kysely } from 'kysely';
+import { sql } from 'kysely';
+import type { ProposedEvent } from '../../events/index.js';
+import { DriverError, RedfishDriver, type RedfishDriverOptions } from '../../src/drivers/index.js';
+import type { EventStore } from '../../src/ledger/index.js';
+import { capacityStream, evolveCapacity, initialCapacity } from '../capacity/capacity-evolve.js';
+import { defaultStepTiming, type StepTiming } from '../firmware-rollout/step-decide.js';
+import { decideProvision } from '../provisioning/provision-decide.js';
+import { evolveProvision, initialProvision, provisionStream, type ProvisionState } from '../provisioning/provision-evolve.js';
+import { nameUuid } from './names.js';
+import { driveFirmwareStep, loadStepState, type BmcAccess } from './step-driver.js';
+
+export interface ProvisioningEngineOptions {
+  store: EventStore;
+  nodeId: string;
+  access: (nodeId: string) => BmcAccess | undefined;
+  timing?: Partial<StepTiming>;
+  quietPeriodMs?: number;
+  requestTimeoutMs?: number;
+  now?: () => number;
+  log?: (message: string, fields?: Record<string, unknown>) => void;
+}
+
+export async function loadProvision(store: EventStore, nodeId: string): Promise<ProvisionState> {
+  let state = initialProvision(nodeId);
+  for (const event of await store.readStream(provisionStream(nodeId))) state = evolveProvision(state, { type: event.type, data: event.data, actor: event.actor, recordedAt: event.recordedAt.getTime() });
+  return state;
+}
+
+/** The component name a baseline step stream uses: letters, digits, dot, dash, underscore. */
+function stepSagaId(pass: number, component: string): string {
+  return `prov${pass}-${component.replace(/[^A-Za-z0-9._-]/g, '_')}`.slice(0, 80);
+}
+
+export class ProvisioningEngine {
+  private stopping = false;
+  private readonly now: () => number;
+
+  constructor(private readonly options: ProvisioningEngineOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  stop(): void {
+    this.stopping = true;
+  }
+
+  /** Runs until the node is ready, abandoned or quarantined (an operator's release starts it again), or `signal`. */
+  async run(signal?: AbortSignal): Promise<ProvisionState> {
+    const { store, nodeId } = this.options;
+    const stream = provisionStream(nodeId);
+    const actor = { kind: 'saga' as const, id: `provision:${nodeId}` };
+    let state = await loadProvision(store, nodeId);
+    const append = async (events: Array<Omit<ProposedEvent, 'actor'>>): Promise<void> => {
+      await store.append(stream, events.map((event) => ({ ...event, actor })), { expectedVersion: state.version });
+      state = await loadProvision(store, nodeId);
+    };
+    const access = this.options.access(nodeId);
+    const driver = access ? new RedfishDriver({ ...access, authMode: 'basic', requestTimeoutMs: this.options.requestTimeoutMs ?? 30_000 } as RedfishDriverOptions) : undefined;
+    const site = state.spec?.site ?? 'unknown';
+    const slotId = (pass: number) => `provision-${nodeId}:${pass}`;
+    try {
+      while (!signal?.aborted && !this.stopping) {
+        state = await loadProvision(store, nodeId); // operators release or abandon while it runs
+        const now = this.now();
+        const { action, due } = decideProvision(state, now);
+        if (due > now || action.kind === 'wait') {
+          await sleep(Math.min(Math.max(due - now, 200), 1_000));
+          continue;
+        }
+        if (action.kind === 'done' || action.kind === 'held') {
+          // A node whose firmware step ended in doubt keeps its slot until an operator releases it.
+          if (!state.quarantine?.keepsSlot) await this.releaseSlot(site, nodeId, `provisioning ${state.stage}`);
+          return state;
+        }
+        try {
+          switch (action.kind) {
+            case 'verify-access':
+              if (!driver) throw new DriverError('DRIVER_UNREACHABLE', `no BMC address or credentials for ${nodeId}`);
+              await driver.readFirmwareVersion('BMC');
+              await append([{ type: 'BmcAccessVerified', data: { nodeId } }]);
+              break;
+            case 'collect-inventory': {
+              const observations = await driver!.observe({ only: ['NodeInventoryObserved', 'FirmwareInventoryObserved'] });
+              const inventory = observations.find((o) => o.type === 'NodeInventoryObserved')?.data as Record<string, any> | undefined;
+              const firmwareObservation = observations.find((o) => o.type === 'FirmwareInventoryObserved')?.data as { components: Array<{ id: string; component: string; version: string }> } | undefined;
+              const firmware: Record<string, string> = {};
+              for (const component of firmwareObservation?.components ?? []) {
+                firmware[component.id.slice(0, 200)] = component.version.slice(0, 200);
+                firmware[component.component.slice(0, 200)] ??= component.version.slice(0, 200);
+              }
+              if (typeof inventory?.bmc?.firmwareVersion === 'string') firmware['BMC'] = inventory.bmc.firmwareVersion;
+              const observed = {
+                ...(inventory?.system?.manufacturer ? { manufacturer: String(inventory.system.manufacturer).slice(0, 200) } : {}),
+                ...(inventory?.system?.model ? { model: String(inventory.system.model).slice(0, 200) } : {}),
+                ...(typeof inventory?.cpus?.count === 'number' ? { cpuCount: inventory.cpus.count } : {}),
+                ...(typeof inventory?.gpus?.count === 'number' ? { gpuCount: inventory.gpus.count } : {}),
+                ...(typeof inventory?.memory?.totalGiB === 'number' ? { memoryGiB: inventory.memory.totalGiB } : {}),
+              };
+              await append([{ type: 'InventoryCollected', data: { nodeId, observed, firmware: Object.fromEntries(Object.entries(firmware).slice(0, 500)) } }]);
+              break;
+            }
+            case 'validated':
+              await append([{ type: 'BomValidated', data: { nodeId } }]);
+              break;
+            case 'mismatch':
+              await append([
+                { type: 'BomMismatchDetected', data: { nodeId, differences: action.differences.slice(0, 50) } },
+                { type: 'ProvisioningQuarantined', data: { nodeId, stage: 'validating', reason: action.differences.map((d) => `${d.field}: declared ${d.declared}, observed ${d.observed}`).join('; ').slice(0, 2000) } },
+              ]);
+              break;
+            case 'settle-component':
+              await append([{ type: 'BaselineComponentSettled', data: { nodeId, component: action.component, outcome: action.outcome, detail: `already ${action.version}` } }]);
+              break;
+            case 'update-component': {
+              if (!(await this.holdSlot(site, nodeId, slotId(action.pass), state))) {
+                await sleep(1_000); // the site is at its cap: wait for a slot
+                break;
+              }
+              const image = state.spec!.baseline.find((candidate) => candidate.component === action.component)!;
+              const sagaId = stepSagaId(action.pass, action.component);
+              let step = await loadStepState(store, sagaId, nodeId);
+              await driveFirmwareStep({
+                store,
+                rolloutId: sagaId,
+                nodeId,
+                plan: { firmware: image, verifyReads: 3, retryBudget: 1, stepDeadlineMs: 2 * 3_600_000, quietPeriodMs: this.options.quietPeriodMs ?? 10 * 60_000 },
+                slotId: slotId(action.pass),
+                timing: { ...defaultStepTiming, ...this.options.timing },
+                access,
+                now: this.now,
+                stopping: () => this.stopping || signal?.aborted === true,
+                get: () => step,
+                set: (next) => {
+                  step = next;
+                },
+                requestTimeoutMs: this.options.requestTimeoutMs ?? 30_000,
+                ...(this.options.log ? { log: this.options.log } : {}),
+              });
+              if (step.outcome) {
+                await append([{ type: 'BaselineComponentSettled', data: { nodeId, component: action.component, outcome: step.outcome, detail: (step.cause ?? '').slice(0, 2000) } }]);
+              } else if (step.phase === 'held') {
+                await append([{ type: 'ProvisioningQuarantined', data: { nodeId, stage: 'baselining', reason: `firmware ${action.component}: ${step.hold ?? 'held'}: ${step.cause ?? ''}`.slice(0, 2000), keepsSlot: true } }]);
+              }
+              break;
+            }
+            case 'start-burn-in':
+              await append([{ type: 'BurnInStarted', data: { nodeId, until: action.until } }]);
+              break;
+            case 'observe-burn-in': {
+              const problems: string[] = [];
+              let reachable = true;
+              try {
+                const health = await driver!.readHealthSummary();
+                problems.push(...health.problems.map((problem) => problem.slice(0, 300)));
+              } catch (error) {
+                if (!(error instanceof DriverError)) throw error;
+                reachable = false;
+                problems.push(`unreachable: ${error.code}`);
+              }
+              if (reachable) problems.push(...(await openAlarmsOf(store.db as never, nodeId)));
+              await append([{ type: 'BurnInObserved', data: { nodeId, reachable, problems: problems.slice(0, 50) } }]);
+              break;
+            }
+            case 'ready':
+              await append([{ type: 'NodeReady', data: { nodeId } }]);
+              break;
+            case 'quarantine':
+              await append([{ type: 'ProvisioningQuarantined', data: { nodeId, stage: action.stage, reason: action.reason.slice(0, 2000) } }]);
+              break;
+          }
+        } catch (error) {
+          if (error instanceof DriverError) {
+            if (action.kind === 'verify-access') await append([{ type: 'BmcAccessFailed', data: { nodeId, code: error.code, message: error.message.slice(0, 2000) } }]);
+            else await sleep(1_000);
+            continue;
+          }
+          if ((error as { code?: string }).code === 'LEDGER_WRONG_EXPECTED_VERSION') continue; // an operator wrote: decide again
+          throw error;
+        }
+      }
+      return state;
+    } finally {
+      await driver?.close();
+    }
+  }
+
+  /** Takes the node's slot (idempotent), unless the site is at its shared cap. */
+  private async holdSlot(site: string, nodeId: string, slotId: string, state: ProvisionState): Promise<boolean> {
+    const { store } = this.options;
+    const capacity = initialCapacity(site);
+    for (const event of await store.readStream(capacityStream(site))) evolveCapacity(capacity, { type: event.type, data: event.data, actor: event.actor, recordedAt: 0 });
+    const held = capacity.slotByNode.get(nodeId);
+    if (held === slotId) return true;
+    if (held !== undefined) return false; // another saga owns the node now
+    if (capacity.siteCap !== undefined && capacity.slots.size >= capacity.siteCap) return false;
+    const spec = state.spec!;
+    await store.append(
+      capacityStream(site),
+      [{ type: 'SlotAcquired', data: { site, slotId, sagaId: `provision-${nodeId}`, nodeId, rack: spec.rack, pdu: '', tor: '', cdu: '' }, actor: { kind: 'saga', id: `provision:${nodeId}` }, eventId: nameUuid(`${slotId}:acquired`) }],
+      { expectedVersion: capacity.version === 0 ? 'no_stream' : capacity.version },
+    );
+    return true;
+  }
+
+  private async releaseSlot(site: string, nodeId: string, why: string): Promise<void> {
+    const { store } = this.options;
+    const capacity = initialCapacity(site);
+    for (const event of await store.readStream(capacityStream(site))) evolveCapacity(capacity, { type: event.type, data: event.data, actor: event.actor, recordedAt: 0 });
+    const slotId = capacity.slotByNode.get(nodeId);
+    const slot = slotId ? capacity.slots.get(slotId) : undefined;
+    if (!slot || slot.sagaId !== `provision-${nodeId}`) return;
+    await store.append(
+      capacityStream(site),
+      [{ type: 'SlotReleased', data: { site, slotId: slot.slotId, sagaId: slot.sagaId, nodeId, why }, actor: { kind: 'saga', id: `provision:${nodeId}` }, eventId: nameUuid(`${slot.slotId}:released`) }],
+      { expectedVersion: capacity.version },
+    );
+  }
+}
+
+async function openAlarmsOf(db: Kysely<any>, nodeId: string): Promise<string[]> {
+  const rows = await sql<{ kind: string; summary: string }>`SELECT kind, summary FROM alarms WHERE status = 'open' AND node_id = ${nodeId} LIMIT 20`.execute(db).catch(() => ({ rows: [] as Array<{ kind: string; summary: string }> }));
+  return rows.rows.map((row) => `alarm ${row.kind}: ${row.summary}`.slice(0, 300));
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
