@@ -40,6 +40,7 @@ try {
     livenessIntervalS: 60,
     rackLimit: 4,
     timeoutMs: 15 * 60_000,
+    simProcess: true,
     log: values.json ? undefined : (line) => process.stderr.write(`${line}\n`),
   });
   const { nodes, completed, failed, held, duplicate_submissions, max_in_flight_observed, cap, kills, wall_s } = result;

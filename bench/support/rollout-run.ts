@@ -15,7 +15,11 @@ import { fleetProjections } from '../../projections/index.js';
 import { registerSimulatedFleet, simulatorCredentials } from '../../src/demo/demo-fleet.js';
 import { EventStore, ProjectionRunner } from '../../src/ledger/index.js';
 import { Poller } from '../../src/poller/index.js';
-import { startSimulator, type FaultSpecInput } from '../../src/sim/index.js';
+import { request } from 'undici';
+import type { CredentialProvider } from '../../src/poller/index.js';
+import { startSimulator, type FaultSpecInput, type SimBmcInfo } from '../../src/sim/index.js';
+import { profileNames } from '../../src/sim/capture-source.js';
+import type { UpdateStats } from '../../src/sim/firmware-updates.js';
 import {
   applyRolloutVerb,
   evolveStep,
@@ -49,7 +53,88 @@ export interface RolloutRunOptions {
   faults?: (bmcIds: string[]) => FaultSpecInput[];
   image?: string;
   timeoutMs: number;
+  /** Run the simulator in a process of its own (the 25,000-BMC bench: it then has a core to itself). */
+  simProcess?: boolean;
   log?: (line: string) => void;
+}
+
+/** What the run needs of a simulator, in this process or in its own. */
+interface SimHandle {
+  controlUrl: string;
+  bmcs: SimBmcInfo[];
+  credentials: CredentialProvider;
+  injectFault(fault: FaultSpecInput): Promise<void>;
+  updateStats(): Promise<UpdateStats>;
+  close(): Promise<void>;
+}
+
+async function inProcessSim(options: RolloutRunOptions): Promise<SimHandle> {
+  const sim = await startSimulator({
+    bmcs: options.bmcs,
+    seed: options.seed,
+    behaviour: { latencyScale: 0.02, firmwareUpdateMs: options.updateMs, resetDarkMs: options.resetDarkMs, darkMode: 'refuse', firmwareFailureRate: options.failureRate },
+  });
+  return {
+    controlUrl: sim.controlUrl,
+    bmcs: sim.bmcs,
+    credentials: simulatorCredentials(sim),
+    injectFault: async (fault) => void sim.injectFault(fault),
+    updateStats: async () => sim.updateStats(),
+    close: () => sim.close(),
+  };
+}
+
+const cli = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+
+async function ownProcessSim(options: RolloutRunOptions, folder: string): Promise<SimHandle> {
+  const scenario = join(folder, 'scenario.json');
+  writeFileSync(
+    scenario,
+    JSON.stringify({
+      name: 'bench-rollout',
+      seed: options.seed,
+      fleet: { bmcs: options.bmcs, mix: profileNames().map((profile) => ({ profile, share: 1 })) },
+      behaviour: { latencyScale: 0.02, firmwareUpdateDuration: `${options.updateMs}ms`, resetDark: `${options.resetDarkMs}ms`, darkMode: 'refuse', firmwareFailureRate: options.failureRate },
+    }),
+  );
+  const child = spawn(process.execPath, ['--import', 'tsx', cli, 'sim', '--scenario', scenario, '--stats-every', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const controlUrl = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`simulator did not start: ${err}`)), 120_000);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /control (http:\/\/\S+)/.exec(out);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    child.on('exit', (code) => reject(new Error(`simulator exited with ${code}: ${err}`)));
+  });
+  const json = async <T>(path: string, init?: { method: 'POST'; body: unknown }): Promise<T> => {
+    const answer = await request(`${controlUrl}${path}`, init ? { method: 'POST', body: JSON.stringify(init.body), headers: { 'content-type': 'application/json' } } : {});
+    const text = await answer.body.text();
+    if (answer.statusCode >= 300) throw new Error(`${path}: ${answer.statusCode} ${text}`);
+    return JSON.parse(text) as T;
+  };
+  const bmcs = (await json<{ bmcs: SimBmcInfo[] }>('/sim/fleet')).bmcs;
+  const byRef = new Map(bmcs.map((bmc) => [`sim:${bmc.id}`, bmc]));
+  return {
+    controlUrl,
+    bmcs,
+    credentials: { get: (ref) => {
+      const bmc = byRef.get(ref);
+      return bmc ? { username: bmc.username, password: bmc.password, version: bmc.password } : undefined;
+    } },
+    injectFault: async (fault) => void (await json('/sim/faults', { method: 'POST', body: fault })),
+    updateStats: () => json<UpdateStats>('/sim/updates'),
+    close: async () => {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+    },
+  };
 }
 
 export interface RolloutRunResult {
@@ -75,21 +160,17 @@ const child = fileURLToPath(new URL('./rollout-child.ts', import.meta.url));
 export async function runRollout(options: RolloutRunOptions): Promise<RolloutRunResult> {
   const started = performance.now();
   const log = options.log ?? (() => undefined);
-  const sim = await startSimulator({
-    bmcs: options.bmcs,
-    seed: options.seed,
-    behaviour: { latencyScale: 0.02, firmwareUpdateMs: options.updateMs, resetDarkMs: options.resetDarkMs, darkMode: 'refuse', firmwareFailureRate: options.failureRate },
-  });
-  for (const fault of options.faults?.(sim.bmcs.map((bmc) => bmc.id)) ?? []) sim.injectFault(fault);
+  const folder = mkdtempSync(join(tmpdir(), 'fleet-ledger-rollout-'));
+  const sim = options.simProcess ? await ownProcessSim(options, folder) : await inProcessSim(options);
+  for (const fault of options.faults?.(sim.bmcs.map((bmc) => bmc.id)) ?? []) await sim.injectFault(fault);
   const store = await EventStore.open({ connectionString: options.connectionString, migrate: true, poolSize: 8 });
   const runner = new ProjectionRunner(store, fleetProjections(), { log: () => undefined });
   await runner.start();
   await registerSimulatedFleet(store, sim.bmcs, options.livenessIntervalS);
-  const poller = new Poller({ store, credentials: simulatorCredentials(sim), policy: { intervals: { health: 86_400, inventory: 86_400, firmware: 86_400 }, requestTimeoutMs: 5_000, flushIntervalMs: 1_000 }, log: () => undefined });
+  const poller = new Poller({ store, credentials: sim.credentials, policy: { intervals: { health: 86_400, inventory: 86_400, firmware: 86_400 }, requestTimeoutMs: 5_000, flushIntervalMs: 1_000 }, log: () => undefined });
   const intents = new AbortController();
   const following = poller.followIntents(intents.signal);
   poller.start();
-  const folder = mkdtempSync(join(tmpdir(), 'fleet-ledger-rollout-'));
   try {
     const accessFile = join(folder, 'access.json');
     writeFileSync(accessFile, JSON.stringify(Object.fromEntries(sim.bmcs.map((bmc) => [bmc.id, { baseUrl: bmc.baseUrl, username: bmc.username, password: bmc.password }]))), { mode: 0o600 });
@@ -152,7 +233,7 @@ export async function runRollout(options: RolloutRunOptions): Promise<RolloutRun
     }
     const counts = { updated: 0, 'already-at-target': 0, failed: 0, quarantined: 0, skipped: 0 };
     for (const { outcome } of rollout.outcomes.values()) counts[outcome]++;
-    const updates = sim.updateStats();
+    const updates = await sim.updateStats();
     return {
       nodes: plan.targets.length,
       completed: counts.updated + counts['already-at-target'],
