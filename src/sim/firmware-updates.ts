@@ -184,7 +184,8 @@ export async function acceptUpdate(
     fate = 'fail';
   }
 
-  const durationMs = updateTaskMs(bmc.profile, behaviour) * (0.8 + 0.4 * context.random());
+  // A duration the scenario sets is exact (tests time it); the vendors' own vary by ±20% from update to update.
+  const durationMs = behaviour.firmwareUpdateMs ?? updateTaskMs(bmc.profile, behaviour) * (0.8 + 0.4 * context.random());
   const task: UpdateTask = {
     id: `JID_${String(bmc.nextId++).padStart(6, '0')}`,
     imageUri,
