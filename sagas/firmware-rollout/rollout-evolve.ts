@@ -163,7 +163,7 @@ export function evolveRollout(state: RolloutState, event: SagaEvent): RolloutSta
     case 'RolloutAborted':
       if (state.status !== 'completed') {
         state.status = 'aborted';
-        state.stopReason = 'aborted';
+        state.stopReason = (event.data as { reason: string }).reason;
       }
       break;
     case 'RolloutCapTightened':
