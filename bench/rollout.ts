@@ -16,6 +16,7 @@ const { values } = parseArgs({
     cap: { type: 'string', default: '500' },
     kills: { type: 'string', default: '20' },
     seed: { type: 'string', default: '1' },
+    'timeout-min': { type: 'string', default: '40' },
   },
 });
 const admin = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -39,7 +40,7 @@ try {
     resetDarkMs: 2_000,
     livenessIntervalS: 60,
     rackLimit: 4,
-    timeoutMs: 15 * 60_000,
+    timeoutMs: Number(values['timeout-min']) * 60_000,
     simProcess: true,
     log: values.json ? undefined : (line) => process.stderr.write(`${line}\n`),
   });
