@@ -42,6 +42,7 @@ export async function loadStepState(store: EventStore, rolloutId: string, nodeId
 
 export async function driveFirmwareStep(options: StepDriverOptions): Promise<void> {
   const { store, rolloutId, nodeId, plan } = options;
+  const sleep = (ms: number): Promise<void> => sleepUnless(ms, options.stopping);
   const context: StepContext = { rolloutId, nodeId, plan, timing: options.timing };
   const stream = stepStream(rolloutId, nodeId);
   const actor = { kind: 'saga' as const, id: `rollout:${rolloutId}` };
@@ -183,6 +184,8 @@ export async function driveFirmwareStep(options: StepDriverOptions): Promise<voi
   }
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/** Sleeps in short slices so a stopping engine is not kept waiting for a long back-off. */
+async function sleepUnless(ms: number, stopping: () => boolean): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end && !stopping()) await new Promise((resolve) => setTimeout(resolve, Math.min(200, end - Date.now())));
 }
