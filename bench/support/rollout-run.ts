@@ -22,13 +22,11 @@ import { profileNames } from '../../src/sim/capture-source.js';
 import type { UpdateStats } from '../../src/sim/firmware-updates.js';
 import {
   applyRolloutVerb,
-  evolveStep,
-  initialStep,
   loadRollout,
   previewRollout,
   requestRollout,
   seededRandom,
-  stepStream,
+  loadStepState,
   type Candidate,
   type RolloutRequest,
 } from '../../sagas/index.js';
@@ -227,8 +225,7 @@ export async function runRollout(options: RolloutRunOptions): Promise<RolloutRun
     let held = 0;
     for (const nodeId of rollout.dispatched.keys()) {
       if (rollout.outcomes.has(nodeId)) continue;
-      let step = initialStep();
-      for (const event of await store.readStream(stepStream(rolloutId, nodeId))) step = evolveStep(step, { type: event.type, data: event.data, actor: event.actor, recordedAt: event.recordedAt.getTime() });
+      const step = await loadStepState(store, rolloutId, nodeId);
       if (step.phase === 'held') held++;
     }
     const counts = { updated: 0, 'already-at-target': 0, failed: 0, quarantined: 0, skipped: 0 };

@@ -14,7 +14,7 @@ import { capacityStream, evolveCapacity, initialCapacity } from '../capacity/cap
 import { defaultStepTiming, type StepTiming } from '../firmware-rollout/step-decide.js';
 import { decideProvision } from '../provisioning/provision-decide.js';
 import { evolveProvision, initialProvision, provisionStream, type ProvisionState } from '../provisioning/provision-evolve.js';
-import { nameUuid } from './names.js';
+import { nameUuid } from '../../src/ledger/index.js';
 import { driveFirmwareStep, loadStepState, type BmcAccess } from './step-driver.js';
 
 export interface ProvisioningEngineOptions {

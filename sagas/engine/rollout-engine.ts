@@ -22,11 +22,11 @@ import { defaultStepTiming, type StepTiming } from '../firmware-rollout/step-dec
 import { evolveStep, initialStep, stepStream, terminalPhases, type StepState } from '../firmware-rollout/step-evolve.js';
 import type { SagaEvent } from '../saga-event.js';
 import { readGateInputs } from './gate.js';
-import { nameUuid } from './names.js';
+import { nameUuid } from '../../src/ledger/index.js';
 import { driveFirmwareStep, type BmcAccess } from './step-driver.js';
 
 export type { BmcAccess } from './step-driver.js';
-export { nameUuid } from './names.js';
+
 
 export interface RolloutEngineOptions {
   store: EventStore;

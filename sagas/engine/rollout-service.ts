@@ -9,9 +9,10 @@ import type { Actor } from '../../events/index.js';
 import type { EventStore } from '../../src/ledger/index.js';
 import { planRollout, type Candidate, type RolloutPlan, type RolloutRequest } from '../firmware-rollout/rollout-planner.js';
 import { evolveRollout, initialRollout, outcomeCounts, rolloutStream, type RolloutState } from '../firmware-rollout/rollout-evolve.js';
-import { evolveStep, initialStep, stepStream } from '../firmware-rollout/step-evolve.js';
+import { stepStream } from '../firmware-rollout/step-evolve.js';
 import { provisionStream, type ProvisionState } from '../provisioning/provision-evolve.js';
 import { loadProvision } from './provisioning-engine.js';
+import { loadStepState } from './step-driver.js';
 
 export class SagaError extends Error {
   constructor(
@@ -139,8 +140,7 @@ export async function applyRolloutVerb(store: EventStore, rolloutId: string, com
   await store.append(rolloutStream(rolloutId), events.map((event) => ({ ...event, actor })), { expectedVersion: state.version });
   if (command.verb === 'node' && state.dispatched.has(command.nodeId)) {
     const stream = stepStream(rolloutId, command.nodeId);
-    let step = initialStep();
-    for (const event of await store.readStream(stream)) step = evolveStep(step, { type: event.type, data: event.data, actor: event.actor, recordedAt: event.recordedAt.getTime() });
+    const step = await loadStepState(store, rolloutId, command.nodeId);
     await store.append(stream, [{ type: 'StepOperatorAction', data: { verb: command.action, reason: command.reason }, actor }], { expectedVersion: step.version === 0 ? 'no_stream' : step.version });
   }
   return loadRollout(store, rolloutId);

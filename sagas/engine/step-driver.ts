@@ -9,7 +9,7 @@ import type { EventStore } from '../../src/ledger/index.js';
 import type { RolloutPlan } from '../firmware-rollout/rollout-planner.js';
 import { decideStep, probeVerdict, versionMatches, type StepContext, type StepTiming } from '../firmware-rollout/step-decide.js';
 import { evolveStep, initialStep, stepStream, type StepState } from '../firmware-rollout/step-evolve.js';
-import { nameUuid } from './names.js';
+import { nameUuid } from '../../src/ledger/index.js';
 
 export interface BmcAccess {
   baseUrl: string;

@@ -160,3 +160,10 @@ export function required(positionals: readonly string[], index: number, what: st
   if (value === undefined || value === '') throw new UsageError(`missing ${what}`);
   return value;
 }
+
+/** A duration as people write it on a command line (`90s`, `30m`, `2h`, `500ms`; a bare number is seconds), in ms. */
+export function durationMs(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
+  if (!match) throw new UsageError(`not a duration: ${text} (use 90s, 30m, 2h)`);
+  return Math.round(Number(match[1]) * ({ ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[match[2] ?? 's'] ?? 1_000));
+}

@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ProposedEvent } from '../../events/index.js';
-import type { EventStore } from '../ledger/index.js';
+import { nameUuid, type EventStore } from '../ledger/index.js';
 import { parseEbom, type EbomProblem } from './parse-ebom.js';
 
 export interface EbomImportRequest {
@@ -23,13 +23,6 @@ export interface EbomImportRequest {
 export type EbomImportResult =
   | { ok: true; importId: string; rows: number; sha256: string; positions: number[]; alreadyImported: boolean }
   | { ok: false; problems: EbomProblem[] };
-
-/** A UUID (version 8, name-based) from a name: stable across runs, so retries are idempotent. */
-function nameUuid(name: string): string {
-  const hex = createHash('sha256').update(name).digest('hex');
-  const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
-}
 
 export async function importEbom(store: EventStore, request: EbomImportRequest): Promise<EbomImportResult> {
   const parsed = parseEbom(request.text, request.format);

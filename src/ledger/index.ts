@@ -10,3 +10,4 @@ export { DataDirLock } from './data-dir-lock.js';
 export * from './projection-runner.js';
 export { ProjectionApplyError } from './projection.js';
 export type { Projection } from './projection.js';
+export { nameUuid } from './name-uuid.js';

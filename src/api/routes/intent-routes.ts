@@ -15,17 +15,12 @@ import {
   type ProposedEvent,
 } from '../../../events/index.js';
 import { importEbom } from '../../ebom/index.js';
-import { isLedgerError, type ExpectedVersion } from '../../ledger/index.js';
+import { isLedgerError, nameUuid, type ExpectedVersion } from '../../ledger/index.js';
+
 import { alarmById } from '../../../projections/index.js';
 import { ApiError } from '../api-error.js';
 import { intentRoles, type ApiContext, type ZodApp } from '../api-context.js';
 
-/** A name-based UUID (version 8): the same name always gives the same event id. */
-export function nameUuid(name: string): string {
-  const hex = createHash('sha256').update(name).digest('hex');
-  const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
-}
 
 export const intentResult = z.object({ position: z.number().int(), stream: z.string(), streamVersion: z.number().int(), idempotentReplay: z.boolean() });
 const idempotencyHeaders = z.object({ 'idempotency-key': z.string().min(1).max(200).optional().describe('retrying with the same key returns the original position') });

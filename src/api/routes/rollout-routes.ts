@@ -7,15 +7,13 @@ import { z } from 'zod';
 import { firmwareImageSchema, nodeIdSchema, rolloutIdSchema } from '../../../events/index.js';
 import {
   applyRolloutVerb,
-  evolveStep,
   fleetCandidates,
-  initialStep,
   loadRollout,
   previewRollout,
   requestRollout,
   rolloutSummary,
   SagaError,
-  stepStream,
+  loadStepState,
   startProvisioning,
   releaseQuarantine,
   abandonProvisioning,
@@ -170,8 +168,7 @@ export function rolloutRoutes(app: ZodApp, ctx: ApiContext): void {
           let phase: string | null = null;
           let hold: string | null = null;
           if (!outcome && state.dispatched.has(target.nodeId)) {
-            let step = initialStep();
-            for (const event of await ctx.store.readStream(stepStream(state.rolloutId, target.nodeId))) step = evolveStep(step, { type: event.type, data: event.data, actor: event.actor, recordedAt: event.recordedAt.getTime() });
+            const step = await loadStepState(ctx.store, state.rolloutId, target.nodeId);
             phase = step.phase;
             hold = step.hold ?? null;
           }

@@ -1,5 +1,5 @@
 /** `fleet-ledger provision <verb>`: provision registered nodes (validate, firmware baseline, burn-in), through the API. */
-import { callApi, connectionOf, connectionUsage, exitCodes, output, parseCommandArgs, required, runApiCommand, table, UsageError } from '../api-client.js';
+import { callApi, connectionOf, durationMs, connectionUsage, exitCodes, output, parseCommandArgs, required, runApiCommand, table, UsageError } from '../api-client.js';
 
 export const summary = 'provisioning: start (BOM validation, firmware baseline, burn-in), status, release from quarantine, abandon';
 
@@ -26,11 +26,6 @@ const options = {
   reason: { type: 'string' },
 } as const;
 
-function durationMs(text: string): number {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
-  if (!match) throw new UsageError(`not a duration: ${text} (use 90s, 30m, 2h)`);
-  return Math.round(Number(match[1]) * ({ ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[match[2] ?? 's'] ?? 1_000));
-}
 
 function describe(node: any): string {
   const baseline = (node.baseline as Array<{ component: string; version: string; outcome: string | null }>).map((b) => `${b.component} ${b.version}: ${b.outcome ?? '-'}`).join(', ');

@@ -1,5 +1,5 @@
 /** `fleet-ledger rollout <verb>`: plan, start, approve, watch, pause, resume and abort firmware rollouts, through the API. */
-import { callApi, connectionOf, connectionUsage, exitCodes, output, parseCommandArgs, required, runApiCommand, table, UsageError } from '../api-client.js';
+import { callApi, connectionOf, durationMs, connectionUsage, exitCodes, output, parseCommandArgs, required, runApiCommand, table, UsageError } from '../api-client.js';
 
 export const summary = 'firmware rollouts: plan (preview), start, approve, status (a live progress bar), pause, resume, abort, node verbs';
 
@@ -49,12 +49,6 @@ const options = {
   watch: { type: 'boolean', default: false },
 } as const;
 
-function durationMs(text: string): number {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
-  if (!match) throw new UsageError(`not a duration: ${text} (use 90s, 30m, 2h)`);
-  const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[match[2] ?? 's'] ?? 1_000;
-  return Math.round(Number(match[1]) * unit);
-}
 
 function positiveInt(text: string, name: string): number {
   const value = Number(text);
