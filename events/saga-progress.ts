@@ -294,7 +294,7 @@ export const StepHeld = defineEvent({
   family: 'saga-progress',
   type: 'StepHeld',
   description: 'A named hold: the step cannot decide safely on its own (deadline passed, outcome ambiguous); it keeps its slot until an operator acts.',
-  schema: z.object({ hold: z.enum(['reconcile-required', 'deadline-exceeded']), reason: detail }),
+  schema: z.object({ hold: z.enum(['reconcile-required', 'deadline-exceeded']), reason: detail, nodeId: nodeIdSchema.optional() }),
 });
 
 export const StepSucceeded = defineEvent({

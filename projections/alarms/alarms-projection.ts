@@ -66,12 +66,13 @@ const iso = (ms: number | null): string | null => (ms === null ? null : new Date
 const kindLabel: Record<string, string> = { pdu: 'PDU', tor: 'ToR switch', cdu: 'CDU' };
 
 export const alarmsEventTypes = [
-  ...new Set([...livenessEventTypes, ...driftEventTypes, 'TopologyDeclared', 'GpuXidObserved', 'GpuTelemetryObserved', 'AlarmAcknowledged']),
+  ...new Set([...livenessEventTypes, ...driftEventTypes, 'TopologyDeclared', 'GpuXidObserved', 'GpuTelemetryObserved', 'AlarmAcknowledged', 'StepHeld', 'StepOperatorAction']),
 ] as const;
 
 export class AlarmsProjection implements Projection {
   readonly name = 'alarms';
-  readonly version = 1;
+  // 2: a saga step held by name (past its deadline, outcome unknown) is an alarm until an operator acts on it.
+  readonly version = 2;
   readonly eventTypes = alarmsEventTypes;
   readonly tables = [alarmsTable.name, alarmStateTable.name];
   readonly #liveness: LivenessOptions;
@@ -112,6 +113,11 @@ export class AlarmsProjection implements Projection {
         case 'GpuXidObserved':
         case 'GpuTelemetryObserved': {
           const nodeId = nodeIdOfStream(event.stream);
+          if (nodeId) touched.add(nodeId);
+          break;
+        }
+        case 'StepHeld': {
+          const nodeId = (event.data as { nodeId?: string }).nodeId;
           if (nodeId) touched.add(nodeId);
           break;
         }
@@ -201,6 +207,35 @@ export class AlarmsProjection implements Projection {
           if (nodeId) this.#onGpuTelemetry(nodeState(nodeId), event.data as GpuTelemetryObservedData, position, at, book);
           break;
         }
+        case 'StepHeld': {
+          // A saga step that cannot go on by itself: an alarm an operator sees, closed when they act on the step.
+          const d = event.data as { hold: string; reason: string; nodeId?: string };
+          const node = d.nodeId ? nodeState(d.nodeId) : undefined;
+          book.open({
+            alarm_id: `saga-hold:${event.stream}`,
+            kind: 'saga-hold',
+            severity: 'warning',
+            status: 'open',
+            node_id: d.nodeId ?? null,
+            component: event.stream,
+            site: node?.liveness.site ?? null,
+            rack: node?.liveness.rack ?? null,
+            parent_id: null,
+            summary: `${d.nodeId ?? event.stream}: ${d.hold} (${d.reason.slice(0, 300)})`,
+            evidence: { hold: d.hold, reason: d.reason, stream: event.stream, position },
+            opened_at: at,
+            opened_position: position,
+            updated_at: at,
+            closed_at: null,
+            acknowledged_by: null,
+            acknowledged_at: null,
+            ack_note: null,
+          });
+          break;
+        }
+        case 'StepOperatorAction':
+          book.update(`saga-hold:${event.stream}`, { status: 'closed', closed_at: at, updated_at: at });
+          break;
         case 'AlarmAcknowledged': {
           const d = event.data as { alarmId: string; note?: string };
           book.update(d.alarmId, { acknowledged_by: event.actor.id, acknowledged_at: event.recordedAt.getTime(), ack_note: d.note ?? null });

@@ -148,7 +148,7 @@ export async function driveFirmwareStep(options: StepDriverOptions): Promise<voi
             }
             const verdict = probeVerdict(step, observed, options.now(), context);
             await append([{ type: 'ReconcileProbed', data: { ...observed, verdict } }]);
-            if (verdict === 'ambiguous') await append([{ type: 'StepHeld', data: { hold: 'reconcile-required', reason: `BMC unreachable for ${step.probes + 1} probes with the outcome of ${step.key ?? 'the update'} unknown` } }]);
+            if (verdict === 'ambiguous') await append([{ type: 'StepHeld', data: { nodeId, hold: 'reconcile-required', reason: `BMC unreachable for ${step.probes + 1} probes with the outcome of ${step.key ?? 'the update'} unknown` } }]);
             break;
           }
           case 'succeed':
@@ -161,7 +161,7 @@ export async function driveFirmwareStep(options: StepDriverOptions): Promise<voi
             await append([{ type: 'StepFailed', data: { cause: action.cause.slice(0, 2000) } }]);
             break;
           case 'hold':
-            await append([{ type: 'StepHeld', data: { hold: action.hold, reason: action.reason.slice(0, 2000) } }]);
+            await append([{ type: 'StepHeld', data: { nodeId, hold: action.hold, reason: action.reason.slice(0, 2000) } }]);
             options.log?.('node held', { rolloutId, nodeId, hold: action.hold, reason: action.reason });
             break;
         }

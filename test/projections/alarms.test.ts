@@ -75,6 +75,20 @@ for (const backend of backends()) {
       expect((await openAlarms(harness.db, { kind: 'node-dark' })).filter((a) => a.nodeId?.startsWith('pf-'))).toEqual([]);
     });
 
+    it('a saga step held by name is an alarm on its node until an operator acts on the step', async () => {
+      const [node] = await fleet('sh', [{ rack: 'r1', pdu: 'P1', tor: 'T1' }]);
+      const stream = `fwstep-fw-1-${node}`;
+      const saga = { kind: 'saga' as const, id: 'rollout:fw-1' };
+      await harness.store.append(stream, [{ type: 'StepHeld', data: { nodeId: node, hold: 'deadline-exceeded', reason: 'in submitted past the step deadline of 7200000 ms' }, actor: saga }]);
+      await project(harness.store, [new AlarmsProjection(), new TopologyProjection()]);
+      const [held] = (await alarmsOfNode(harness.db, node!)).filter((alarm) => alarm.kind === 'saga-hold');
+      expect(held).toMatchObject({ status: 'open', component: stream, nodeId: node });
+      expect(held!.summary).toContain('deadline-exceeded');
+      await harness.store.append(stream, [{ type: 'StepOperatorAction', data: { verb: 'release', reason: 'node checked by hand: idle' }, actor: { kind: 'operator', id: 'alice' } }]);
+      await project(harness.store, [new AlarmsProjection(), new TopologyProjection()]);
+      expect((await alarmsOfNode(harness.db, node!)).filter((alarm) => alarm.kind === 'saga-hold').map((alarm) => alarm.status)).toEqual(['closed']);
+    });
+
     it('independent failures raise no root-cause alarm', async () => {
       const nodes = await fleet('if', [
         { rack: 'r1', pdu: 'P1', tor: 'T1' },
