@@ -30,7 +30,7 @@ export interface ProvisioningEngineOptions {
 
 export async function loadProvision(store: EventStore, nodeId: string): Promise<ProvisionState> {
   let state = initialProvision(nodeId);
-  for (const event of await store.readStream(provisionStream(nodeId))) state = evolveProvision(state, { type: event.type, data: event.data, actor: event.actor, recordedAt: event.recordedAt.getTime() });
+  for (const event of await store.readStreamToEnd(provisionStream(nodeId))) state = evolveProvision(state, { type: event.type, data: event.data, actor: event.actor, recordedAt: event.recordedAt.getTime() });
   return state;
 }
 
@@ -195,7 +195,7 @@ export class ProvisioningEngine {
   private async holdSlot(site: string, nodeId: string, slotId: string, state: ProvisionState): Promise<boolean> {
     const { store } = this.options;
     const capacity = initialCapacity(site);
-    for (const event of await store.readStream(capacityStream(site))) evolveCapacity(capacity, { type: event.type, data: event.data, actor: event.actor, recordedAt: 0 });
+    for (const event of await store.readStreamToEnd(capacityStream(site))) evolveCapacity(capacity, { type: event.type, data: event.data, actor: event.actor, recordedAt: 0 });
     const held = capacity.slotByNode.get(nodeId);
     if (held === slotId) return true;
     if (held !== undefined) return false; // another saga owns the node now
@@ -212,7 +212,7 @@ export class ProvisioningEngine {
   private async releaseSlot(site: string, nodeId: string, why: string): Promise<void> {
     const { store } = this.options;
     const capacity = initialCapacity(site);
-    for (const event of await store.readStream(capacityStream(site))) evolveCapacity(capacity, { type: event.type, data: event.data, actor: event.actor, recordedAt: 0 });
+    for (const event of await store.readStreamToEnd(capacityStream(site))) evolveCapacity(capacity, { type: event.type, data: event.data, actor: event.actor, recordedAt: 0 });
     const slotId = capacity.slotByNode.get(nodeId);
     const slot = slotId ? capacity.slots.get(slotId) : undefined;
     if (!slot || slot.sagaId !== `provision-${nodeId}`) return;

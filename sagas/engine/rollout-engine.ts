@@ -105,7 +105,7 @@ export class RolloutEngine {
   private async load(): Promise<void> {
     const { store, rolloutId } = this.options;
     this.state = initialRollout(rolloutId);
-    for (const event of await store.readStream(rolloutStream(rolloutId))) evolveRollout(this.state, toSagaEvent(event));
+    for (const event of await store.readStreamToEnd(rolloutStream(rolloutId))) evolveRollout(this.state, toSagaEvent(event));
     if (!this.state.plan) throw new Error(`no rollout ${rolloutId} (stream ${rolloutStream(rolloutId)} holds no RolloutPlanned)`);
     for (const site of new Set(this.state.plan.targets.map((target) => target.site))) await this.refreshCapacity(site);
     // Steps in flight: dispatched (or holding a slot) without a recorded outcome.
@@ -119,13 +119,13 @@ export class RolloutEngine {
 
   private async loadStep(nodeId: string): Promise<void> {
     let state = initialStep();
-    for (const event of await this.options.store.readStream(stepStream(this.options.rolloutId, nodeId))) state = evolveStep(state, toSagaEvent(event));
+    for (const event of await this.options.store.readStreamToEnd(stepStream(this.options.rolloutId, nodeId))) state = evolveStep(state, toSagaEvent(event));
     this.steps.set(nodeId, state);
   }
 
   private async refreshCapacity(site: string): Promise<CapacityState> {
     const state = this.capacity.get(site) ?? initialCapacity(site);
-    const events = await this.options.store.readStream(capacityStream(site), { fromVersion: state.version + 1 });
+    const events = await this.options.store.readStreamToEnd(capacityStream(site), state.version + 1);
     for (const event of events) evolveCapacity(state, toSagaEvent(event));
     this.capacity.set(site, state);
     return state;
@@ -135,7 +135,7 @@ export class RolloutEngine {
     const stream = rolloutStream(this.options.rolloutId);
     await this.options.store.append(stream, events, { expectedVersion: this.state.version });
     // Read back what was written (recorded times come from the ledger's clock).
-    for (const event of await this.options.store.readStream(stream, { fromVersion: this.state.version + 1 })) evolveRollout(this.state, toSagaEvent(event));
+    for (const event of await this.options.store.readStreamToEnd(stream, this.state.version + 1)) evolveRollout(this.state, toSagaEvent(event));
   }
 
   private async tick(): Promise<void> {
@@ -147,11 +147,11 @@ export class RolloutEngine {
       // Operators write to the rollout (approve, pause, abort, node verbs) and to held steps (retry, release): read
       // what they appended since the last tick.
       const stream = rolloutStream(rolloutId);
-      for (const event of await this.options.store.readStream(stream, { fromVersion: this.state.version + 1 })) evolveRollout(this.state, toSagaEvent(event));
+      for (const event of await this.options.store.readStreamToEnd(stream, this.state.version + 1)) evolveRollout(this.state, toSagaEvent(event));
       for (const [nodeId, step] of this.steps) {
         if (step.phase !== 'held' && !(terminalPhases.has(step.phase) && step.outcome === 'quarantined' && !step.released)) continue;
         let next = step;
-        for (const event of await this.options.store.readStream(stepStream(rolloutId, nodeId), { fromVersion: step.version + 1 })) next = evolveStep(next, toSagaEvent(event));
+        for (const event of await this.options.store.readStreamToEnd(stepStream(rolloutId, nodeId), step.version + 1)) next = evolveStep(next, toSagaEvent(event));
         this.steps.set(nodeId, next);
       }
       for (const site of this.capacity.keys()) await this.refreshCapacity(site);
@@ -167,7 +167,7 @@ export class RolloutEngine {
       // A lost race on a stream (another saga took the slot first) or a database hiccup: read again next tick.
       this.options.log?.('rollout tick failed; retrying', { rolloutId, error: String(error) });
       const stream = rolloutStream(rolloutId);
-      for (const event of await this.options.store.readStream(stream, { fromVersion: this.state.version + 1 }).catch(() => [])) evolveRollout(this.state, toSagaEvent(event));
+      for (const event of await this.options.store.readStreamToEnd(stream, this.state.version + 1).catch(() => [])) evolveRollout(this.state, toSagaEvent(event));
     }
     // Drive every step that is in flight and has no worker.
     for (const [nodeId, step] of this.steps) {

@@ -66,7 +66,7 @@ export async function fleetCandidates(db: Kysely<any>, component: string): Promi
 
 export async function loadRollout(store: EventStore, rolloutId: string): Promise<RolloutState> {
   const state = initialRollout(rolloutId);
-  for (const event of await store.readStream(rolloutStream(rolloutId))) {
+  for (const event of await store.readStreamToEnd(rolloutStream(rolloutId))) {
     evolveRollout(state, { type: event.type, data: event.data, actor: event.actor, recordedAt: event.recordedAt.getTime() });
   }
   if (!state.plan) throw new SagaError('SAGA_NOT_FOUND', `no rollout ${rolloutId}`, { rolloutId });

@@ -36,7 +36,7 @@ export interface StepDriverOptions {
 
 export async function loadStepState(store: EventStore, rolloutId: string, nodeId: string): Promise<StepState> {
   let state = initialStep();
-  for (const event of await store.readStream(stepStream(rolloutId, nodeId))) state = evolveStep(state, { type: event.type, data: event.data, actor: event.actor, recordedAt: event.recordedAt.getTime() });
+  for (const event of await store.readStreamToEnd(stepStream(rolloutId, nodeId))) state = evolveStep(state, { type: event.type, data: event.data, actor: event.actor, recordedAt: event.recordedAt.getTime() });
   return state;
 }
 

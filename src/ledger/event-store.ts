@@ -435,6 +435,20 @@ export class EventStore {
     return rows.map((row) => recordedEvent(row as unknown as EventRow, this.catalogue));
   }
 
+  /**
+   * Every event of a stream from `fromVersion` (default 1) to its end, read in pages: `readStream` stops at its
+   * limit, and a fold over a long stream (a rollout of 25,000 nodes, a site's capacity) needs all of it.
+   */
+  async readStreamToEnd(stream: string, fromVersion = 1, pageSize = 10_000): Promise<RecordedEvent[]> {
+    const events: RecordedEvent[] = [];
+    for (let from = fromVersion; ; ) {
+      const page = await this.readStream(stream, { fromVersion: from, limit: pageSize });
+      for (const event of page) events.push(event);
+      if (page.length < pageSize) return events;
+      from = page[page.length - 1]!.streamVersion + 1;
+    }
+  }
+
   /** Events of the whole log in position order, optionally filtered by type and stream prefix. */
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
     const rows = await this.#read('readAll', () => this.#readAllQuery(options).execute());
