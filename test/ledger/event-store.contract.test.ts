@@ -50,6 +50,15 @@ for (const backend of backends()) {
       expect(all.map((e) => e.position)).toEqual(result.positions);
     });
 
+    it('readStreamToEnd returns a stream past one page of readStream, in order, from any version', async () => {
+      const s = stream();
+      await store.append(s, Array.from({ length: 7 }, (_, i) => cordon('n1', `reason ${i}`)), { expectedVersion: 'no_stream' });
+      expect((await store.readStream(s, { limit: 3 })).length).toBe(3);
+      expect((await store.readStreamToEnd(s, 1, 3)).map((e) => e.streamVersion)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect((await store.readStreamToEnd(s, 5, 2)).map((e) => e.streamVersion)).toEqual([5, 6, 7]);
+      expect(await store.readStreamToEnd(s, 8, 3)).toEqual([]);
+    });
+
     it('every expectedVersion form is enforced: number, no_stream, stream_exists and any', async () => {
       const s = stream();
       await expect(store.append(s, [cordon('n')], { expectedVersion: 'stream_exists' })).rejects.toMatchObject({ code: 'LEDGER_WRONG_EXPECTED_VERSION', details: { stream: s, actual: -1 } });
