@@ -15,10 +15,10 @@ import { fleetProjections } from '../../projections/index.js';
 import { registerSimulatedFleet, simulatorCredentials } from '../../src/demo/demo-fleet.js';
 import { EventStore, ProjectionRunner } from '../../src/ledger/index.js';
 import { Poller } from '../../src/poller/index.js';
-import { request } from 'undici';
 import type { CredentialProvider } from '../../src/poller/index.js';
 import { startSimulator, type FaultSpecInput, type SimBmcInfo } from '../../src/sim/index.js';
 import { profileNames } from '../../src/sim/capture-source.js';
+import { simJson, startSimProcess } from './sim-process.js';
 import type { UpdateStats } from '../../src/sim/firmware-updates.js';
 import {
   applyRolloutVerb,
@@ -82,8 +82,6 @@ async function inProcessSim(options: RolloutRunOptions): Promise<SimHandle> {
   };
 }
 
-const cli = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
-
 async function ownProcessSim(options: RolloutRunOptions, folder: string): Promise<SimHandle> {
   const scenario = join(folder, 'scenario.json');
   writeFileSync(
@@ -95,28 +93,8 @@ async function ownProcessSim(options: RolloutRunOptions, folder: string): Promis
       behaviour: { latencyScale: 0.02, firmwareUpdateDuration: `${options.updateMs}ms`, resetDark: `${options.resetDarkMs}ms`, darkMode: 'refuse', firmwareFailureRate: options.failureRate },
     }),
   );
-  const child = spawn(process.execPath, ['--import', 'tsx', cli, 'sim', '--scenario', scenario, '--stats-every', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const controlUrl = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => reject(new Error(`simulator did not start: ${err}`)), 120_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /control (http:\/\/\S+)/.exec(out);
-      if (match?.[1]) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    });
-    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    child.on('exit', (code) => reject(new Error(`simulator exited with ${code}: ${err}`)));
-  });
-  const json = async <T>(path: string, init?: { method: 'POST'; body: unknown }): Promise<T> => {
-    const answer = await request(`${controlUrl}${path}`, init ? { method: 'POST', body: JSON.stringify(init.body), headers: { 'content-type': 'application/json' } } : {});
-    const text = await answer.body.text();
-    if (answer.statusCode >= 300) throw new Error(`${path}: ${answer.statusCode} ${text}`);
-    return JSON.parse(text) as T;
-  };
+  const { child, controlUrl } = await startSimProcess(['--scenario', scenario]);
+  const json = <T>(path: string, init?: { method: 'POST'; body: unknown }): Promise<T> => simJson<T>(`${controlUrl}${path}`, init);
   const bmcs = (await json<{ bmcs: SimBmcInfo[] }>('/sim/fleet')).bmcs;
   const byRef = new Map(bmcs.map((bmc) => [`sim:${bmc.id}`, bmc]));
   return {

@@ -3,12 +3,11 @@
  * the ledger on a fresh database; 100 (or a share of) BMCs made dark mid-run, some made to flap while
  * still answering at least once every five polls. Prints nothing; returns the figures.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { request } from 'undici';
+import type { ChildProcess } from 'node:child_process';
 import { EventStore } from '../../src/ledger/index.js';
 import { Poller } from '../../src/poller/index.js';
 import { NaivePoller } from './naive-poller.js';
+import { simJson, startSimProcess } from './sim-process.js';
 import { percentile, round } from './bench-database.js';
 
 export interface ScaleRunOptions {
@@ -57,35 +56,11 @@ interface SimBmc {
   sessionLimit: number;
 }
 
-const cli = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
-
 async function startSim(bmcs: number, captures: string | undefined): Promise<{ child: ChildProcess; controlUrl: string }> {
-  const args = ['--import', 'tsx', cli, 'sim', '--bmcs', String(bmcs), '--seed', '7', '--stats-every', '0', ...(captures ? ['--captures', captures] : [])];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  const controlUrl = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => reject(new Error(`simulator did not start: ${err}`)), 120_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /control (http:\/\/\S+)/.exec(out);
-      if (match?.[1]) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    });
-    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    child.on('exit', (code) => reject(new Error(`simulator exited with ${code}: ${err}`)));
-  });
-  return { child, controlUrl };
+  return startSimProcess(['--bmcs', String(bmcs), '--seed', '7', ...(captures ? ['--captures', captures] : [])]);
 }
 
-async function getJson<T>(url: string, init?: { method: 'POST'; body: unknown }): Promise<T> {
-  const answer = await request(url, init ? { method: 'POST', body: JSON.stringify(init.body), headers: { 'content-type': 'application/json' } } : {});
-  const text = await answer.body.text();
-  if (answer.statusCode >= 300) throw new Error(`${url}: ${answer.statusCode} ${text}`);
-  return JSON.parse(text) as T;
-}
+const getJson = simJson;
 
 export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult> {
   const threshold = options.darkThreshold ?? 10;
