@@ -177,6 +177,7 @@ export async function runRollout(options: RolloutRunOptions): Promise<RolloutRun
       probeIntervalMs: Math.max(200, options.updateMs / 4),
       maxProbes: 40,
       maxMismatchedReads: 8,
+      settleMs: 3 * (options.updateMs + options.resetDarkMs),
       retryBackoffMs: Math.max(200, options.updateMs / 4),
       tickMs: 200,
       // An updated BMC reset itself, so its liveness is `late` until the next poll: give the gate a few intervals.

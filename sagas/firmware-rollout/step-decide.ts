@@ -43,6 +43,11 @@ export interface StepTiming {
   maxProbes: number;
   /** Reads of another version after the task ended (or after activation) before it counts as not applied. */
   maxMismatchedReads: number;
+  /**
+   * And the time those reads must span, from the last sign of work (the task's end, the reset asked for): a BMC
+   * that activates by rebooting itself reports the old version until it is back, however often it is read.
+   */
+  settleMs: number;
   /** Wait before a new attempt. */
   retryBackoffMs: number;
 }
@@ -53,6 +58,7 @@ export const defaultStepTiming: StepTiming = {
   probeIntervalMs: 15_000,
   maxProbes: 20,
   maxMismatchedReads: 6,
+  settleMs: 600_000,
   retryBackoffMs: 60_000,
 };
 
@@ -140,7 +146,7 @@ function verify(
   const { plan, timing } = context;
   // Verified and succeeded are appended together: the N reads are the proof, nothing else is awaited.
   if (state.matchingReads >= plan.verifyReads) return { action: { kind: 'verified', version: plan.firmware.version, reads: state.matchingReads }, due: now };
-  if (state.mismatchedReads >= timing.maxMismatchedReads) {
+  if (state.mismatchedReads >= timing.maxMismatchedReads && now - (state.lastActivityAt ?? 0) >= timing.settleMs) {
     // The task ended but the version did not change: activate once if that was not done, else the update did not take.
     if (state.activationAt === undefined) return { action: { kind: 'activate' }, due: now };
     return retryOrFail(`version still ${state.lastVersion ?? 'unreadable'} after the task ended (${state.taskState ?? 'no task'}, ${state.taskStatus ?? ''}) and the reset`);
