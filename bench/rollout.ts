@@ -17,6 +17,7 @@ const { values } = parseArgs({
     kills: { type: 'string', default: '20' },
     seed: { type: 'string', default: '1' },
     'timeout-min': { type: 'string', default: '40' },
+    'liveness-s': { type: 'string', default: '60' },
   },
 });
 const admin = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -38,7 +39,7 @@ try {
     killAfterMs: [5_000, 25_000],
     updateMs: 3_000,
     resetDarkMs: 2_000,
-    livenessIntervalS: 60,
+    livenessIntervalS: Number(values['liveness-s']),
     rackLimit: 4,
     timeoutMs: Number(values['timeout-min']) * 60_000,
     simProcess: true,
