@@ -10,6 +10,7 @@ import { EventStore, ProjectionRunner } from '../../src/ledger/index.js';
 import { Poller } from '../../src/poller/index.js';
 import { startSimulator, type Simulator } from '../../src/sim/index.js';
 import { freshDatabase } from '../support/backends.js';
+import { previewRollout, requestRollout } from '../../sagas/index.js';
 import { tokens, tokenTable } from './support/api-harness.js';
 
 const chromiumArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -127,5 +128,29 @@ describe.skipIf(!browserTools.runnable)(browserTools.title('the dashboard in a b
     mkdirSync('test-artifacts', { recursive: true });
     await page.screenshot({ path: 'test-artifacts/dashboard.png', fullPage: true });
     expect(errors).toEqual([]);
+  }, 60_000);
+
+  it('shows a rollout with a row per wave and a cell per node, coloured by what became of it', async () => {
+    const candidates = simulator.bmcs.map((bmc) => ({ nodeId: bmc.id, site: bmc.site, rack: bmc.rack, pdu: bmc.pdu, tor: bmc.tor, cdu: bmc.cdu }));
+    const plan = previewRollout({ firmware: { component: 'BMC', version: '9.9.9', imageUri: 'http://images.example/bmc-9.9.9.bin', method: 'SimpleUpdate', applyTime: 'Immediate' }, selector: {}, seed: 4 }, candidates);
+    await requestRollout(store, 'panel-1', plan, { kind: 'operator', id: 'alice' });
+    const canary = plan.targets.filter((target) => target.wave === 0);
+    const saga = { kind: 'saga' as const, id: 'rollout:panel-1' };
+    await store.append('rollout-panel-1', [
+      { type: 'RolloutApproved', data: { rolloutId: 'panel-1', reason: 'test' }, actor: { kind: 'operator', id: 'alice' } },
+      { type: 'RolloutStarted', data: { rolloutId: 'panel-1' }, actor: saga },
+      { type: 'WaveOpened', data: { rolloutId: 'panel-1', wave: 0, nodes: canary.length }, actor: saga },
+      { type: 'NodeDispatched', data: { rolloutId: 'panel-1', nodeId: canary[0]!.nodeId, wave: 0, slotId: `panel-1:${canary[0]!.nodeId}` }, actor: saga },
+      { type: 'NodeOutcomeRecorded', data: { rolloutId: 'panel-1', nodeId: canary[0]!.nodeId, wave: 0, outcome: 'failed', detail: 'task Exception' }, actor: saga },
+      { type: 'RolloutHalted', data: { rolloutId: 'panel-1', reason: 'canary-failed', detail: '1 of 1 canary nodes failed' }, actor: saga },
+    ]);
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    await page.goto(`${base}/?token=${tokens.analyst}`);
+    await page.waitForSelector('.rollout[data-rollout="panel-1"]', { timeout: 15_000 });
+    expect(await page.textContent('.rollout[data-rollout="panel-1"] .status')).toBe('halted (canary-failed)');
+    expect(await page.locator('.rollout[data-rollout="panel-1"] .wave').count()).toBe(plan.waves.length);
+    expect(await page.locator('.rollout[data-rollout="panel-1"] .cell').count()).toBe(plan.targets.length);
+    expect(await page.locator('.rollout[data-rollout="panel-1"] .cell[data-state="failed"]').count()).toBe(1);
+    await page.close();
   }, 60_000);
 });
