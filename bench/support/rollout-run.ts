@@ -5,6 +5,7 @@
  *
  * The parent holds what must outlive the kills: the simulator (which counts submissions per intent key and the
  * most BMCs updating at once), the projections and the poller (the liveness the health gates read).
+ * FLEET_LEDGER_DEBUG_ROLLOUT=1 copies the engine's log (stderr) to this process's stderr.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -65,6 +65,30 @@ interface Topology {
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 const kindLabel: Record<string, string> = { pdu: 'PDU', tor: 'ToR switch', cdu: 'CDU' };
 
+/** A new open alarm row, unacknowledged and without a parent. */
+function openAlarmRow(alarm: { alarmId: string; kind: string; severity: string; nodeId: string | null; component: string | null; site: string | null; rack: string | null; summary: string; evidence: Row; at: number; position: number }): Row {
+  return {
+    alarm_id: alarm.alarmId,
+    kind: alarm.kind,
+    severity: alarm.severity,
+    status: 'open',
+    node_id: alarm.nodeId,
+    component: alarm.component,
+    site: alarm.site,
+    rack: alarm.rack,
+    parent_id: null,
+    summary: alarm.summary,
+    evidence: alarm.evidence,
+    opened_at: alarm.at,
+    opened_position: alarm.position,
+    updated_at: alarm.at,
+    closed_at: null,
+    acknowledged_by: null,
+    acknowledged_at: null,
+    ack_note: null,
+  };
+}
+
 export const alarmsEventTypes = [
   ...new Set([...livenessEventTypes, ...driftEventTypes, 'TopologyDeclared', 'GpuXidObserved', 'GpuTelemetryObserved', 'AlarmAcknowledged', 'StepHeld', 'StepOperatorAction']),
 ] as const;
@@ -211,26 +235,21 @@ export class AlarmsProjection implements Projection {
           // A saga step that cannot go on by itself: an alarm an operator sees, closed when they act on the step.
           const d = event.data as { hold: string; reason: string; nodeId?: string };
           const node = d.nodeId ? nodeState(d.nodeId) : undefined;
-          book.open({
-            alarm_id: `saga-hold:${event.stream}`,
-            kind: 'saga-hold',
-            severity: 'warning',
-            status: 'open',
-            node_id: d.nodeId ?? null,
-            component: event.stream,
-            site: node?.liveness.site ?? null,
-            rack: node?.liveness.rack ?? null,
-            parent_id: null,
-            summary: `${d.nodeId ?? event.stream}: ${d.hold} (${d.reason.slice(0, 300)})`,
-            evidence: { hold: d.hold, reason: d.reason, stream: event.stream, position },
-            opened_at: at,
-            opened_position: position,
-            updated_at: at,
-            closed_at: null,
-            acknowledged_by: null,
-            acknowledged_at: null,
-            ack_note: null,
-          });
+          book.open(
+            openAlarmRow({
+              alarmId: `saga-hold:${event.stream}`,
+              kind: 'saga-hold',
+              severity: 'warning',
+              nodeId: d.nodeId ?? null,
+              component: event.stream,
+              site: node?.liveness.site ?? null,
+              rack: node?.liveness.rack ?? null,
+              summary: `${d.nodeId ?? event.stream}: ${d.hold} (${d.reason.slice(0, 300)})`,
+              evidence: { hold: d.hold, reason: d.reason, stream: event.stream, position },
+              at,
+              position,
+            }),
+          );
           break;
         }
         case 'StepOperatorAction':
@@ -442,26 +461,7 @@ export class AlarmsProjection implements Projection {
   }
 
   #gpuAlarm(state: AlarmNodeState, alarmId: string, kind: string, severity: string, summary: string, evidence: Row, at: number, position: number): Row {
-    return {
-      alarm_id: alarmId,
-      kind,
-      severity,
-      status: 'open',
-      node_id: state.liveness.nodeId,
-      component: null,
-      site: state.liveness.site,
-      rack: state.liveness.rack,
-      parent_id: null,
-      summary,
-      evidence,
-      opened_at: at,
-      opened_position: position,
-      updated_at: at,
-      closed_at: null,
-      acknowledged_by: null,
-      acknowledged_at: null,
-      ack_note: null,
-    };
+    return openAlarmRow({ alarmId, kind, severity, nodeId: state.liveness.nodeId, component: null, site: state.liveness.site, rack: state.liveness.rack, summary, evidence, at, position });
   }
 
   #onXid(state: AlarmNodeState, data: GpuXidObservedData, position: number, at: number, book: AlarmBook): void {

@@ -167,7 +167,6 @@ export async function driveFirmwareStep(options: StepDriverOptions): Promise<voi
         }
       } catch (error) {
         if (error instanceof DriverError) {
-          if (process.env['FLEET_LEDGER_DEBUG_ROLLOUT']) options.log?.('bmc error', { nodeId, action: action.kind, code: error.code, message: error.message });
           // The BMC did not answer (resetting, dark, busy): the state did not change; try again later.
           await sleep(options.timing.readIntervalMs);
           continue;
