@@ -130,6 +130,9 @@ export interface RolloutRunResult {
   submissions: number;
   unkeyed_submissions: number;
   scale: string;
+  /** Why the rollout stopped, when it did not complete, and each failed or held node's cause. */
+  stop_reason?: string;
+  causes: { nodeId: string; phase: string; cause?: string }[];
 }
 
 const child = fileURLToPath(new URL('./rollout-child.ts', import.meta.url));
@@ -203,10 +206,13 @@ export async function runRollout(options: RolloutRunOptions): Promise<RolloutRun
     }
     const rollout = await loadRollout(store, rolloutId);
     let held = 0;
+    const causes: RolloutRunResult['causes'] = [];
     for (const nodeId of rollout.dispatched.keys()) {
-      if (rollout.outcomes.has(nodeId)) continue;
+      const outcome = rollout.outcomes.get(nodeId)?.outcome;
+      if (outcome === 'updated' || outcome === 'already-at-target') continue;
       const step = await loadStepState(store, rolloutId, nodeId);
       if (step.phase === 'held') held++;
+      if (outcome || step.phase === 'held') causes.push({ nodeId, phase: step.phase, ...(step.cause ? { cause: step.cause } : {}) });
     }
     const counts = { updated: 0, 'already-at-target': 0, failed: 0, quarantined: 0, skipped: 0 };
     for (const { outcome } of rollout.outcomes.values()) counts[outcome]++;
@@ -226,6 +232,8 @@ export async function runRollout(options: RolloutRunOptions): Promise<RolloutRun
       status: rollout.status === 'running' ? status : rollout.status,
       submissions: updates.accepted,
       unkeyed_submissions: updates.unkeyed,
+      ...(rollout.stopReason ? { stop_reason: rollout.stopReason } : {}),
+      causes,
       scale: `update task ${options.updateMs} ms and BMC reset ${options.resetDarkMs} ms (real: minutes); wave bake ${request.bakeMs} ms (real: 30 min)`,
     };
   } finally {

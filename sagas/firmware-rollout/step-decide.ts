@@ -50,6 +50,11 @@ export interface StepTiming {
   settleMs: number;
   /** Wait before a new attempt. */
   retryBackoffMs: number;
+  /**
+   * Attempts that left no trace on the BMC (killed between intent and request, or a request the BMC dropped) are
+   * retried without spending the retry budget, this many times; then the step is held for an operator.
+   */
+  maxUntracedAttempts: number;
 }
 
 export const defaultStepTiming: StepTiming = {
@@ -60,6 +65,7 @@ export const defaultStepTiming: StepTiming = {
   maxMismatchedReads: 6,
   settleMs: 600_000,
   retryBackoffMs: 60_000,
+  maxUntracedAttempts: 5,
 };
 
 export type StepAction =
@@ -100,10 +106,18 @@ export function decideStep(state: StepState, now: number, context: StepContext):
   if (state.startedAt !== undefined && now - state.startedAt > plan.stepDeadlineMs) {
     return at({ kind: 'hold', hold: 'deadline-exceeded', reason: `in ${state.phase} past the step deadline of ${plan.stepDeadlineMs} ms` });
   }
-  const retryOrFail = (cause: string): { action: StepAction; due: number } =>
-    state.attempt < 1 + plan.retryBudget
+  // The budget counts attempts the BMC saw; one that left no trace is retried apart, up to its own bound.
+  const spent = state.attempt - state.untracedAttempts;
+  const retryOrFail = (cause: string): { action: StepAction; due: number } => {
+    if (state.lastAttemptUntraced) {
+      return state.untracedAttempts <= timing.maxUntracedAttempts
+        ? at({ kind: 'retry', attempt: state.attempt + 1, notBefore: now + timing.retryBackoffMs, cause })
+        : at({ kind: 'hold', hold: 'reconcile-required', reason: `${state.untracedAttempts} requests left no trace on the BMC: ${cause}` });
+    }
+    return spent < 1 + plan.retryBudget
       ? at({ kind: 'retry', attempt: state.attempt + 1, notBefore: now + timing.retryBackoffMs, cause })
-      : at({ kind: 'fail', cause: `${cause} (attempt ${state.attempt} of ${1 + plan.retryBudget})` });
+      : at({ kind: 'fail', cause: `${cause} (attempt ${spent} of ${1 + plan.retryBudget})` });
+  };
 
   switch (state.phase) {
     case 'started':

@@ -70,6 +70,13 @@ export interface StepState {
   lastVersion?: string | null;
   notBefore?: number;
   probes: number;
+  /**
+   * Attempts that left no trace on the BMC (a probe found neither a task nor the version after the quiet period):
+   * most often an engine killed between recording the intent and sending it. They do not spend the retry budget.
+   */
+  untracedAttempts: number;
+  /** The current attempt is one of those. */
+  lastAttemptUntraced: boolean;
   cause?: string;
   hold?: string;
   outcome?: 'updated' | 'already-at-target' | 'failed' | 'quarantined' | 'skipped';
@@ -80,7 +87,7 @@ export interface StepState {
 }
 
 export function initialStep(): StepState {
-  return { version: 0, phase: 'new', attempt: 0, needsActivation: false, matchingReads: 0, mismatchedReads: 0, readNo: 0, probes: 0, submittedKeys: [], released: false };
+  return { version: 0, phase: 'new', attempt: 0, needsActivation: false, matchingReads: 0, mismatchedReads: 0, readNo: 0, probes: 0, untracedAttempts: 0, lastAttemptUntraced: false, submittedKeys: [], released: false };
 }
 
 export function stepStream(rolloutId: string, nodeId: string): string {
@@ -126,6 +133,7 @@ export function evolveStep(state: StepState, event: SagaEvent): StepState {
       next.attempt = data.attempt;
       next.intentAt = data.at;
       next.probes = 0;
+      next.lastAttemptUntraced = false;
       next.taskMonitor = undefined;
       next.taskState = undefined;
       next.taskStatus = undefined;
@@ -193,6 +201,8 @@ export function evolveStep(state: StepState, event: SagaEvent): StepState {
       } else if (data.verdict === 'not-accepted') {
         next.phase = 'retry-needed';
         next.cause = 'the BMC shows neither the update nor a task for it';
+        if (!state.lastAttemptUntraced) next.untracedAttempts = state.untracedAttempts + 1;
+        next.lastAttemptUntraced = true;
       } else {
         next.phase = 'reconcile';
       }

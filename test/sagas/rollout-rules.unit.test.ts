@@ -179,6 +179,32 @@ describe('the node step decider', () => {
     expect(retry).toMatchObject({ kind: 'retry', attempt: 2 });
   });
 
+  it('an attempt that left no trace on the BMC (killed before the request went out) does not spend the retry budget, up to its own bound', () => {
+    // retryBudget 1: two attempts the BMC saw. Here every attempt is killed before its request, a probe finds nothing.
+    const untraced = (attempt: number, at: number) => [
+      ev('UpdateIntentRecorded', { idempotencyKey: `r:n1:BMC:9.9.9:${attempt}`, attempt, method: 'SimpleUpdate', imageUri: firmware.imageUri, applyTime: 'Immediate', at }, at),
+      ev('ReconcileProbed', { reachable: true, version: '1.0', matchingTask: null, verdict: 'not-accepted' }, at + 70_000),
+      ev('RetryScheduled', { attempt: attempt + 1, notBefore: at + 70_001, cause: 'untraced' }, at + 70_000),
+    ];
+    let events = [...started];
+    for (let attempt = 1; attempt <= defaultStepTiming.maxUntracedAttempts; attempt++) events = [...events, ...untraced(attempt, attempt * 100_000)];
+    const n = defaultStepTiming.maxUntracedAttempts + 1;
+    const last = [...events, ...untraced(n, n * 100_000).slice(0, 2)];
+    // Five untraced attempts were retried; the sixth is one too many: held by name, not failed.
+    expect(decideStep(fold(last), n * 100_000 + 70_001, context).action).toMatchObject({ kind: 'hold', hold: 'reconcile-required' });
+    const fifth = [...events.slice(0, -1)];
+    expect(decideStep(fold(fifth), n * 100_000, context).action).toMatchObject({ kind: 'retry', attempt: defaultStepTiming.maxUntracedAttempts + 1 });
+    // An attempt the BMC saw and failed, after those, still has the whole budget: the retry comes, then the failure.
+    const seen = (attempt: number, at: number) => [
+      ev('UpdateIntentRecorded', { idempotencyKey: `r:n1:BMC:9.9.9:${attempt}`, attempt, method: 'SimpleUpdate', imageUri: firmware.imageUri, applyTime: 'Immediate', at }, at),
+      ev('UpdateSubmissionFailed', { idempotencyKey: `r:n1:BMC:9.9.9:${attempt}`, code: 'DRIVER_HTTP', message: 'refused', outcomeKnown: true }, at + 1),
+    ];
+    const firstSeen = fold([...events, ...seen(n, n * 100_000)]);
+    expect(decideStep(firstSeen, n * 100_000 + 2, context).action).toMatchObject({ kind: 'retry', attempt: n + 1 });
+    const secondSeen = fold([...events, ...seen(n, n * 100_000), ev('RetryScheduled', { attempt: n + 1, notBefore: 0, cause: 'x' }, n * 100_000 + 2), ...seen(n + 1, n * 100_000 + 3)]);
+    expect(decideStep(secondSeen, n * 100_000 + 5, context).action).toMatchObject({ kind: 'fail', cause: expect.stringContaining('attempt 2 of 2') });
+  });
+
   it('given a probe that finds the task, it adopts it; given the target version, it verifies', () => {
     const state = fold([...started, intent]);
     expect(probeVerdict(state, { reachable: true, version: '1.0', matchingTask: '/t/1' }, 5, context)).toBe('adopt-task');
