@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyBaseLogger, FastifyInstance, RawServerDefault } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Kysely } from 'kysely';
+import type { AuditService } from '../../replay/audit/index.js';
 import type { EventStore, ProjectionRunner } from '../ledger/index.js';
 import type { Poller } from '../poller/index.js';
 import type { Simulator } from '../sim/index.js';
@@ -23,6 +24,8 @@ export interface ApiContext {
   maxLagPositions: number;
   /** Observes the latency of the API's own appends (metrics). */
   timeAppend: <T>(run: () => Promise<T>) => Promise<T>;
+  /** The transparency log (Merkle tree, signed checkpoints, proofs, exports); absent: its routes answer 404. */
+  audit?: AuditService | null;
 }
 
 /** Who may call a route. `queryToken` also accepts `?token=` (EventSource cannot set headers). */

@@ -15,6 +15,8 @@ import type { ApiContext, ZodApp } from './api-context.js';
 import { ApiError, apiErrorCatalogue, ledgerErrorStatus, type ErrorBody } from './api-error.js';
 import { authenticate, redactUrl } from './auth.js';
 import { createMetrics } from './metrics.js';
+import type { AuditService } from '../../replay/audit/index.js';
+import { auditRoutes } from './routes/audit-routes.js';
 import { dashboardRoutes } from './routes/dashboard-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
@@ -37,6 +39,8 @@ export interface ApiOptions {
   clock?: () => Date;
   /** Export process metrics (CPU, memory, event loop) too (default false). */
   processMetrics?: boolean;
+  /** The transparency log (proofs, checkpoints, exports); none: the /v1/audit routes answer 404. */
+  audit?: AuditService | null;
 }
 
 function errorBody(code: string, message: string, details: unknown): ErrorBody {
@@ -75,6 +79,7 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
     db: options.store.db as unknown as Kysely<any>,
     now: options.clock ?? (() => new Date()),
     maxLagPositions: options.maxLagPositions ?? 10_000,
+    audit: options.audit ?? null,
   };
   const metrics = createMetrics(partial, { processMetrics: options.processMetrics ?? false });
   const ctx: ApiContext = {
@@ -151,6 +156,7 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
   rolloutRoutes(app, ctx);
   provisioningRoutes(app, ctx);
   eventRoutes(app, ctx);
+  auditRoutes(app, ctx);
   dashboardRoutes(app);
   return app;
 }

@@ -44,6 +44,24 @@ export function createMetrics(ctx: Omit<ApiContext, 'timeAppend'>, options: { pr
     },
   });
 
+  // The transparency log: how far the Merkle tree trails the head, and the newest signed tree size.
+  new Gauge({
+    name: 'fleet_ledger_merkle_lag_positions',
+    help: 'Events committed but not yet folded into the Merkle tree (the follower\'s lag); absent without the audit service',
+    registers,
+    collect() {
+      if (ctx.audit) this.set(ctx.audit.follower.status.lagPositions);
+    },
+  });
+  new Gauge({
+    name: 'fleet_ledger_checkpoint_tree_size',
+    help: 'Tree size of the newest checkpoint this process signed',
+    registers,
+    collect() {
+      if (ctx.audit) this.set(ctx.audit.checkpointer.status.lastSize);
+    },
+  });
+
   // Sagas, read from the log at scrape time (any instance can export them, whichever runs the engine).
   new Gauge({
     name: 'fleet_ledger_saga_slots_in_use',

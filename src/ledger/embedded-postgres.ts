@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { DataDirLock } from './data-dir-lock.js';
 import { LedgerError } from './ledger-error.js';
+import { ledgerRoles, roleConnectionString, type LedgerRoleName } from './roles.js';
 
 export interface EmbeddedOptions {
   /** Folder holding the cluster, its credentials and the lock file. Default `./.fleet-ledger`. */
@@ -17,7 +18,10 @@ export interface EmbeddedOptions {
 }
 
 export interface EmbeddedPostgresHandle {
+  /** The superuser's: kept to this process (migrations, roles), never printed nor handed to a person. */
   connectionString: string;
+  /** The least-privilege login roles (src/ledger/roles.ts), their passwords kept in `<dataDir>/roles.json` (0600). */
+  roles: Record<LedgerRoleName, { user: string; password: string; connectionString: string }>;
   dataDir: string;
   port: number;
   stop(): Promise<void>;
@@ -132,9 +136,22 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Prom
       await admin.end();
     }
     const connectionString = `postgres://${encodeURIComponent(credentials.user)}:${encodeURIComponent(credentials.password)}@127.0.0.1:${port}/${database}`;
+    const rolesFile = join(dataDir, 'roles.json');
+    let passwords: Record<LedgerRoleName, string>;
+    if (existsSync(rolesFile)) {
+      const stored = JSON.parse(readFileSync(rolesFile, 'utf8')) as Record<LedgerRoleName, { password: string }>;
+      passwords = { app: stored.app.password, analyst: stored.analyst.password, auditor: stored.auditor.password };
+    } else {
+      passwords = { app: randomBytes(18).toString('base64url'), analyst: randomBytes(18).toString('base64url'), auditor: randomBytes(18).toString('base64url') };
+    }
+    const roles = Object.fromEntries(
+      (Object.keys(ledgerRoles) as LedgerRoleName[]).map((key) => [key, { user: ledgerRoles[key], password: passwords[key], connectionString: roleConnectionString(connectionString, ledgerRoles[key], passwords[key]) }]),
+    ) as EmbeddedPostgresHandle['roles'];
+    if (!existsSync(rolesFile)) writeFileSync(rolesFile, `${JSON.stringify(roles, null, 2)}\n`, { mode: 0o600 });
     let stopped = false;
     return {
       connectionString,
+      roles,
       dataDir,
       port,
       async stop() {

@@ -1,4 +1,6 @@
+import pg from 'pg';
 import { EventStore, type EventStoreOptions } from './event-store.js';
+import { ensureLedgerRoles } from './roles.js';
 import { redactConnectionString, startEmbeddedPostgres, type EmbeddedPostgresHandle } from './embedded-postgres.js';
 
 export interface OpenLedgerOptions extends Omit<EventStoreOptions, 'connectionString'> {
@@ -14,7 +16,10 @@ export interface OpenLedger {
   backend: 'embedded' | 'server';
   /** Where the ledger lives, without credentials. */
   location: string;
+  /** The connection the process runs on: the app role on the embedded backend, DATABASE_URL otherwise. */
   connectionString: string;
+  /** On the embedded backend, the login roles of people (analyst, auditor) and where their passwords are. */
+  roles?: EmbeddedPostgresHandle['roles'];
   close(): Promise<void>;
 }
 
@@ -24,15 +29,28 @@ export async function openLedger(options: OpenLedgerOptions = {}): Promise<OpenL
   let connectionString = options.databaseUrl;
   if (!connectionString) {
     embedded = await startEmbeddedPostgres({ dataDir: options.dataDir, port: options.port, log: options.log });
-    connectionString = embedded.connectionString;
+    connectionString = embedded.roles.app.connectionString;
   }
   try {
-    const store = await EventStore.open({ ...options, connectionString });
+    if (embedded) {
+      // The superuser migrates and grants; the process then runs as the app role, which cannot rewrite the log.
+      const admin = await EventStore.open({ ...options, connectionString: embedded.connectionString, migrate: true, poolSize: 1 });
+      await admin.close();
+      const client = new pg.Client({ connectionString: embedded.connectionString });
+      await client.connect();
+      try {
+        await ensureLedgerRoles(client, { app: embedded.roles.app.password, analyst: embedded.roles.analyst.password, auditor: embedded.roles.auditor.password });
+      } finally {
+        await client.end();
+      }
+    }
+    const store = await EventStore.open({ ...options, connectionString, ...(embedded ? { migrate: false } : {}) });
     return {
       store,
       backend: embedded ? 'embedded' : 'server',
       location: embedded ? `embedded PostgreSQL in ${embedded.dataDir} on 127.0.0.1:${embedded.port}` : redactConnectionString(connectionString),
       connectionString,
+      ...(embedded ? { roles: embedded.roles } : {}),
       async close() {
         await store.close();
         await embedded?.stop();

@@ -6,6 +6,7 @@ import { declareDemoEbom } from '../../demo/demo-ebom.js';
 import { demoScenario } from '../../demo/demo-scenario.js';
 import { fileCredentials, loadTargetFile, registerTargets } from '../../demo/target-file.js';
 import { registerSimulatedFleet, simulatorCredentials } from '../../demo/demo-fleet.js';
+import { AuditService } from '../../../replay/audit/index.js';
 import { openLedger, ProjectionRunner } from '../../ledger/index.js';
 import { logger } from '../../logger.js';
 import { Poller } from '../../poller/index.js';
@@ -27,6 +28,11 @@ const usage = `fleet-ledger start [options]
                     (JSON {"<credentialRef>": {"username", "password"}}, mode 0600)
   --port P          the API and dashboard port on 127.0.0.1 (default 8080; FLEET_LEDGER_API_HOST to bind elsewhere)
   --data-dir DIR    embedded data folder (default ./.fleet-ledger)
+  --checkpoint-key FILE   the Ed25519 key that signs checkpoints (default <data-dir>/checkpoint-signer.key,
+                    created 0600 on first start; its public key is printed and served at /v1/audit/public-key)
+  --publish-dir DIR where signed checkpoints and Merkle tiles are published for witnesses and auditors
+                    (C2SP tlog-tiles layout; default <data-dir>/transparency); keep it outside the database host
+  --checkpoint-interval S   seconds between checkpoints while the log grows (default 10)
   DATABASE_URL      use that PostgreSQL server instead of the embedded one
 `;
 
@@ -52,6 +58,9 @@ export async function run(argv: string[]): Promise<number> {
       'data-dir': { type: 'string' },
       'pg-port': { type: 'string' },
       port: { type: 'string' },
+      'checkpoint-key': { type: 'string' },
+      'publish-dir': { type: 'string' },
+      'checkpoint-interval': { type: 'string', default: '10' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -60,6 +69,11 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   const intervalS = Number(values.interval);
+  const checkpointIntervalS = Number(values['checkpoint-interval']);
+  if (!Number.isFinite(checkpointIntervalS) || checkpointIntervalS < 1) {
+    process.stderr.write(`fleet-ledger start: --checkpoint-interval must be a number of seconds >= 1, got '${values['checkpoint-interval']}'\n`);
+    return 2;
+  }
   const ledger = await openLedger({
     databaseUrl: process.env.DATABASE_URL,
     dataDir: values['data-dir'] ?? process.env.FLEET_LEDGER_DATA_DIR,
@@ -71,6 +85,17 @@ export async function run(argv: string[]): Promise<number> {
 
   const runner = new ProjectionRunner(store, fleetProjections(), { log: (message, fields) => logger.warn(fields ?? {}, message) });
   await runner.start();
+  const dataDir = values['data-dir'] ?? process.env.FLEET_LEDGER_DATA_DIR ?? '.fleet-ledger';
+  // The transparency log: the Merkle tree follows the log, checkpoints are signed and published outside the database.
+  const audit = await AuditService.start({
+    connectionString: ledger.connectionString,
+    dataDir,
+    ...(values['checkpoint-key'] ? { keyPath: values['checkpoint-key'] } : {}),
+    ...(values['publish-dir'] ? { publishDir: values['publish-dir'] } : {}),
+    checkpointIntervalMs: checkpointIntervalS * 1000,
+    log: (message, fields) => logger.warn({ component: 'audit', ...fields }, message),
+  });
+  logger.info({ origin: audit.origin, publicKey: audit.signer.verifierKey, publishDir: audit.publishDir, keyFile: audit.signer.path }, `checkpoints signed by ${audit.signer.verifierKey}${audit.publishDir ? `, published to ${audit.publishDir}` : ''}`);
 
   let sim: Simulator | null = null;
   let poller: Poller | null = null;
@@ -151,6 +176,7 @@ export async function run(argv: string[]): Promise<number> {
     await quietly('poller', () => poller?.stop());
     await quietly('simulator', () => sim?.close());
     await quietly('projections', () => runner.stop());
+    await quietly('audit', () => audit.stop());
     await quietly('ledger', () => ledger.close());
   };
 
@@ -162,6 +188,7 @@ export async function run(argv: string[]): Promise<number> {
       runner,
       poller,
       simulator: sim,
+      audit,
       port,
       host: process.env.FLEET_LEDGER_API_HOST ?? '127.0.0.1',
       dataDir: values['data-dir'] ?? process.env.FLEET_LEDGER_DATA_DIR ?? '.fleet-ledger',

@@ -1,6 +1,7 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import * as eventLog from './0001-event-log.js';
 import * as projectionCheckpoints from './0002-projection-checkpoints.js';
+import * as appendOnly from './0003-append-only-and-transparency.js';
 
 /**
  * Every schema migration, in order, named by number. Later folders (projections) register their own
@@ -9,6 +10,7 @@ import * as projectionCheckpoints from './0002-projection-checkpoints.js';
 const ledgerMigrations: Record<string, Migration> = {
   '0001-event-log': eventLog,
   '0002-projection-checkpoints': projectionCheckpoints,
+  '0003-append-only-and-transparency': appendOnly,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

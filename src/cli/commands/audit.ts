@@ -1,0 +1,136 @@
+/**
+ * `fleet-ledger audit <verb>`: the transparency log for auditors. Everything but `verify` goes through the API (auditor
+ * token); `verify` reads an export file and needs nothing but the log's public key: no database, no network.
+ */
+import { createWriteStream, existsSync, readFileSync } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
+import { request } from 'undici';
+import { verifyConsistency, verifyInclusion } from '../../../replay/merkle/rfc9162.js';
+import { openCheckpoint } from '../../../replay/audit/checkpointer.js';
+import { verifyExport } from '../../../replay/audit/verify-export.js';
+import { ApiCallError, callApi, connectionOf, connectionUsage, exitCodes, output, parseCommandArgs, required, runApiCommand, UsageError } from '../api-client.js';
+
+export const summary = 'the transparency log: signed checkpoints, inclusion and consistency proofs, export, and offline verify';
+
+const usage = `usage: fleet-ledger audit <verb> [options]
+
+  status                          the Merkle tree's size and lag behind the head, the newest checkpoint
+  checkpoint                      the newest signed checkpoint (C2SP signed note)
+  public-key                      the key that verifies checkpoints (give it to auditors and witnesses)
+  prove POSITION [--size N]       inclusion proof of the event at POSITION in the tree of N leaves (default: the
+                                  newest checkpoint), checked here against that signed checkpoint
+  consistency --from M --to N     consistency proof between two tree sizes, checked here
+  export [--from P] [--to Q] --out FILE
+                                  the events of [P, Q] in canonical form with the signed checkpoints covering them
+                                  (Q rounds up to the next checkpoint)
+  verify FILE --key KEY [--since CHECKPOINT]
+                                  offline: every hash, the chain, the roots against the signed checkpoints, and
+                                  consistency with a checkpoint you kept (a signed note file, or a copy of the
+                                  published folder, which names the exact first position that differs). KEY is the
+                                  verifier key or a file holding it. Exit 0 when it holds, 1 naming the first bad position.
+
+  --json          machine-readable output
+${connectionUsage}
+`;
+
+const options = {
+  size: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  out: { type: 'string' },
+  key: { type: 'string' },
+  since: { type: 'string' },
+} as const;
+
+function positiveInt(text: string | undefined, what: string): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < 1) throw new UsageError(`${what} must be a positive integer, got '${text}'`);
+  return value;
+}
+
+function keyOf(text: string | undefined): string {
+  if (!text) throw new UsageError('--key is required: the verifier key (<name>+<id>+<key>) or a file holding it');
+  return existsSync(text) ? readFileSync(text, 'utf8').trim() : text.trim();
+}
+
+const buf = (hex: string): Buffer => Buffer.from(hex, 'hex');
+
+export function run(argv: string[]): Promise<number> {
+  return runApiCommand('audit', usage, argv, async () => {
+    const { values, positionals } = parseCommandArgs(argv, options);
+    if (values.help) {
+      process.stdout.write(usage);
+      return exitCodes.ok;
+    }
+    const connection = connectionOf(values);
+    switch (positionals[0]) {
+      case 'status': {
+        const status = await callApi(connection, '/v1/audit/status');
+        output(connection, status, () =>
+          `origin      ${status.origin}\npublic key  ${status.verifierKey}\ntree        ${status.treeSize} leaves, head ${status.headPosition} (lag ${status.lagPositions})\n` +
+          `checkpoint  ${status.lastCheckpoint ? `size ${status.lastCheckpoint.size} at ${status.lastCheckpoint.at}` : 'none yet'}\n` +
+          `${status.publishDir ? `published   ${status.publishDir}\n` : ''}${status.followerError ? `FOLLOWER STOPPED: ${status.followerError}\n` : ''}${status.checkpointError ? `CHECKPOINT FAILING: ${status.checkpointError}\n` : ''}`,
+        );
+        return status.followerError ? exitCodes.error : exitCodes.ok;
+      }
+      case 'checkpoint':
+        process.stdout.write(await callApi<string>(connection, '/v1/audit/checkpoint'));
+        return exitCodes.ok;
+      case 'public-key':
+        process.stdout.write(await callApi<string>(connection, '/v1/audit/public-key'));
+        return exitCodes.ok;
+      case 'prove': {
+        const position = positiveInt(required(positionals, 1, 'POSITION'), 'POSITION')!;
+        const size = positiveInt(values.size, '--size');
+        const key = (await callApi<string>(connection, '/v1/audit/public-key')).trim();
+        const proof = await callApi(connection, '/v1/audit/proofs/inclusion', { query: { position, size } });
+        const checkpoint = openCheckpoint(await callApi<string>(connection, '/v1/audit/checkpoint'), key);
+        const ok = verifyInclusion(buf(proof.leafHash), proof.leafIndex, proof.treeSize, proof.proof.map(buf), buf(proof.root));
+        const signed = checkpoint.size === proof.treeSize ? checkpoint.root.equals(buf(proof.root)) : undefined;
+        output(connection, { ...proof, verified: ok, matchesNewestCheckpoint: signed ?? null }, () =>
+          `event ${position} (hash ${proof.eventHash}) is ${ok ? '' : 'NOT '}included in the tree of ${proof.treeSize} leaves, root ${proof.root}` +
+          `${signed === undefined ? '' : signed ? ' (the newest signed checkpoint)' : ' (which is NOT the newest signed root)'}\n  proof: ${proof.proof.length} hashes\n`,
+        );
+        return ok && signed !== false ? exitCodes.ok : exitCodes.error;
+      }
+      case 'consistency': {
+        const from = positiveInt(values.from, '--from');
+        const to = positiveInt(values.to, '--to');
+        if (!from || !to) throw new UsageError('consistency needs --from M --to N');
+        const proof = await callApi(connection, '/v1/audit/proofs/consistency', { query: { from, to } });
+        const ok = verifyConsistency(from, to, buf(proof.fromRoot), buf(proof.toRoot), proof.proof.map(buf));
+        output(connection, { ...proof, verified: ok }, () => `the tree of ${from} leaves (root ${proof.fromRoot}) is ${ok ? '' : 'NOT '}a prefix of the tree of ${to} leaves (root ${proof.toRoot}); proof: ${proof.proof.length} hashes\n`);
+        return ok ? exitCodes.ok : exitCodes.error;
+      }
+      case 'export': {
+        if (!values.out) throw new UsageError('export needs --out FILE');
+        const target = new URL('v1/audit/export', connection.url.endsWith('/') ? connection.url : `${connection.url}/`);
+        const from = positiveInt(values.from, '--from');
+        const to = positiveInt(values.to, '--to');
+        if (from) target.searchParams.set('from', String(from));
+        if (to) target.searchParams.set('to', String(to));
+        const response = await request(target, { headers: connection.token ? { authorization: `Bearer ${connection.token}` } : {} });
+        if (response.statusCode >= 400) {
+          const body = (await response.body.json().catch(() => ({}))) as { error?: { code: string; message: string; details: Record<string, unknown> } };
+          throw new ApiCallError(response.statusCode, body.error?.code ?? `HTTP_${response.statusCode}`, body.error?.message ?? 'export failed', body.error?.details ?? {});
+        }
+        await pipeline(response.body, createWriteStream(values.out, { mode: 0o600 }));
+        process.stderr.write(`wrote ${values.out}; check it with: fleet-ledger audit verify ${values.out} --key <public key>\n`);
+        return exitCodes.ok;
+      }
+      case 'verify': {
+        const file = required(positionals, 1, 'FILE');
+        const report = await verifyExport(file, { key: keyOf(values.key), ...(values.since ? { since: values.since } : {}) });
+        output(connection, report, () =>
+          report.ok
+            ? `OK: ${report.events} events (${report.from}..${report.to}) of ${report.origin}, ${report.checkpoints} signed checkpoints${report.since ? `, consistent with your checkpoint of size ${report.since.size}` : ''} (${report.eventsPerSecond} events/s)\n`
+            : `FAILED${report.firstBadPosition !== undefined ? ` at position ${report.firstBadPosition}` : ''}: ${report.reason}\n${report.notes.map((note) => `  also: ${note}\n`).join('')}`,
+        );
+        return report.ok ? exitCodes.ok : exitCodes.error;
+      }
+      default:
+        throw new UsageError(positionals[0] ? `unknown verb '${positionals[0]}'` : 'missing verb');
+    }
+  });
+}
