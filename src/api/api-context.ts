@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyBaseLogger, FastifyInstance, RawServerDefault } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Kysely } from 'kysely';
+import type { AsOfEngine } from '../../replay/as-of/index.js';
 import type { AuditService } from '../../replay/audit/index.js';
 import type { EventStore, ProjectionRunner } from '../ledger/index.js';
 import type { Poller } from '../poller/index.js';
@@ -26,6 +27,8 @@ export interface ApiContext {
   timeAppend: <T>(run: () => Promise<T>) => Promise<T>;
   /** The transparency log (Merkle tree, signed checkpoints, proofs, exports); absent: its routes answer 404. */
   audit?: AuditService | null;
+  /** Time travel for the query routes (`?asOf=`); absent: asOf answers 404. */
+  asOf?: AsOfEngine | null;
 }
 
 /** Who may call a route. `queryToken` also accepts `?token=` (EventSource cannot set headers). */

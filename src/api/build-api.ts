@@ -15,9 +15,11 @@ import type { ApiContext, ZodApp } from './api-context.js';
 import { ApiError, apiErrorCatalogue, ledgerErrorStatus, type ErrorBody } from './api-error.js';
 import { authenticate, redactUrl } from './auth.js';
 import { createMetrics } from './metrics.js';
+import type { AsOfEngine } from '../../replay/as-of/index.js';
 import type { AuditService } from '../../replay/audit/index.js';
 import { auditRoutes } from './routes/audit-routes.js';
 import { dashboardRoutes } from './routes/dashboard-routes.js';
+import { historyRoutes } from './routes/history-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
 import { intentRoutes } from './routes/intent-routes.js';
@@ -41,6 +43,8 @@ export interface ApiOptions {
   processMetrics?: boolean;
   /** The transparency log (proofs, checkpoints, exports); none: the /v1/audit routes answer 404. */
   audit?: AuditService | null;
+  /** Time travel for the query routes. */
+  asOf?: AsOfEngine | null;
 }
 
 function errorBody(code: string, message: string, details: unknown): ErrorBody {
@@ -80,6 +84,7 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
     now: options.clock ?? (() => new Date()),
     maxLagPositions: options.maxLagPositions ?? 10_000,
     audit: options.audit ?? null,
+    asOf: options.asOf ?? null,
   };
   const metrics = createMetrics(partial, { processMetrics: options.processMetrics ?? false });
   const ctx: ApiContext = {
@@ -157,6 +162,7 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
   provisioningRoutes(app, ctx);
   eventRoutes(app, ctx);
   auditRoutes(app, ctx);
+  historyRoutes(app, ctx);
   dashboardRoutes(app);
   return app;
 }

@@ -2,6 +2,7 @@
  * Starts the API for the `start` demo: tokens from FLEET_LEDGER_TOKENS_FILE / FLEET_LEDGER_TOKENS, else
  * random demo tokens (printed once, stored 0600 in the data folder); listens on 127.0.0.1:8080 by default.
  */
+import type { AsOfEngine } from '../../replay/as-of/index.js';
 import type { AuditService } from '../../replay/audit/index.js';
 import type { EventStore, ProjectionRunner } from '../ledger/index.js';
 import { logger as processLogger } from '../logger.js';
@@ -24,6 +25,7 @@ export interface ServeApiOptions {
   dataDir?: string;
   /** The transparency log the /v1/audit routes serve. */
   audit?: AuditService | null;
+  asOf?: AsOfEngine | null;
   /** Where the one-time token listing goes (default stdout). */
   print?: (text: string) => void;
 }
@@ -54,6 +56,7 @@ export async function serveApi(options: ServeApiOptions): Promise<ServedApi> {
     logger: processLogger.child({ component: 'api' }),
     processMetrics: true,
     audit: options.audit ?? null,
+    asOf: options.asOf ?? null,
   });
   const host = options.host ?? '127.0.0.1';
   const address = await app.listen({ port: options.port ?? 8080, host });

@@ -6,6 +6,7 @@ import { declareDemoEbom } from '../../demo/demo-ebom.js';
 import { demoScenario } from '../../demo/demo-scenario.js';
 import { fileCredentials, loadTargetFile, registerTargets } from '../../demo/target-file.js';
 import { registerSimulatedFleet, simulatorCredentials } from '../../demo/demo-fleet.js';
+import { AsOfEngine } from '../../../replay/as-of/index.js';
 import { AuditService } from '../../../replay/audit/index.js';
 import { openLedger, ProjectionRunner } from '../../ledger/index.js';
 import { logger } from '../../logger.js';
@@ -33,6 +34,7 @@ const usage = `fleet-ledger start [options]
   --publish-dir DIR where signed checkpoints and Merkle tiles are published for witnesses and auditors
                     (C2SP tlog-tiles layout; default <data-dir>/transparency); keep it outside the database host
   --checkpoint-interval S   seconds between checkpoints while the log grows (default 10)
+  --snapshot-every N        a read-model snapshot every N events, for questions as of an instant (default 50000)
   DATABASE_URL      use that PostgreSQL server instead of the embedded one
 `;
 
@@ -61,6 +63,7 @@ export async function run(argv: string[]): Promise<number> {
       'checkpoint-key': { type: 'string' },
       'publish-dir': { type: 'string' },
       'checkpoint-interval': { type: 'string', default: '10' },
+      'snapshot-every': { type: 'string', default: '50000' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -95,6 +98,9 @@ export async function run(argv: string[]): Promise<number> {
     checkpointIntervalMs: checkpointIntervalS * 1000,
     log: (message, fields) => logger.warn({ component: 'audit', ...fields }, message),
   });
+  // Time travel: read-model snapshots as the log grows, so a question as of any instant replays a short tail.
+  const asOf = new AsOfEngine(store, fleetProjections(), { snapshotEveryEvents: Number(values['snapshot-every']), log: (message, fields) => logger.warn({ component: 'as-of', ...fields }, message) });
+  await asOf.start();
   logger.info({ origin: audit.origin, publicKey: audit.signer.verifierKey, publishDir: audit.publishDir, keyFile: audit.signer.path }, `checkpoints signed by ${audit.signer.verifierKey}${audit.publishDir ? `, published to ${audit.publishDir}` : ''}`);
 
   let sim: Simulator | null = null;
@@ -177,6 +183,7 @@ export async function run(argv: string[]): Promise<number> {
     await quietly('simulator', () => sim?.close());
     await quietly('projections', () => runner.stop());
     await quietly('audit', () => audit.stop());
+    await quietly('as-of', () => asOf.stop());
     await quietly('ledger', () => ledger.close());
   };
 
@@ -189,6 +196,7 @@ export async function run(argv: string[]): Promise<number> {
       poller,
       simulator: sim,
       audit,
+      asOf,
       port,
       host: process.env.FLEET_LEDGER_API_HOST ?? '127.0.0.1',
       dataDir: values['data-dir'] ?? process.env.FLEET_LEDGER_DATA_DIR ?? '.fleet-ledger',
