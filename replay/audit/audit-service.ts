@@ -44,6 +44,8 @@ export class AuditService {
 
   static async start(options: AuditServiceOptions): Promise<AuditService> {
     const pool = new pg.Pool({ connectionString: options.connectionString, max: 4 });
+    // An idle connection the server closed is replaced by the pool; it is not the process's end.
+    pool.on('error', (error) => options.log?.('audit pool connection lost', { error: error.message }));
     try {
       const { origin } = await readMerkleState(pool);
       const signer = loadOrCreateSigner(options.keyPath ?? join(options.dataDir, 'checkpoint-signer.key'), origin);

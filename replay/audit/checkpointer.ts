@@ -79,6 +79,7 @@ export class Checkpointer {
 
   constructor(private readonly options: CheckpointerOptions) {
     this.#pool = new pg.Pool({ connectionString: options.connectionString, max: 2 });
+    this.#pool.on('error', (error) => options.log?.('checkpoint pool connection lost', { error: error.message }));
   }
 
   start(): void {

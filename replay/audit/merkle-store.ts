@@ -40,14 +40,40 @@ export class AuditError extends Error {
   }
 }
 
+/**
+ * Full tiles never change once written (the tree only grows), so they are cached by pool; a partial tile is read
+ * every time. A proof then reads the one or two tiles it has not seen, usually only the right edge.
+ */
+const fullTileCache = new WeakMap<object, Map<string, Buffer>>();
+const fullTileCacheLimit = 20_000; // 160 MB at most
+
 export async function loadTiles(db: pg.ClientBase | pg.Pool, keys: readonly TileKey[]): Promise<TileMap> {
   const tiles: TileMap = new Map();
   if (keys.length === 0) return tiles;
+  let cache = fullTileCache.get(db);
+  if (!cache) {
+    cache = new Map();
+    fullTileCache.set(db, cache);
+  }
+  const missing: TileKey[] = [];
+  for (const key of keys) {
+    const cached = cache.get(tileKey(key.level, key.index));
+    if (cached) tiles.set(tileKey(key.level, key.index), cached);
+    else missing.push(key);
+  }
+  if (missing.length === 0) return tiles;
   const rows = await db.query<{ level: number; idx: string; hashes: Buffer }>(
     'SELECT level, idx, hashes FROM ledger_merkle_tiles WHERE (level, idx) IN (SELECT * FROM unnest($1::smallint[], $2::bigint[]))',
-    [keys.map((key) => key.level), keys.map((key) => key.index)],
+    [missing.map((key) => key.level), missing.map((key) => key.index)],
   );
-  for (const row of rows.rows) tiles.set(tileKey(row.level, Number(row.idx)), row.hashes);
+  for (const row of rows.rows) {
+    const key = tileKey(row.level, Number(row.idx));
+    tiles.set(key, row.hashes);
+    if (row.hashes.length === tileWidth * 32) {
+      if (cache.size >= fullTileCacheLimit) cache.delete(cache.keys().next().value as string);
+      cache.set(key, row.hashes);
+    }
+  }
   return tiles;
 }
 
@@ -166,6 +192,11 @@ export class MerkleFollower {
   async #connect(): Promise<pg.Client> {
     if (this.#client) return this.#client;
     const client = new pg.Client({ connectionString: this.options.connectionString });
+    // A connection lost (server restart, database dropped) fails the current step, which reports it; never the process.
+    client.on('error', (error) => {
+      this.status.error = error.message;
+      if (this.#client === client) this.#client = null;
+    });
     await client.connect();
     this.#client = client;
     return client;
@@ -179,9 +210,12 @@ export class MerkleFollower {
       await this.#sleep(this.options.intervalMs ?? 500);
     }
     this.status.active = !this.#stopped;
+    // A full batch means more is waiting: go on at once. Otherwise let the log grow for an interval, so the tree is
+    // extended in a few large transactions a second instead of one per append (what keeps its cost off the appends).
+    const batchSize = this.options.batchSize ?? 5_000;
     while (!this.#stopped) {
       const added = await this.#step(client);
-      if (added === 0) await this.#sleep(this.options.intervalMs ?? 250);
+      if (added < batchSize) await this.#sleep(this.options.intervalMs ?? 250);
     }
   }
 

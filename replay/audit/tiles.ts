@@ -43,11 +43,21 @@ export class MissingTileError extends Error {
   }
 }
 
+/** Subtree hashes computed inside full tiles (which never change), by tile buffer. */
+const insideFullTiles = new WeakMap<Buffer, Map<number, Buffer>>();
+
 /** The hash of a perfect subtree from loaded tiles. */
 export function perfectFromTiles(tiles: TileMap, ref: NodeRef): Buffer {
   const { tile, from, count } = baseOf(ref);
   const hashes = tiles.get(tileKey(tile.level, tile.index));
   if (!hashes || hashes.length < (from + count) * 32) throw new MissingTileError(ref);
+  if (count === 1) return hashes.subarray(from * 32, from * 32 + 32);
+  const full = hashes.length === tileWidth * 32;
+  const memo = full ? (insideFullTiles.get(hashes) ?? new Map<number, Buffer>()) : undefined;
+  if (memo && !insideFullTiles.has(hashes)) insideFullTiles.set(hashes, memo);
+  const memoKey = from * 1024 + count;
+  const known = memo?.get(memoKey);
+  if (known) return known;
   let level: Buffer[] = [];
   for (let i = 0; i < count; i++) level.push(hashes.subarray((from + i) * 32, (from + i + 1) * 32));
   while (level.length > 1) {
@@ -55,6 +65,7 @@ export function perfectFromTiles(tiles: TileMap, ref: NodeRef): Buffer {
     for (let i = 0; i < level.length; i += 2) up.push(nodeHash(level[i]!, level[i + 1]!));
     level = up;
   }
+  memo?.set(memoKey, level[0]!);
   return level[0]!;
 }
 

@@ -13,10 +13,13 @@
  *
  * The answer names the first position that fails and why.
  */
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
+
+/** One-shot SHA-256 where Node has it (20.12+), else a Hash object. */
+const oneShot = (crypto as unknown as { hash?: (algorithm: string, data: Uint8Array, encoding: 'buffer') => Buffer }).hash;
+const sha256 = (data: Buffer): Buffer => (oneShot ? oneShot('sha256', data, 'buffer') : crypto.createHash('sha256').update(data).digest());
 import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { leafHash, MerkleAccumulator, verifyInclusion } from '../merkle/rfc9162.js';
 import { openNote, parseCheckpoint } from '../checkpoint/signed-note.js';
 import { exportMagic, type ExportHeader } from './export.js';
@@ -71,6 +74,23 @@ function publishedLeaves(dir: string, key: string): { size: number; root: Buffer
   return { ...checkpoint, leaves };
 }
 
+const positionKey = Buffer.from('"position":');
+
+/** The file's lines as byte slices (no decoding), read in large chunks. */
+async function* byteLines(file: string): AsyncGenerator<Buffer> {
+  let rest: Buffer = Buffer.alloc(0);
+  for await (const chunk of createReadStream(file, { highWaterMark: 4 << 20 }) as AsyncIterable<Buffer>) {
+    const data = rest.length > 0 ? Buffer.concat([rest, chunk]) : chunk;
+    let start = 0;
+    for (let end = data.indexOf(0x0a, start); end >= 0; end = data.indexOf(0x0a, start)) {
+      yield data.subarray(start, end);
+      start = end + 1;
+    }
+    rest = data.subarray(start);
+  }
+  if (rest.length > 0) yield rest;
+}
+
 function rootOf(leaves: readonly Buffer[]): Buffer {
   const accumulator = new MerkleAccumulator();
   for (const leaf of leaves) accumulator.push(leaf);
@@ -92,7 +112,6 @@ export async function verifyExport(file: string, options: VerifyOptions): Promis
     kept = statSync(options.since).isDirectory() ? publishedLeaves(options.since, options.key) : openSigned(readFileSync(options.since, 'utf8'), options.key);
   }
 
-  const lines = createInterface({ input: createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 }), crlfDelay: Infinity });
   let header: ExportHeader | undefined;
   const signed = new Map<number, Buffer>();
   let recorded: MerkleAccumulator | undefined;
@@ -103,6 +122,7 @@ export async function verifyExport(file: string, options: VerifyOptions): Promis
   let firstBadSigned: number | undefined;
   let expected = 0;
   let prevHash = '';
+  let prevBytes: Buffer | undefined;
   let lineNo = 0;
   // Positions where the row's own leaf differs from the recorded one (the tree's record, authenticated below).
   let firstLeafMismatch: number | undefined;
@@ -125,45 +145,67 @@ export async function verifyExport(file: string, options: VerifyOptions): Promis
     }
   };
 
-  for await (const line of lines) {
+  // Lines are read as bytes: an event's canonical JSON is hashed exactly as it sits in the file, never decoded.
+  for await (const line of byteLines(file)) {
     lineNo += 1;
     if (lineNo === 1) {
-      if (line !== exportMagic) return { ...report, ok: false, reason: `not an audit export (first line is not '${exportMagic}')` };
+      if (line.toString('utf8') !== exportMagic) return { ...report, ok: false, reason: `not an audit export (first line is not '${exportMagic}')` };
       continue;
     }
-    const kind = line.slice(0, 2);
-    if (kind === 'E ') {
+    const kind = line.length >= 2 && line[1] === 0x20 ? String.fromCharCode(line[0]!) : '';
+    if (kind === 'E') {
       if (!header) return { ...report, ok: false, reason: 'an event comes before the header' };
-      const fields = line.slice(2).split('\t', 4);
-      const tail = line.indexOf('\t', line.indexOf('\t', line.indexOf('\t', line.indexOf('\t') + 1) + 1) + 1);
-      const canonical = line.slice(tail + 1);
-      const position = Number(fields[0]);
-      const [, prev, hash, leafHex] = fields as [string, string, string, string];
+      const t1 = line.indexOf(0x09, 2);
+      const t2 = t1 < 0 ? -1 : line.indexOf(0x09, t1 + 1);
+      const t3 = t2 < 0 ? -1 : line.indexOf(0x09, t2 + 1);
+      const t4 = t3 < 0 ? -1 : line.indexOf(0x09, t3 + 1);
+      if (t4 < 0) return { ...report, ok: false, reason: `line ${lineNo} is not a whole event record` };
+      const position = Number(line.toString('latin1', 2, t1));
+      const prev = line.toString('latin1', t1 + 1, t2);
+      const hash = line.toString('latin1', t2 + 1, t3);
+      const leafHex = line.toString('latin1', t3 + 1, t4);
+      const canonical = line.subarray(t4 + 1);
       report.events += 1;
       if (position !== expected) {
         fail(expected, position > expected ? `row ${expected} is missing (the next row is ${position})` : `row ${position} appears again after ${expected - 1}`);
         // Re-synchronise on the row as given, so later checks still run.
         expected = position;
       }
-      const stated = /"position":(\d+)/.exec(canonical.slice(canonical.lastIndexOf('"position":')))?.[1];
-      if (Number(stated) !== position) fail(position, `the event's content says position ${stated ?? '(none)'}: a row moved`);
+      // The event's own position: the last top-level "position" key (keys after it in canonical order hold no objects).
+      const at = canonical.lastIndexOf(positionKey);
+      let stated = 0;
+      for (let i = at + positionKey.length; at >= 0 && i < canonical.length; i++) {
+        const digit = canonical[i]! - 48;
+        if (digit < 0 || digit > 9) break;
+        stated = stated * 10 + digit;
+      }
+      if (stated !== position) fail(position, `the event's content says position ${at < 0 ? '(none)' : stated}: a row moved`);
       if (prev !== prevHash) fail(position, `prev_hash does not match the hash of position ${position - 1}`);
-      const recomputed = createHash('sha256').update(Buffer.from(prev, 'hex')).update(canonical, 'utf8').digest();
-      if (recomputed.toString('hex') !== hash) fail(position, 'content does not match its hash (the row was altered)');
-      const ownLeaf = leafHash(Buffer.from(hash, 'hex'));
+      const hashBytes = Buffer.from(hash, 'hex');
+      // One buffer, one one-shot hash: prev_hash's 32 bytes, then the canonical event's bytes as they are in the file.
+      const body = Buffer.allocUnsafe(32 + canonical.length);
+      (prev === prevHash && prevBytes ? prevBytes : Buffer.from(prev, 'hex')).copy(body, 0);
+      canonical.copy(body, 32);
+      const recomputed = sha256(body);
+      if (!recomputed.equals(hashBytes)) fail(position, 'content does not match its hash (the row was altered)');
+      const ownLeaf = leafHash(hashBytes);
       const recordedLeaf = leafHex ? Buffer.from(leafHex, 'hex') : undefined;
+      const sameLeaf = recordedLeaf !== undefined && recordedLeaf.equals(ownLeaf);
       if (!recordedLeaf) {
         recordedOk = false;
         firstRecordedMismatch ??= position;
-      } else if (!recordedLeaf.equals(ownLeaf)) firstLeafMismatch ??= position;
+      } else if (!sameLeaf) firstLeafMismatch ??= position;
       if (kept?.leaves && position <= kept.size && !kept.leaves[position - 1]!.equals(ownLeaf)) firstDeparture ??= position;
-      recorded!.push(recordedLeaf ?? ownLeaf);
-      computed!.push(ownLeaf);
-      atSize(position);
+      // One tree while the recorded leaves agree with the rows (the usual case); two from the first disagreement.
+      if (!sameLeaf && recorded === computed) recorded = new MerkleAccumulator(computed!.state());
+      computed!.add(ownLeaf);
+      if (recorded !== computed) recorded!.add(recordedLeaf ?? ownLeaf);
+      if (signed.has(position) || kept?.size === position) atSize(position);
       prevHash = hash;
+      prevBytes = hashBytes;
       expected = position + 1;
-    } else if (kind === 'C ') {
-      const note = Buffer.from(line.slice(2), 'base64').toString('utf8');
+    } else if (kind === 'C') {
+      const note = Buffer.from(line.toString('latin1', 2), 'base64').toString('utf8');
       try {
         const checkpoint = openSigned(note, options.key);
         if (header && checkpoint.origin !== header.origin) fail(undefined, `a checkpoint names origin '${checkpoint.origin}', the export '${header.origin}'`);
@@ -172,13 +214,13 @@ export async function verifyExport(file: string, options: VerifyOptions): Promis
       } catch (error) {
         fail(undefined, `a checkpoint does not verify with the given key: ${error instanceof Error ? error.message : String(error)}`);
       }
-    } else if (kind === 'H ') {
-      header = JSON.parse(line.slice(2)) as ExportHeader;
+    } else if (kind === 'H') {
+      header = JSON.parse(line.toString('utf8', 2)) as ExportHeader;
       report.origin = header.origin;
       report.from = header.from;
       report.to = header.to;
-      recorded = new MerkleAccumulator({ size: header.prefix.size, peaks: header.prefix.peaks });
       computed = new MerkleAccumulator({ size: header.prefix.size, peaks: header.prefix.peaks });
+      recorded = computed;
       expected = header.from;
       if (header.prefix.size > 0) {
         const anchor = header.anchor;
@@ -188,6 +230,7 @@ export async function verifyExport(file: string, options: VerifyOptions): Promis
         }
         prevHash = anchor.hash;
       } else prevHash = '0'.repeat(64);
+      prevBytes = Buffer.from(prevHash, 'hex');
       if (kept && kept.origin !== header.origin) fail(undefined, `your checkpoint is of origin '${kept.origin}', the export of '${header.origin}'`);
       // The prefix itself against what the auditor kept: its root at the prefix size.
       if (kept && header.prefix.size > 0 && kept.size >= header.prefix.size) {
