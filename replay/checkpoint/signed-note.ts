@@ -214,6 +214,7 @@ function splitNote(note: string): { text: string; signatures: SignatureLine[] } 
   const block = note.slice(at + 2);
   if (block === '' || !block.endsWith('\n')) throw malformed('the signatures do not end in a newline');
   const lines = block.slice(0, -1).split('\n');
+  if (lines.length > maxSignatures) throw malformed(`${lines.length} signatures, more than ${maxSignatures}`);
   const firstLine = text.split('\n').length + 1;
   const signatures = lines.map((line, i): SignatureLine => {
     if (!line.startsWith(signaturePrefix)) throw malformed(`line ${firstLine + i} is not a signature line ('— <name> <signature>')`, firstLine + i);

@@ -319,6 +319,8 @@ describe('the RFC 9162 Merkle tree, for all trees up to 300 leaves', () => {
         // Another size, with the root of the tree of that size: the proof of this tree does not hold there.
         if (otherSize !== n && otherSize > index) expect(verifyInclusion(leaf, index, otherSize, proof, mth(all.slice(0, otherSize)))).toBe(false);
         expect(verifyInclusion(leaf, index, index, proof, root)).toBe(false);
+        // A tree twice as large is a level deeper: this proof, one hash short for it, fails even against this root.
+        expect(verifyInclusion(leaf, index, 2 * n, proof, root)).toBe(false);
         if (proof.length > 0) expect(verifyInclusion(leaf, index, n, proof.slice(0, -1), root)).toBe(false);
         expect(verifyInclusion(leaf, index, n, [...proof, root], root)).toBe(false);
         expect(verifyInclusion(leaf, index, n, [root, ...proof], root)).toBe(false);
@@ -346,6 +348,7 @@ describe('the RFC 9162 Merkle tree, for all trees up to 300 leaves', () => {
           // Other sizes, each with the true root of that size: this proof is not theirs.
           if (otherM !== m) expect(verifyConsistency(otherM, n, mth(leaves.slice(0, otherM)), newRoot, proof)).toBe(false);
           if (otherN !== n && otherN >= m) expect(verifyConsistency(m, otherN, oldRoot, mth(all.slice(0, otherN)), proof)).toBe(false);
+          expect(verifyConsistency(m, 2 * n, oldRoot, newRoot, proof)).toBe(false);
           expect(verifyConsistency(m, n, oldRoot, newRoot, [])).toBe(false);
           expect(verifyConsistency(m, n, oldRoot, newRoot, proof.slice(0, -1))).toBe(false);
           expect(verifyConsistency(m, n, oldRoot, newRoot, [...proof, newRoot])).toBe(false);
