@@ -40,6 +40,15 @@ export function auditRoutes(app: ZodApp, ctx: ApiContext): void {
     },
   });
 
+  app.get('/v1/audit/checkpoints/:size', {
+    schema: { tags, summary: 'the signed checkpoint of one tree size (text/plain), so proofs can be checked against a signed root', params: z.object({ size }) },
+    handler: async (request, reply) => {
+      const row = (await auditOf(ctx).pool.query<{ signed_note: string }>('SELECT signed_note FROM ledger_checkpoints WHERE size = $1', [request.params.size])).rows[0];
+      if (!row) throw new ApiError('API_NOT_FOUND', { resource: 'checkpoint', id: String(request.params.size) }, `no checkpoint was signed at size ${request.params.size}`);
+      return reply.type('text/plain; charset=utf-8').send(row.signed_note);
+    },
+  });
+
   app.get('/v1/audit/public-key', {
     schema: { tags, summary: "the checkpoints' verifier key (`<name>+<key id>+<key>`, text/plain)" },
     handler: async (_request, reply) => reply.type('text/plain; charset=utf-8').send(`${auditOf(ctx).signer.verifierKey}\n`),

@@ -8,7 +8,7 @@ import { request } from 'undici';
 import { verifyConsistency, verifyInclusion } from '../../../replay/merkle/rfc9162.js';
 import { openCheckpoint } from '../../../replay/audit/checkpointer.js';
 import { verifyExport } from '../../../replay/audit/verify-export.js';
-import { ApiCallError, callApi, connectionOf, connectionUsage, exitCodes, output, parseCommandArgs, required, runApiCommand, UsageError } from '../api-client.js';
+import { ApiCallError, callApi, connectionOf, connectionUsage, exitCodes, output, parseCommandArgs, required, runApiCommand, UsageError, type ApiConnection } from '../api-client.js';
 
 export const summary = 'the transparency log: signed checkpoints, inclusion and consistency proofs, export, and offline verify';
 
@@ -17,9 +17,11 @@ const usage = `usage: fleet-ledger audit <verb> [options]
   status                          the Merkle tree's size and lag behind the head, the newest checkpoint
   checkpoint                      the newest signed checkpoint (C2SP signed note)
   public-key                      the key that verifies checkpoints (give it to auditors and witnesses)
-  prove POSITION [--size N]       inclusion proof of the event at POSITION in the tree of N leaves (default: the
-                                  newest checkpoint), checked here against that signed checkpoint
-  consistency --from M --to N     consistency proof between two tree sizes, checked here
+  prove POSITION [--size N] [--key KEY]
+                                  inclusion proof of the event at POSITION in the signed tree of N leaves (default:
+                                  the newest checkpoint), checked here against that checkpoint's signed root
+  consistency --from M --to N [--key KEY]
+                                  consistency proof between two signed checkpoints, checked here against their roots
   export [--from P] [--to Q] --out FILE
                                   the events of [P, Q] in canonical form with the signed checkpoints covering them
                                   (Q rounds up to the next checkpoint)
@@ -56,6 +58,20 @@ function keyOf(text: string | undefined): string {
 
 const buf = (hex: string): Buffer => Buffer.from(hex, 'hex');
 
+/** The key proofs are checked with: the one the auditor holds (--key), else the server's, said so on stderr. */
+async function trustedKey(connection: ApiConnection, given: string | undefined): Promise<string> {
+  if (given) return keyOf(given);
+  process.stderr.write('note: checking against the public key the server sends; pass --key with the key you hold to check the server too\n');
+  return (await callApi<string>(connection, '/v1/audit/public-key')).trim();
+}
+
+/** A checkpoint of exactly `size`, its signature checked: proofs are checked against its root. */
+async function signedCheckpoint(connection: ApiConnection, key: string, size: number): Promise<ReturnType<typeof openCheckpoint>> {
+  const checkpoint = openCheckpoint(await callApi<string>(connection, `/v1/audit/checkpoints/${size}`), key);
+  if (checkpoint.size !== size) throw new UsageError(`the server answered a checkpoint of size ${checkpoint.size} for size ${size}`);
+  return checkpoint;
+}
+
 export function run(argv: string[]): Promise<number> {
   return runApiCommand('audit', usage, argv, async () => {
     const { values, positionals } = parseCommandArgs(argv, options);
@@ -82,25 +98,25 @@ export function run(argv: string[]): Promise<number> {
         return exitCodes.ok;
       case 'prove': {
         const position = positiveInt(required(positionals, 1, 'POSITION'), 'POSITION')!;
-        const size = positiveInt(values.size, '--size');
-        const key = (await callApi<string>(connection, '/v1/audit/public-key')).trim();
-        const proof = await callApi(connection, '/v1/audit/proofs/inclusion', { query: { position, size } });
-        const checkpoint = openCheckpoint(await callApi<string>(connection, '/v1/audit/checkpoint'), key);
-        const ok = verifyInclusion(buf(proof.leafHash), proof.leafIndex, proof.treeSize, proof.proof.map(buf), buf(proof.root));
-        const signed = checkpoint.size === proof.treeSize ? checkpoint.root.equals(buf(proof.root)) : undefined;
-        output(connection, { ...proof, verified: ok, matchesNewestCheckpoint: signed ?? null }, () =>
-          `event ${position} (hash ${proof.eventHash}) is ${ok ? '' : 'NOT '}included in the tree of ${proof.treeSize} leaves, root ${proof.root}` +
-          `${signed === undefined ? '' : signed ? ' (the newest signed checkpoint)' : ' (which is NOT the newest signed root)'}\n  proof: ${proof.proof.length} hashes\n`,
+        const key = await trustedKey(connection, values.key);
+        const signed = values.size ? await signedCheckpoint(connection, key, positiveInt(values.size, '--size')!) : openCheckpoint(await callApi<string>(connection, '/v1/audit/checkpoint'), key);
+        const proof = await callApi(connection, '/v1/audit/proofs/inclusion', { query: { position, size: signed.size } });
+        // Checked against the root of the signed checkpoint, never against the root the server sends along.
+        const ok = verifyInclusion(buf(proof.leafHash), proof.leafIndex, signed.size, proof.proof.map(buf), signed.root);
+        output(connection, { ...proof, signedRoot: signed.root.toString('hex'), verified: ok }, () =>
+          `event ${position} (hash ${proof.eventHash}) is ${ok ? '' : 'NOT '}included in the signed tree of ${signed.size} leaves (root ${signed.root.toString('hex')}, signed ${signed.time ?? ''}); proof: ${proof.proof.length} hashes\n`,
         );
-        return ok && signed !== false ? exitCodes.ok : exitCodes.error;
+        return ok ? exitCodes.ok : exitCodes.error;
       }
       case 'consistency': {
         const from = positiveInt(values.from, '--from');
         const to = positiveInt(values.to, '--to');
-        if (!from || !to) throw new UsageError('consistency needs --from M --to N');
+        if (!from || !to) throw new UsageError('consistency needs --from M --to N (sizes of signed checkpoints)');
+        const key = await trustedKey(connection, values.key);
+        const [older, newer] = [await signedCheckpoint(connection, key, from), await signedCheckpoint(connection, key, to)];
         const proof = await callApi(connection, '/v1/audit/proofs/consistency', { query: { from, to } });
-        const ok = verifyConsistency(from, to, buf(proof.fromRoot), buf(proof.toRoot), proof.proof.map(buf));
-        output(connection, { ...proof, verified: ok }, () => `the tree of ${from} leaves (root ${proof.fromRoot}) is ${ok ? '' : 'NOT '}a prefix of the tree of ${to} leaves (root ${proof.toRoot}); proof: ${proof.proof.length} hashes\n`);
+        const ok = verifyConsistency(from, to, older.root, newer.root, proof.proof.map(buf));
+        output(connection, { ...proof, fromRoot: older.root.toString('hex'), toRoot: newer.root.toString('hex'), verified: ok }, () => `the signed tree of ${from} leaves (root ${older.root.toString('hex')}) is ${ok ? '' : 'NOT '}a prefix of the signed tree of ${to} leaves (root ${newer.root.toString('hex')}); proof: ${proof.proof.length} hashes\n`);
         return ok ? exitCodes.ok : exitCodes.error;
       }
       case 'export': {
