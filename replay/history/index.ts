@@ -1,2 +1,17 @@
-/** One node's timeline and the changes between two points of the log, for auditors. */
-export { fleetDiff, nodeTimeline, summarize, type FleetDiff, type Silence, type Timeline, type TimelineEntry } from './history.js';
+/**
+ * An auditor's history of the fleet: one node's timeline (every event about it, its silences as intervals, its
+ * alarms) and what changed between two points of the log (nodes, firmware, darkness, drift, alarms, saga steps,
+ * intents with who asked). Points are log positions or instants.
+ */
+export { nodeTimeline, type NodeTimeline, type NodeTimelineOptions, type Silence, type TimelineEntry } from './node-timeline.js';
+export { fleetDiff, type DarkSpell, type FleetDiff, type FleetDiffCounts, type FleetDiffOptions, type IntentRecord } from './fleet-diff.js';
+export type { AlarmAck, AlarmRecord, AlarmSource } from './alarm-history.js';
+export type { DriftChange } from './drift-changes.js';
+export type { FirmwareChange } from './firmware-changes.js';
+export type { MembershipChange } from './membership-changes.js';
+export type { SagaMilestone, StepChange, StepChangeKind } from './saga-changes.js';
+export { parsePoint, pointDescription, pointPattern, positionAt, resolveWindow, type LogPoint, type LogWindow, type PointInput } from './log-window.js';
+export { HistoryError, historyErrorCatalogue, isHistoryError, type AnyHistoryError, type HistoryErrorCode, type HistoryErrorDetails } from './history-error.js';
+export { historyMigrations, nodeIndexesPresent, nodeIndexNames } from './node-index-migration.js';
+export { summarizeEvent, shortInstant } from './event-summary.js';
+export { FoldStartFinder, replayNodeLiveness, type PositionedFact } from './liveness-replay.js';
