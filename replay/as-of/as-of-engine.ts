@@ -1,291 +1,377 @@
 /**
  * Time travel: every read model as of a log position or an instant.
  *
- * Periodic snapshots plus the tail of the log. A snapshot (`replay_snap_<n>` schema) is a copy of every projection's
- * tables taken in one REPEATABLE READ transaction together with each projection's checkpoint, so each copy is exactly
- * the projection at its position. A question as of position P clones the newest snapshot at or before P into a
- * scratch schema (`replay_asof_<n>`), applies the tail (snapshot position, P] through each projection's own `apply`,
- * and the ordinary query functions answer from that schema. Materialized schemas are kept in a small LRU (identical
- * concurrent questions share one), dropped on eviction, at stop, and, after a crash, at the next start.
+ * Design: periodic snapshots plus the tail of the log.
+ * - A snapshotter (started with the ledger) copies each projection's tables together with that projection's checkpoint,
+ *   in one REPEATABLE READ transaction, into `as_of_snapshot_<id>` (catalogue: `as_of_snapshots`,
+ *   `as_of_snapshot_parts`), every `snapshotEveryEvents` positions of projection progress or every `snapshotEveryMs`,
+ *   whichever first; older snapshots are thinned by a retention policy.
+ * - A question as of position P materializes only the projections it reads: for each, the newest snapshot at or before
+ *   P is cloned into an UNLOGGED view schema (`as_of_view_<engine>_<n>`) and the tail (snapshot, P] is applied through
+ *   the projection's own `apply` (read with the store's `readAll`, only the projection's event types), all in one
+ *   transaction. The ordinary query functions then answer from that schema, in a READ ONLY transaction whose search
+ *   path holds the view alone: nothing asked through time travel can write, or read a live table by accident.
+ * - Views are cached (LRU, default 4); identical concurrent questions share one materialization; a view is dropped on
+ *   eviction once its last reader is done, and at stop. Each engine holds a session advisory lock while it lives; a
+ *   view schema whose engine holds none (the process died) is dropped by the next engine to start, or by a live one's
+ *   periodic sweep.
+ * - An instant resolves to the last position recorded at or before it (the ledger clock never runs backwards along the
+ *   log) by a binary search over the primary key run inside PostgreSQL; every answer states the position and the
+ *   `recorded_at` it reflects.
  *
- * Why not temporal read models (validity ranges on every row): that doubles every projection's write path to serve
- * a read auditors ask rarely; snapshots reuse the projections unchanged and bound the tail by the snapshot spacing
- * (`bench/asof.ts` measures it).
+ * Why not the alternatives:
+ * - Replaying every projection from position 1 per question: `bench/asof.ts` measures it beside the snapshot answer.
+ * - Temporal read models (validity ranges on every row): every projection's write path would change, and so would
+ *   every query; snapshots reuse both unchanged.
+ * - Materializing every projection per question: a question about dark nodes needs liveness only.
  *
- * The ledger clock never runs backwards along the log, so an instant maps to a position by binary search over the
- * primary key: the last event recorded at or before it.
+ * Figures (`npx tsx bench/asof.ts --json`, 25,000 nodes, 2,000,100 events, 2 cores shared with other work):
+ * see the end of this comment block once measured; `README.md` carries the full line.
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
 import type { EventStore, Projection } from '../../src/ledger/index.js';
-
-export class AsOfError extends Error {
-  constructor(
-    readonly code: 'ASOF_INVALID' | 'ASOF_BEYOND_HEAD' | 'ASOF_BEFORE_LOG',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'AsOfError';
-  }
-}
-
-export interface AsOfPoint {
-  position: number;
-  recordedAt: Date;
-}
-
-export interface AsOfView extends AsOfPoint {
-  schema: string;
-  db: Kysely<any>;
-}
+import { AsOfError } from './as-of-error.js';
+import { parsePoint, positionAtOrBefore, recordedAtOf, type AsOfPoint, type PointQuestion } from './as-of-point.js';
+import { dropStale, ensureCatalogue, newEngineKey, viewSchema } from './as-of-storage.js';
+import { EngineLock } from './engine-lock.js';
+import { applyTail, clonePart, completeIndexes, createViewTables, materializeProjection, type MaterializeStats } from './materialize.js';
+import { pruneSnapshots, type RetentionPolicy } from './retention.js';
+import { rolloutAsOf, rolloutsAsOf, stepAsOf } from './rollouts-as-of.js';
+import { Snapshotter } from './snapshotter.js';
+import { indexDefinitions, listSnapshots, measureSnapshot, newestPart, recordSnapshot, takeSnapshot, type SnapshotSummary } from './snapshot-store.js';
+import { ViewCache } from './view-cache.js';
 
 export interface AsOfOptions {
-  /** A snapshot every this many events of log growth (default 50,000). */
+  /** A snapshot once the projections advanced this many positions (default 50,000). */
   snapshotEveryEvents?: number;
-  /** Materialized views kept (default 4). */
-  cached?: number;
-  /** How often the snapshotter looks at the head (default 5 s). */
-  checkIntervalMs?: number;
-  /** false: every view replays the log from position 1 (the baseline the benchmark compares with). */
+  /** A snapshot once this long passed, if the projections advanced at all (default 10 minutes). */
+  snapshotEveryMs?: number;
+  /** How often the snapshotter looks (default 5 s). */
+  snapshotCheckMs?: number;
+  /** Which snapshots are kept (default: all of the last 24 hours of the log, one an hour before that). */
+  retention?: Partial<RetentionPolicy>;
+  /** Views kept materialized (default 4). */
+  cachedViews?: number;
+  /** Connections of the engine's own pool: materializations never take the live ledger's (default 4). */
+  connections?: number;
+  /** Events read and applied at a time in a tail (default 1,000). */
+  pageSize?: number;
+  /** false: every view replays its projections from position 1 (the baseline the benchmark compares with). */
   useSnapshots?: boolean;
+  /** The ledger clock, for refusing instants in the future (default: now). */
+  clock?: () => Date;
+  /** How often the engine sweeps the views of engines that died (default 60 s; also done at start). */
+  sweepMs?: number;
+  /** Problems worth an operator's attention (a snapshot or a sweep that failed and will be retried). */
   log?: (message: string, fields?: Record<string, unknown>) => void;
+  /** Each snapshot the snapshotter takes, with how many old ones the retention policy let go. */
+  onSnapshot?: (snapshot: SnapshotSummary, pruned: number) => void;
 }
 
-interface Snapshot {
-  id: number;
-  schema: string;
-  positions: Record<string, { version: number; position: number }>;
+export interface AsOfStats {
+  snapshots: number;
+  materialized: number;
+  /** The materializations behind the last question answered. */
+  lastQuestion: MaterializeStats[];
 }
 
-const positiveInteger = /^[1-9][0-9]{0,15}$/;
+const defaultRetention: RetentionPolicy = { keepAllForMs: 86_400_000, olderSpacingMs: 3_600_000 };
 
+/**
+ * The as-of engine of one process: resolves points, materializes and caches views, runs the snapshotter. Construct it
+ * with the store and the same projections the runner runs (their names, versions and `apply` are what it replays).
+ */
 export class AsOfEngine {
+  /** This engine's key: the advisory lock it holds while it lives, and part of its view schemas' names. */
+  readonly engineKey = newEngineKey();
+  readonly stats: AsOfStats = { snapshots: 0, materialized: 0, lastQuestion: [] };
+  readonly #store: EventStore;
+  readonly #projections: ReadonlyMap<string, Projection>;
+  readonly #options: Required<Omit<AsOfOptions, 'retention'>> & { retention: RetentionPolicy };
+  readonly #pool: pg.Pool;
   readonly #db: Kysely<any>;
-  #timer: NodeJS.Timeout | null = null;
-  #snapshotting: Promise<unknown> | null = null;
-  readonly #views = new Map<number, Promise<AsOfView>>();
+  readonly #cache: ViewCache;
+  readonly #lock: EngineLock;
+  #snapshotter: Snapshotter | null = null;
+  #sweeper: NodeJS.Timeout | null = null;
+  #exclusive: Promise<unknown> = Promise.resolve();
+  #viewSequence = 0;
+  #started = false;
   #stopped = false;
-  readonly stats = { snapshots: 0, materialized: 0, lastMaterializeMs: 0, lastTailEvents: 0 };
 
-  constructor(
-    private readonly store: EventStore,
-    private readonly projections: readonly Projection[],
-    private readonly options: AsOfOptions = {},
-  ) {
-    this.#db = store.db as unknown as Kysely<any>;
-  }
-
-  /** Creates the catalogue, drops scratch schemas a crashed process left, and starts the snapshotter. */
-  async start(options: { snapshots?: boolean } = {}): Promise<void> {
-    await sql`CREATE TABLE IF NOT EXISTS replay_snapshots (
-      id         bigserial   PRIMARY KEY,
-      schema     text        NOT NULL UNIQUE,
-      positions  jsonb       NOT NULL,
-      max_position bigint    NOT NULL,
-      taken_at   timestamptz NOT NULL DEFAULT now()
-    )`.execute(this.#db);
-    await this.#dropStale();
-    if (options.snapshots === false) return;
-    const tick = (): void => {
-      void this.#maybeSnapshot()
-        .catch((error: unknown) => this.options.log?.('snapshot failed', { error: String(error) }))
-        .finally(() => {
-          if (!this.#stopped) this.#timer = setTimeout(tick, this.options.checkIntervalMs ?? 5_000);
-        });
+  constructor(store: EventStore, projections: readonly Projection[], options: AsOfOptions = {}) {
+    this.#store = store;
+    this.#projections = new Map(projections.map((projection) => [projection.name, projection]));
+    this.#options = {
+      snapshotEveryEvents: options.snapshotEveryEvents ?? 50_000,
+      snapshotEveryMs: options.snapshotEveryMs ?? 10 * 60_000,
+      snapshotCheckMs: options.snapshotCheckMs ?? 5_000,
+      retention: { ...defaultRetention, ...options.retention },
+      cachedViews: options.cachedViews ?? 4,
+      connections: options.connections ?? 4,
+      pageSize: options.pageSize ?? 1_000,
+      useSnapshots: options.useSnapshots ?? true,
+      clock: options.clock ?? (() => new Date()),
+      sweepMs: options.sweepMs ?? 60_000,
+      log: options.log ?? (() => undefined),
+      onSnapshot: options.onSnapshot ?? (() => undefined),
     };
-    this.#timer = setTimeout(tick, this.options.checkIntervalMs ?? 5_000);
-  }
-
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    if (this.#timer) clearTimeout(this.#timer);
-    await this.#snapshotting?.catch(() => undefined);
-    for (const view of this.#views.values()) await this.#drop(view);
-    this.#views.clear();
-  }
-
-  async #dropStale(): Promise<void> {
-    const known = new Set((await sql<{ schema: string }>`SELECT schema FROM replay_snapshots`.execute(this.#db)).rows.map((row) => row.schema));
-    const schemas = await sql<{ nspname: string }>`SELECT nspname FROM pg_namespace WHERE nspname LIKE 'replay\\_asof\\_%' OR nspname LIKE 'replay\\_snap\\_%'`.execute(this.#db);
-    for (const { nspname } of schemas.rows) {
-      if (nspname.startsWith('replay_snap_') && known.has(nspname)) continue;
-      await sql`DROP SCHEMA IF EXISTS ${sql.id(nspname)} CASCADE`.execute(this.#db);
+    for (const name of ['snapshotEveryEvents', 'snapshotEveryMs', 'snapshotCheckMs', 'cachedViews', 'connections', 'pageSize', 'sweepMs'] as const) {
+      const value = this.#options[name];
+      if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`as-of option ${name} must be a whole number, 1 or more, got ${value}`);
     }
+    this.#pool = new pg.Pool({ connectionString: store.connectionString, max: this.#options.connections });
+    // As the store's pool: a lost connection fails the statement in flight, never the process.
+    this.#pool.on('error', () => undefined);
+    this.#pool.on('connect', (client) => client.on('error', () => undefined));
+    this.#db = new Kysely<any>({ dialect: new PostgresDialect({ pool: this.#pool }) });
+    this.#lock = new EngineLock(store.connectionString, this.engineKey, this.#options.log);
+    this.#cache = new ViewCache(this.#options.cachedViews, {
+      nameView: () => viewSchema(this.engineKey, (this.#viewSequence += 1)),
+      createSchema: async (schema) => void (await sql`CREATE SCHEMA ${sql.id(schema)}`.execute(this.#db)),
+      dropSchema: async (schema) => void (await sql`DROP SCHEMA IF EXISTS ${sql.id(schema)} CASCADE`.execute(this.#db)),
+      materialize: (schema, position, name) => this.#materialize(schema, position, name),
+      onDropError: (schema, error) => this.#options.log('as-of view not dropped (the first engine to sweep after this one stops will)', { schema, error: String(error) }),
+    });
   }
 
-  async #maybeSnapshot(): Promise<void> {
-    const head = await this.store.head();
-    const last = await sql<{ max: string | null }>`SELECT max(max_position) AS max FROM replay_snapshots`.execute(this.#db);
-    const lastPosition = Number(last.rows[0]?.max ?? 0);
-    if (head.position - lastPosition >= (this.options.snapshotEveryEvents ?? 50_000)) await this.snapshot();
-  }
-
-  /** Copies every running projection's tables with its checkpoint, consistently. */
-  snapshot(): Promise<Snapshot | null> {
-    const run = this.#snapshot();
-    this.#snapshotting = run.catch(() => undefined);
-    return run;
-  }
-
-  async #snapshot(): Promise<Snapshot | null> {
-    const id = Date.now() * 1000 + Math.floor(Math.random() * 1000);
-    const schema = `replay_snap_${id}`;
-    const positions: Snapshot['positions'] = {};
-    await this.#db
-      .transaction()
-      .setIsolationLevel('repeatable read')
-      .execute(async (trx) => {
-        const checkpoints = await sql<{ name: string; version: number; position: string; status: string }>`SELECT name, version, position, status FROM projection_checkpoints`.execute(trx);
-        const byName = new Map(checkpoints.rows.map((row) => [row.name, row]));
-        await sql`CREATE SCHEMA ${sql.id(schema)}`.execute(trx);
-        for (const projection of this.projections) {
-          const checkpoint = byName.get(projection.name);
-          if (!checkpoint || checkpoint.status !== 'running' || checkpoint.version !== projection.version) continue;
-          for (const table of projection.tables) {
-            await sql`CREATE TABLE ${sql.id(schema, table)} (LIKE ${sql.id('public', table)} INCLUDING ALL)`.execute(trx);
-            await sql`INSERT INTO ${sql.id(schema, table)} SELECT * FROM ${sql.id('public', table)}`.execute(trx);
-          }
-          positions[projection.name] = { version: projection.version, position: Number(checkpoint.position) };
-        }
-        const max = Math.max(0, ...Object.values(positions).map((p) => p.position));
-        await sql`INSERT INTO replay_snapshots (schema, positions, max_position) VALUES (${schema}, ${JSON.stringify(positions)}::jsonb, ${max})`.execute(trx);
-      });
-    this.stats.snapshots += 1;
-    return { id, schema, positions };
+  /** The projections this engine can answer about, by name. */
+  get projectionNames(): string[] {
+    return [...this.#projections.keys()];
   }
 
   /**
-   * Snapshots every `every` events over a log that grew without them (a ledger upgraded to time travel, a restored
-   * backup): each is the previous one plus its tail, so the whole costs about one replay of the log.
+   * Creates the catalogue when absent, takes this engine's lock, drops what engines that died left (their view
+   * schemas), and (unless `snapshots: false`) starts the snapshotter.
    */
-  async backfillSnapshots(every: number): Promise<number> {
-    const head = await this.store.head();
-    const last = Number((await sql<{ max: string | null }>`SELECT max(max_position) AS max FROM replay_snapshots`.execute(this.#db)).rows[0]?.max ?? 0);
-    let created = 0;
-    for (let position = last + every; position <= head.position; position += every) {
-      const view = await this.#materialize({ position, recordedAt: await this.#recordedAt(position) });
-      const schema = `replay_snap_${Date.now() * 1000 + Math.floor(Math.random() * 1000)}`;
-      const positions = Object.fromEntries(this.projections.map((projection) => [projection.name, { version: projection.version, position }]));
-      await this.#db.transaction().execute(async (trx) => {
-        await sql`ALTER SCHEMA ${sql.id(view.schema)} RENAME TO ${sql.id(schema)}`.execute(trx);
-        await sql`INSERT INTO replay_snapshots (schema, positions, max_position) VALUES (${schema}, ${JSON.stringify(positions)}::jsonb, ${position})`.execute(trx);
-      });
-      created += 1;
-      this.stats.snapshots += 1;
-    }
-    return created;
+  async start(options: { snapshots?: boolean } = {}): Promise<void> {
+    if (this.#started) return;
+    this.#started = true;
+    await ensureCatalogue(this.#db);
+    await this.#lock.ensure();
+    await this.#sweep();
+    this.#sweeper = setInterval(() => {
+      void this.#lock
+        .ensure()
+        .then(() => this.#sweep())
+        .catch((error: unknown) => this.#options.log('as-of sweep failed (retried at the next)', { error: String(error) }));
+    }, this.#options.sweepMs);
+    this.#sweeper.unref();
+    if (options.snapshots === false) return;
+    this.#snapshotter = new Snapshotter(
+      this.#db,
+      [...this.#projections.values()],
+      { everyEvents: this.#options.snapshotEveryEvents, everyMs: this.#options.snapshotEveryMs, checkMs: this.#options.snapshotCheckMs, retention: this.#options.retention },
+      {
+        exclusive: (run) => this.#serially(run),
+        onSnapshot: (snapshot, pruned) => {
+          this.stats.snapshots += 1;
+          this.#options.onSnapshot(snapshot, pruned);
+        },
+        onError: (error) => this.#options.log('read-model snapshot failed (retried at the next check)', { error: String(error) }),
+      },
+    );
+    this.#snapshotter.start();
   }
 
-  /** An instant (RFC 3339) or a position, as the position and time it stands for. */
+  /** Stops the snapshotter, drops this engine's views (after their readers), and closes the engine's connections. */
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    if (this.#sweeper) clearInterval(this.#sweeper);
+    await this.#snapshotter?.stop();
+    await this.#exclusive.catch(() => undefined);
+    await this.#cache.close();
+    await this.#lock.release();
+    await this.#db.destroy();
+  }
+
+  async #sweep(): Promise<void> {
+    const dropped = await dropStale(this.#db);
+    if (dropped.views.length + dropped.snapshots.length > 0) this.#options.log('dropped what stopped as-of engines left', dropped);
+  }
+
+  /** Runs snapshot work one at a time (the snapshotter and a backfill never interleave). */
+  #serially<T>(run: () => Promise<T>): Promise<T> {
+    const next = this.#exclusive.catch(() => undefined).then(run);
+    this.#exclusive = next;
+    return next;
+  }
+
+  /** An asOf value (`1234` or an RFC 3339 instant) as the point it stands for. */
   async resolve(asOf: string): Promise<AsOfPoint> {
-    const head = await this.store.head();
-    if (positiveInteger.test(asOf)) {
-      const position = Number(asOf);
-      if (position > head.position) throw new AsOfError('ASOF_BEYOND_HEAD', `position ${position} is beyond the head of the log (${head.position})`);
-      return { position, recordedAt: await this.#recordedAt(position) };
-    }
-    if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(asOf) || Number.isNaN(Date.parse(asOf))) {
-      throw new AsOfError('ASOF_INVALID', `asOf must be an RFC 3339 instant (2026-12-01T03:00:00Z) or a log position, got '${asOf.slice(0, 60)}'`);
-    }
-    const instant = new Date(asOf);
-    if (instant.getTime() > Date.now() + 1_000) throw new AsOfError('ASOF_BEYOND_HEAD', `${asOf} is in the future`);
-    const position = await this.positionAt(instant, head.position);
-    if (position === 0) throw new AsOfError('ASOF_BEFORE_LOG', `the log begins after ${asOf}`);
-    return { position, recordedAt: instant };
+    return this.resolvePoint(parsePoint(asOf));
   }
 
-  async #recordedAt(position: number): Promise<Date> {
-    const row = await this.#db.selectFrom('ledger_events').select('recorded_at').where('position', '=', position).executeTakeFirst();
-    return row ? new Date(row.recorded_at) : new Date(0);
-  }
-
-  /** The last position recorded at or before `instant` (0: none), by binary search over positions. */
-  async positionAt(instant: Date, headPosition: number): Promise<number> {
-    let low = 0;
-    let high = headPosition;
-    while (low < high) {
-      const mid = Math.ceil((low + high) / 2);
-      if ((await this.#recordedAt(mid)).getTime() <= instant.getTime()) low = mid;
-      else high = mid - 1;
-    }
-    return low;
-  }
-
-  /** The read models as of `position`, materialized (or shared with a caller who asked the same). */
-  view(point: AsOfPoint): Promise<AsOfView> {
-    const cached = this.#views.get(point.position);
-    if (cached) {
-      // Most recently used last.
-      this.#views.delete(point.position);
-      this.#views.set(point.position, cached);
-      return cached;
-    }
-    const building = this.#materialize(point);
-    this.#views.set(point.position, building);
-    building.catch(() => this.#views.delete(point.position));
-    void this.#evict();
-    return building;
-  }
-
-  async #evict(): Promise<void> {
-    const limit = this.options.cached ?? 4;
-    while (this.#views.size > limit) {
-      const [oldest, view] = this.#views.entries().next().value as [number, Promise<AsOfView>];
-      this.#views.delete(oldest);
-      // Give readers of the evicted view a moment to finish before its schema goes.
-      setTimeout(() => void view.then((v) => this.#drop(v)).catch(() => undefined), 30_000).unref();
-    }
-  }
-
-  async #drop(view: Promise<AsOfView> | AsOfView): Promise<void> {
-    const resolved = await Promise.resolve(view).catch(() => null);
-    if (resolved) await sql`DROP SCHEMA IF EXISTS ${sql.id(resolved.schema)} CASCADE`.execute(this.#db).catch(() => undefined);
-  }
-
-  async #materialize(point: AsOfPoint): Promise<AsOfView> {
-    const started = performance.now();
-    const schema = `replay_asof_${point.position}_${Math.floor(Math.random() * 1e9)}`;
-    const snapshot =
-      this.options.useSnapshots === false
-        ? undefined
-        : (
-            await sql<{ schema: string; positions: Snapshot['positions'] }>`
-              SELECT schema, positions FROM replay_snapshots WHERE max_position <= ${point.position} ORDER BY max_position DESC LIMIT 1`.execute(this.#db)
-          ).rows[0];
-    await sql`CREATE SCHEMA ${sql.id(schema)}`.execute(this.#db);
-    try {
-      let tail = 0;
-      for (const projection of this.projections) {
-        const from = snapshot?.positions[projection.name];
-        const usable = from && from.version === projection.version;
-        if (usable) {
-          for (const table of projection.tables) {
-            await sql`CREATE TABLE ${sql.id(schema, table)} (LIKE ${sql.id(snapshot.schema, table)} INCLUDING ALL)`.execute(this.#db);
-            await sql`INSERT INTO ${sql.id(schema, table)} SELECT * FROM ${sql.id(snapshot.schema, table)}`.execute(this.#db);
-          }
-        } else {
-          await projection.createTables(this.#db.withSchema(schema));
-        }
-        tail += await this.#applyTail(projection, schema, usable ? from.position + 1 : 1, point.position);
+  /**
+   * A position or an instant as the point it stands for. Refused (typed): a position past the head, an instant later
+   * than the ledger clock, an instant before the first event, any point of an empty log.
+   */
+  async resolvePoint(question: PointQuestion): Promise<AsOfPoint> {
+    const head = await this.#store.head();
+    const value = 'position' in question ? String(question.position) : question.instant.toISOString();
+    if ('position' in question) {
+      if (!Number.isSafeInteger(question.position) || question.position < 1) {
+        throw new AsOfError('ASOF_INVALID_POINT', { value, reason: 'a position is a whole number, 1 or more' }, `asOf position must be a whole number, 1 or more, got ${value}`);
       }
-      this.stats.materialized += 1;
-      this.stats.lastTailEvents = tail;
-      this.stats.lastMaterializeMs = performance.now() - started;
-      return { ...point, schema, db: this.#db.withSchema(schema) };
+      if (question.position > head.position) {
+        throw new AsOfError('ASOF_BEYOND_HEAD', { value, position: question.position, headPosition: head.position }, `position ${question.position} is beyond the head of the log (${head.position})`);
+      }
+      const recordedAt = (await recordedAtOf(this.#store.db as unknown as Kysely<any>, question.position))!;
+      return { position: question.position, recordedAt, instant: recordedAt };
+    }
+    const now = this.#options.clock();
+    if (question.instant.getTime() > now.getTime()) {
+      throw new AsOfError('ASOF_IN_FUTURE', { value, now: now.toISOString(), headPosition: head.position }, `${value} is in the future (the ledger clock reads ${now.toISOString()})`);
+    }
+    const db = this.#store.db as unknown as Kysely<any>;
+    const position = await positionAtOrBefore(db, question.instant, head);
+    if (position === 0) {
+      const first = head.position === 0 ? null : await recordedAtOf(db, 1);
+      throw new AsOfError(
+        'ASOF_BEFORE_LOG',
+        { value, firstRecordedAt: first?.toISOString() ?? null },
+        first ? `${value} is before the first event of the log (recorded ${first.toISOString()})` : `the log is empty: nothing to show as of ${value}`,
+      );
+    }
+    return { position, recordedAt: (await recordedAtOf(db, position))!, instant: question.instant };
+  }
+
+  /**
+   * Runs `query` against the read models of `projections` as of `point`, in a READ ONLY transaction bound to the view
+   * schema (the query functions of `projections/` take it as their `db`). The view is materialized if needed, shared
+   * with concurrent questions about the same position, and cannot be dropped while `query` runs.
+   */
+  async read<T>(point: AsOfPoint, projections: readonly string[], query: (db: Kysely<any>) => Promise<T>): Promise<T> {
+    if (this.#stopped) throw new AsOfError('ASOF_STOPPED', {}, 'the as-of engine is stopped');
+    for (const name of projections) {
+      if (!this.#projections.has(name)) throw new AsOfError('ASOF_UNKNOWN_PROJECTION', { projection: name, known: this.projectionNames }, `no projection '${name}' (known: ${this.projectionNames.join(', ')})`);
+    }
+    const ask = (): Promise<T> =>
+      this.#cache.use(point.position, projections, async (schema, stats) => {
+        this.stats.lastQuestion = stats;
+        return this.#db
+          .transaction()
+          .setAccessMode('read only')
+          .execute(async (trx) => {
+            // Only the view is on the search path: raw SQL in a query function that names a table without a schema
+            // reads the view's table, and one naming a table the view lacks fails instead of reading live data.
+            await sql`SET LOCAL search_path TO ${sql.id(schema)}`.execute(trx);
+            return query(trx.withSchema(schema));
+          });
+      });
+    try {
+      return await ask();
     } catch (error) {
-      await sql`DROP SCHEMA IF EXISTS ${sql.id(schema)} CASCADE`.execute(this.#db).catch(() => undefined);
-      throw error;
+      // The view's schema went away under it (another engine swept it while this one had lost its lock): build it again.
+      const code = (error as { code?: unknown }).code;
+      if (code !== '3F000' && code !== '42P01') throw error;
+      this.#cache.invalidate(point.position);
+      return ask();
     }
   }
 
-  async #applyTail(projection: Projection, schema: string, from: number, to: number): Promise<number> {
-    let applied = 0;
-    for (let next = from; next <= to; ) {
-      const events = await this.store.readAll({ fromPosition: next, toPosition: to, types: projection.eventTypes, limit: 5_000 });
-      if (events.length === 0) break;
-      await this.#db.transaction().execute((trx) => projection.apply(trx.withSchema(schema), events));
-      applied += events.length;
-      next = events[events.length - 1]!.position + 1;
-    }
-    return applied;
+  async #materialize(schema: string, position: number, name: string): Promise<MaterializeStats> {
+    const projection = this.#projections.get(name)!;
+    const stats = await materializeProjection(this.#db, this.#store, projection, schema, position, { pageSize: this.#options.pageSize, useSnapshots: this.#options.useSnapshots });
+    this.stats.materialized += 1;
+    return stats;
+  }
+
+  /** Rollouts planned by `point`, each folded up to it. */
+  rollouts(point: AsOfPoint) {
+    return rolloutsAsOf(this.#store, point.position);
+  }
+
+  /** One rollout as of `point` (null: not planned by then). */
+  rollout(point: AsOfPoint, rolloutId: string) {
+    return rolloutAsOf(this.#store, rolloutId, point.position);
+  }
+
+  /** One node's firmware step of a rollout as of `point`. */
+  rolloutStep(point: AsOfPoint, rolloutId: string, nodeId: string) {
+    return stepAsOf(this.#store, rolloutId, nodeId, point.position);
+  }
+
+  /** Takes a snapshot now (if none is being taken by another process), then applies the retention policy. */
+  snapshot(): Promise<SnapshotSummary | null> {
+    return this.#serially(async () => {
+      const snapshot = await takeSnapshot(this.#db, [...this.#projections.values()]);
+      if (snapshot) {
+        this.stats.snapshots += 1;
+        await pruneSnapshots(this.#db, await listSnapshots(this.#db), this.#options.retention, this.#options.clock());
+      }
+      return snapshot;
+    });
+  }
+
+  /** Every snapshot kept, oldest first. */
+  snapshots(): Promise<SnapshotSummary[]> {
+    return listSnapshots(this.#db);
+  }
+
+  /**
+   * Snapshots every `every` positions past the newest one, built from the log (a ledger upgraded to time travel, a
+   * restored backup, a log that grew while the snapshotter was off): one working view advances along the log through
+   * the projections' `apply`, and is copied out at each step, so the whole costs about one replay of the log plus the
+   * copies. Returns the snapshots made.
+   */
+  backfillSnapshots(every: number, onProgress?: (snapshot: SnapshotSummary) => void): Promise<SnapshotSummary[]> {
+    if (!Number.isSafeInteger(every) || every < 1) throw new RangeError(`every must be a whole number of positions, 1 or more, got ${every}`);
+    return this.#serially(async () => {
+      const projections = [...this.#projections.values()];
+      const head = await this.#store.head();
+      const working = viewSchema(this.engineKey, (this.#viewSequence += 1));
+      const made: SnapshotSummary[] = [];
+      await sql`CREATE SCHEMA ${sql.id(working)}`.execute(this.#db);
+      try {
+        const reached = new Map<string, number>();
+        for (const projection of projections) {
+          await this.#db.transaction().execute(async (trx) => {
+            const part = await newestPart(trx, projection, head.position);
+            if (part) {
+              await clonePart(trx, part, working);
+              await completeIndexes(trx, part, working);
+            } else {
+              await createViewTables(trx, projection, working);
+            }
+            reached.set(projection.name, part?.position ?? 0);
+          });
+        }
+        const start = Math.max(...reached.values());
+        for (let target = start + every; target <= head.position; target += every) {
+          const started = performance.now();
+          for (const projection of projections) {
+            const from = reached.get(projection.name)!;
+            await this.#db.transaction().execute((trx) => applyTail(trx, this.#store, projection, working, from + 1, target, this.#options.pageSize));
+            reached.set(projection.name, target);
+          }
+          const summary = await this.#db.transaction().execute(async (trx): Promise<SnapshotSummary> => {
+            const parts = [];
+            for (const projection of projections) parts.push({ projection, position: target, indexes: await indexDefinitions(trx, working, projection.tables) });
+            const { id, schema, takenAt, recordedAt } = await recordSnapshot(trx, parts, head.position);
+            await sql`CREATE SCHEMA ${sql.id(schema)}`.execute(trx);
+            for (const projection of projections) {
+              for (const table of projection.tables) await sql`CREATE TABLE ${sql.id(schema, table)} AS TABLE ${sql.id(working, table)}`.execute(trx);
+            }
+            const seconds = (performance.now() - started) / 1000;
+            const bytes = await measureSnapshot(trx, id, schema, seconds);
+            return { id, schema, takenAt, recordedAt, headPosition: head.position, seconds, bytes, origin: 'backfill', parts: projections.map((p) => ({ projection: p.name, version: p.version, position: target })) };
+          });
+          made.push(summary);
+          this.stats.snapshots += 1;
+          onProgress?.(summary);
+        }
+      } finally {
+        await sql`DROP SCHEMA IF EXISTS ${sql.id(working)} CASCADE`.execute(this.#db);
+      }
+      return made;
+    });
+  }
+
+  /** The cached views' positions, least recently used first (for tests and health). */
+  cachedPositions(): number[] {
+    return this.#cache.positions();
   }
 }

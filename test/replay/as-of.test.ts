@@ -1,137 +1,378 @@
-import type { Kysely } from 'kysely';
-import { sql } from 'kysely';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fleetProjections } from '../../projections/index.js';
-import { AsOfEngine, type AsOfPoint } from '../../replay/as-of/index.js';
-import { fleetDiff, nodeTimeline } from '../../replay/history/index.js';
-import { buildApi } from '../../src/api/index.js';
+import type { ProposedEvent } from '../../events/index.js';
+import { darkNodes, driftFindings, fleetProjections, inventoryBy, openAlarms } from '../../projections/index.js';
+import { AsOfEngine, isAsOfError, type AsOfPoint } from '../../replay/as-of/index.js';
+import { buildApi, type ZodApp } from '../../src/api/index.js';
 import { ProjectionRunner } from '../../src/ledger/index.js';
-import { backends } from '../support/backends.js';
-import { tokenTable, bearer } from '../api/support/api-harness.js';
-import { firmware, polls, registered } from '../projections/support/fleet-events.js';
+import { bearer, tokenTable } from '../api/support/api-harness.js';
+import { declared, firmware, inventory, polls, registered, topology, xid, type Outcome } from '../projections/support/fleet-events.js';
 import { caughtUp, openHarness, snapshot, type Harness } from '../projections/support/projection-harness.js';
+import { backends } from '../support/backends.js';
 import { cordon } from '../support/ledger-fixtures.js';
 
 /**
- * The fleet as of a moment is the fleet as it was live at that moment: answers recorded live while the log grew are
- * asked again later, by position and by instant, from snapshots taken at other moments plus the tail.
+ * Time travel is specified against the live read models: while a small fleet's log grows with the real projections
+ * running, the live answers are recorded at several moments (every read-model table, and every query route through the
+ * API); later, after more events and with snapshots taken at other positions, the same questions asked as of each
+ * moment, by position and by instant, must get exactly the answers recorded then.
  */
-const tables = fleetProjections().flatMap((projection) => [...projection.tables]);
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const backend = backends().find((b) => b.name === 'server' && b.adminUrl) ?? backends()[0]!;
+const options = { liveness: { darkAfterMisses: 3 } };
+const projectionNames = fleetProjections(options).map((projection) => projection.name);
+const tables = fleetProjections(options).flatMap((projection) => [...projection.tables]);
+const nodes = ['ta', 'tb', 'tc', 'td'] as const;
+const rackOf = (node: string): string => (node < 'tc' ? 'r1' : 'r2');
 
-describe('time travel over the read models', () => {
+/** Every query route an analyst can ask as of a point (`{alarm}` is replaced by an alarm open at the moment). */
+const routes = [
+  '/v1/nodes/ta',
+  '/v1/nodes/tc',
+  '/v1/liveness/nodes',
+  '/v1/liveness/summary',
+  '/v1/liveness/dark',
+  '/v1/liveness/overdue',
+  '/v1/liveness/nodes/ta',
+  '/v1/liveness/gaps?rack=r1&from=2020-01-01T00:00:00Z',
+  '/v1/inventory',
+  '/v1/inventory?by=model',
+  '/v1/inventory/nodes',
+  '/v1/inventory/heterogeneity',
+  '/v1/inventory/firmware/BMC',
+  '/v1/drift',
+  '/v1/compliance',
+  '/v1/compliance/nodes',
+  '/v1/alarms?includeFolded=true',
+  '/v1/alarms/{alarm}',
+  '/v1/rollouts',
+];
+
+interface Moment {
+  point: AsOfPoint;
+  tables: Record<string, unknown[]>;
+  dark: unknown[];
+  alarms: unknown[];
+  inventory: unknown[];
+  drift: unknown[];
+  /** Each route's live answer (status and body). */
+  answers: Map<string, { status: number; body: unknown }>;
+  alarmId: string | null;
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const url = (route: string, moment: Moment, asOf?: string): string => {
+  const path = route.replace('{alarm}', encodeURIComponent(moment.alarmId ?? 'none'));
+  return asOf === undefined ? path : `${path}${path.includes('?') ? '&' : '?'}asOf=${encodeURIComponent(asOf)}`;
+};
+const withoutAsOf = (body: any): unknown => {
+  const { asOf: _asOf, ...rest } = body;
+  return rest;
+};
+
+describe('time travel: the fleet as of a point is the fleet as it was live at that point', () => {
   let harness: Harness;
   let runner: ProjectionRunner;
   let engine: AsOfEngine;
-  const live: Array<{ point: AsOfPoint; tables: Record<string, unknown[]>; dark: string[] }> = [];
+  let app: ZodApp;
+  /** The API's clock: set to the head's recording time when live answers are recorded, so "seconds since" compare. */
+  let now = new Date();
+  const moments: Moment[] = [];
+  const snapshotPositions: number[] = [];
 
-  async function record(): Promise<void> {
+  const append = (stream: string, events: ProposedEvent[]) => harness.store.append(stream, events);
+  const pollRound = (minute: number, outcomes: Partial<Record<(typeof nodes)[number], Outcome>>) =>
+    append('polls-dc1', [polls(minute * 60, nodes.map((node) => [node, outcomes[node] ?? 'success'] as const))]);
+  const inject = (path: string, role: 'analyst' | 'operator' = 'analyst') => app.inject({ method: 'GET', url: path, headers: bearer(role) });
+
+  async function record(): Promise<Moment> {
     await caughtUp(harness.store, runner);
     const head = await harness.store.head();
-    const dark = (await harness.db.selectFrom('liveness_nodes').select('node_id').where('state', '=', 'dark').orderBy('node_id').execute()).map((r: any) => r.node_id);
-    live.push({ point: { position: head.position, recordedAt: head.recordedAt }, tables: await snapshot(harness.db, tables), dark });
+    now = head.recordedAt;
+    const db = harness.db;
+    const alarms = await openAlarms(db, { includeFolded: true });
+    const moment: Moment = {
+      point: { position: head.position, recordedAt: head.recordedAt, instant: head.recordedAt },
+      tables: await snapshot(db, tables),
+      dark: await darkNodes(db),
+      alarms,
+      inventory: [await inventoryBy(db, 'manufacturer'), await inventoryBy(db, 'bmc_firmware')],
+      drift: await driftFindings(db),
+      answers: new Map(),
+      alarmId: alarms[0]?.alarmId ?? null,
+    };
+    for (const route of routes) {
+      const answer = await inject(url(route, moment));
+      moment.answers.set(route, { status: answer.statusCode, body: answer.json() });
+    }
+    moments.push(moment);
     await pause(5); // the next append is recorded at a later instant
+    return moment;
+  }
+
+  async function takeSnapshot(): Promise<void> {
+    await caughtUp(harness.store, runner);
+    const taken = await engine.snapshot();
+    expect(taken?.parts.map((part) => part.projection).sort()).toEqual([...projectionNames].sort());
+    snapshotPositions.push(taken!.parts[0]!.position);
   }
 
   beforeAll(async () => {
-    harness = await openHarness(backends()[0]!.adminUrl!);
-    runner = new ProjectionRunner(harness.store, fleetProjections(), { batchSize: 200 });
+    harness = await openHarness(backend.adminUrl!);
+    // Small batches: the live run applies the log in other batches than the as-of engine does.
+    runner = new ProjectionRunner(harness.store, fleetProjections(options), { batchSize: 3 });
     await runner.start();
-    engine = new AsOfEngine(harness.store, fleetProjections(), { cached: 2 });
+    engine = new AsOfEngine(harness.store, fleetProjections(options), { cachedViews: 3 });
     await engine.start({ snapshots: false });
-    const { store } = harness;
-    for (const id of ['ta', 'tb', 'tc', 'td']) await store.append(`node-${id}`, [registered(id, id < 'tc' ? 'r1' : 'r2')]);
-    await store.append('node-tb', [{ ...firmware([{ component: 'BMC', version: '1.0.0' }], { seconds: 30 }) }]);
-    await store.append('polls-dc1', [1, 2, 3].map((i) => polls(i * 60, [['ta', 'success'], ['tb', 'success'], ['tc', 'success'], ['td', 'success']])));
-    await record(); // 0: everyone healthy
-    await store.append('polls-dc1', [4, 5].map((i) => polls(i * 60, [['ta', 'timeout'], ['tb', 'success'], ['tc', 'success'], ['td', 'success']])));
-    await caughtUp(store, runner);
-    await engine.snapshot(); // taken between the moments asked about: they are answered from it plus the tail, or before it
-    await store.append('polls-dc1', [6, 7, 8, 9, 10, 11, 12, 13, 14, 15].map((i) => polls(i * 60, [['ta', 'timeout'], ['tb', 'success'], ['tc', 'success'], ['td', 'success']])));
-    await store.append('node-tb', [firmware([{ component: 'BMC', version: '2.0.0' }], { seconds: 900 })]);
-    await store.append('node-tc', [cordon('tc', 'PSU swap')]);
-    await record(); // 1: ta dark (ten misses), tb on 2.0.0, tc cordoned by alice
-    await store.append('polls-dc1', [16, 17].map((i) => polls(i * 60, [['ta', 'success'], ['tb', 'success'], ['tc', 'success'], ['td', 'success']])));
-    await engine.snapshot();
-    await record(); // 2: ta back
-  });
+    app = await buildApi({ store: harness.store, runner, tokens: tokenTable, asOf: engine, clock: () => now });
+    await app.ready();
+
+    await append('rack-r1', [topology('r1', ['PA'], ['T1'])]);
+    await append('rack-r2', [topology('r2', ['PB'], ['T2'])]);
+    for (const node of nodes) {
+      await append(`node-${node}`, [registered(node, rackOf(node))]);
+      await append(`node-${node}`, [declared({ nodeId: node, rack: rackOf(node), firmwareBaseline: { BMC: '2.72' } })]);
+      await append(`node-${node}`, [
+        inventory({ manufacturer: 'HPE', model: 'ProLiant DL380 Gen10 Plus', serial: node === 'tc' ? 'SN-swapped' : `SN-${node}`, bmcModel: 'iLO 5', bmcFirmware: 'iLO 5 v2.72' }),
+        firmware([{ component: 'BMC', version: '2.72 Sep 04 2022', normalized: '2.72' }]),
+      ]);
+    }
+    for (let minute = 1; minute <= 3; minute += 1) await pollRound(minute, {});
+    await record(); // 0: all healthy, tc drifts (serial); before any snapshot: answered from position 0
+
+    for (let minute = 4; minute <= 6; minute += 1) await pollRound(minute, { ta: 'timeout' });
+    await append('node-tb', [xid(79, 'critical', 400)]);
+    await takeSnapshot();
+    const exact = await record(); // 1: ta dark, tb has a GPU alarm; exactly at a snapshot
+    expect(exact.point.position).toBe(snapshotPositions[0]);
+
+    await append('node-tc', [firmware([{ component: 'BMC', version: '2.78 Jan 10 2023', normalized: '2.78' }], { seconds: 420 })]);
+    await append('node-td', [cordon('td', 'PSU swap')]);
+    const created = await app.inject({
+      method: 'POST',
+      url: '/v1/rollouts',
+      headers: bearer('operator'),
+      payload: { rolloutId: 'fw-asof', firmware: { component: 'BMC', version: '2.78', imageUri: 'https://images.example/bmc-2.78.bin' }, selector: { nodes: ['ta', 'tb'] }, seed: 1 },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    for (let minute = 7; minute <= 9; minute += 1) await pollRound(minute, { ta: 'success', tc: 'timeout', td: 'timeout' });
+    await record(); // 2: ta back, tc and td dark under PB, tc on 2.78 (drift), rollout awaiting approval; snapshot + tail
+
+    const darkAlarm = (await openAlarms(harness.db, { includeFolded: true })).find((alarm) => alarm.nodeId === 'tc');
+    const ack = await app.inject({ method: 'POST', url: `/v1/alarms/${encodeURIComponent(darkAlarm!.alarmId)}/ack`, headers: bearer('operator'), payload: { note: 'on it' } });
+    expect(ack.statusCode, ack.body).toBe(201);
+    await takeSnapshot();
+    const aborted = await app.inject({ method: 'POST', url: '/v1/rollouts/fw-asof/abort', headers: bearer('operator'), payload: { reason: 'wrong image' } });
+    expect(aborted.statusCode, aborted.body).toBe(200);
+    for (let minute = 10; minute <= 11; minute += 1) await pollRound(minute, { tc: 'success' });
+    await record(); // 3: tc recovering, its alarm acknowledged by alice, rollout aborted; later snapshot + tail
+
+    // The log goes on after every moment asked about, and a snapshot newer than all of them exists.
+    for (let minute = 12; minute <= 15; minute += 1) await pollRound(minute, { tb: 'timeout', tc: 'success', td: 'success' });
+    await append('node-ta', [inventory({ manufacturer: 'HPE', model: 'ProLiant DL380 Gen10 Plus', serial: 'SN-ta', bmcModel: 'iLO 5', bmcFirmware: 'iLO 5 v2.78' }, 900)]);
+    await takeSnapshot();
+    await append('node-ta', [cordon('ta', 'late change')]);
+    await caughtUp(harness.store, runner);
+    now = new Date();
+  }, 120_000);
 
   afterAll(async () => {
+    await app?.close();
     await engine?.stop();
     await runner?.stop();
     await harness?.close();
   });
 
-  it('as of a position, every read model equals what it was live at that position (before, between and at snapshots)', async () => {
-    for (const moment of live) {
-      const view = await engine.view(moment.point);
-      expect(await snapshot(view.db, tables)).toEqual(moment.tables);
+  it('as of each recorded position, every read-model table equals what it held live then, from zero, at a snapshot, and from an older snapshot plus the tail', async () => {
+    expect(moments).toHaveLength(4);
+    const sources: Array<Array<{ fromPosition: number; tailEvents: number }>> = [];
+    for (const moment of moments) {
+      const answered = await engine.read(moment.point, projectionNames, (db) => snapshot(db, tables));
+      expect(answered).toEqual(moment.tables);
+      sources.push(engine.stats.lastQuestion.map(({ fromPosition, tailEvents }) => ({ fromPosition, tailEvents })));
     }
-    expect(live[1]!.dark).toEqual(['ta']);
+    // Moment 0 precedes every snapshot; moment 1 is one (no tail); moments 2 and 3 come from an older one plus a tail.
+    expect(sources[0]!.every((s) => s.fromPosition === 0)).toBe(true);
+    expect(sources[1]!.every((s) => s.fromPosition === moments[1]!.point.position && s.tailEvents === 0)).toBe(true);
+    expect(sources[2]!.every((s) => s.fromPosition === snapshotPositions[0])).toBe(true);
+    expect(sources[2]!.some((s) => s.tailEvents > 0)).toBe(true);
+    expect(sources[3]!.every((s) => s.fromPosition === snapshotPositions[1])).toBe(true);
   });
 
-  it('an instant resolves to the last position recorded at or before it, and answers the same', async () => {
-    const moment = live[1]!;
-    const point = await engine.resolve(moment.point.recordedAt.toISOString());
-    expect(point.position).toBe(moment.point.position);
-    expect(await snapshot((await engine.view(point)).db, tables)).toEqual(moment.tables);
-    await expect(engine.resolve('2020-01-01T00:00:00Z')).rejects.toThrow(/begins after/);
+  it('as of each moment, dark nodes (with since), alarms, inventory counts and drift are what the live query functions answered then', async () => {
+    for (const moment of moments) {
+      const asked = await engine.read(moment.point, ['liveness', 'alarms', 'inventory', 'drift'], async (db) => ({
+        dark: await darkNodes(db),
+        alarms: await openAlarms(db, { includeFolded: true }),
+        inventory: [await inventoryBy(db, 'manufacturer'), await inventoryBy(db, 'bmc_firmware')],
+        drift: await driftFindings(db),
+      }));
+      expect(asked).toEqual({ dark: moment.dark, alarms: moment.alarms, inventory: moment.inventory, drift: moment.drift });
+    }
+    // The moments differ from each other and from now: equality above is not a constant answer.
+    expect(moments.map((m) => (m.dark as Array<{ nodeId: string }>).map((n) => n.nodeId))).toEqual([[], ['ta'], ['tc', 'td'], []]);
+    expect((await darkNodes(harness.db)).map((n) => n.nodeId)).toEqual(['tb']);
   });
 
-  it('through the API, an analyst asks as of a point, and the answer names the position it reflects; bad asOf is a typed 400', async () => {
-    const app = await buildApi({ store: harness.store, runner, tokens: tokenTable, asOf: engine });
-    try {
-      const moment = live[1]!;
-      const answer = await app.inject({ method: 'GET', url: `/v1/liveness/dark?asOf=${moment.point.position}`, headers: bearer('analyst') });
-      expect(answer.statusCode).toBe(200);
-      expect(answer.headers['fleet-ledger-as-of-position']).toBe(String(moment.point.position));
-      expect(answer.json().items.map((n: any) => n.nodeId)).toEqual(moment.dark);
-      const now = await app.inject({ method: 'GET', url: '/v1/liveness/dark', headers: bearer('analyst') });
-      expect(now.json().items).toEqual([]);
-      for (const bad of ['yesterday', '2999-01-01T00:00:00Z', '999999']) {
-        const refused = await app.inject({ method: 'GET', url: `/v1/liveness/dark?asOf=${bad}`, headers: bearer('analyst') });
-        expect(refused.statusCode).toBe(400);
-        expect(refused.json().error).toMatchObject({ code: 'API_INVALID_REQUEST', details: { field: 'querystring.asOf' } });
+  it('an instant stands for the last position recorded at or before it, and answers the same as that position', async () => {
+    for (const moment of moments) {
+      const exact = await engine.resolve(moment.point.recordedAt.toISOString());
+      expect(exact).toEqual(moment.point);
+      // A little later, before the next append: still the same position, and the answer says which instant was asked.
+      const later = new Date(moment.point.recordedAt.getTime() + 2);
+      const between = await engine.resolve(later.toISOString());
+      expect(between).toEqual({ position: moment.point.position, recordedAt: moment.point.recordedAt, instant: later });
+      expect(await engine.read(between, projectionNames, (db) => snapshot(db, tables))).toEqual(moment.tables);
+    }
+  });
+
+  it('a point that cannot be answered is a typed error naming what was wrong', async () => {
+    const head = await harness.store.head();
+    const refusal = async (asOf: string) => {
+      try {
+        await engine.resolve(asOf);
+      } catch (error) {
+        if (isAsOfError(error)) return { code: error.code, details: error.details };
+        throw error;
       }
-      const diff = await app.inject({ method: 'GET', url: `/v1/history/diff?from=${live[1]!.point.position}&to=${live[0]!.point.position}`, headers: bearer('auditor') });
-      expect(diff.statusCode).toBe(400);
-    } finally {
-      await app.close();
+      throw new Error(`${asOf} was answered`);
+    };
+    expect(await refusal('yesterday')).toMatchObject({ code: 'ASOF_INVALID_POINT', details: { value: 'yesterday' } });
+    expect(await refusal('0')).toMatchObject({ code: 'ASOF_INVALID_POINT' });
+    expect(await refusal('2026-02-30T00:00:00Z')).toMatchObject({ code: 'ASOF_INVALID_POINT' });
+    expect(await refusal(String(head.position + 1))).toEqual({ code: 'ASOF_BEYOND_HEAD', details: { value: String(head.position + 1), position: head.position + 1, headPosition: head.position } });
+    expect(await refusal('2999-01-01T00:00:00Z')).toMatchObject({ code: 'ASOF_IN_FUTURE', details: { value: '2999-01-01T00:00:00.000Z', headPosition: head.position } });
+    expect(await refusal('2020-01-01T00:00:00Z')).toMatchObject({ code: 'ASOF_BEFORE_LOG', details: { value: '2020-01-01T00:00:00.000Z' } });
+  });
+
+  it('through the API, an analyst gets every query route as of a moment, by position and by instant, exactly as it was answered live then, and the answer names its position', async () => {
+    for (const moment of moments) {
+      for (const asOf of [String(moment.point.position), moment.point.recordedAt.toISOString()]) {
+        for (const route of routes) {
+          const live = moment.answers.get(route)!;
+          const answer = await inject(url(route, moment, asOf));
+          expect({ route, asOf, status: answer.statusCode }).toEqual({ route, asOf, status: live.status });
+          if (live.status !== 200) continue;
+          const body = answer.json();
+          expect(body.asOf).toEqual({ position: moment.point.position, recordedAt: moment.point.recordedAt.toISOString(), instant: moment.point.recordedAt.toISOString() });
+          expect(answer.headers['fleet-ledger-as-of-position']).toBe(String(moment.point.position));
+          expect(answer.headers['fleet-ledger-as-of-recorded-at']).toBe(moment.point.recordedAt.toISOString());
+          expect({ route, asOf, body: withoutAsOf(body) }).toEqual({ route, asOf, body: live.body });
+        }
+      }
+    }
+    // The recorded answers are not all alike: the rollout appears, then is aborted.
+    expect(moments.map((m) => (m.answers.get('/v1/rollouts')!.body as any).items.map((r: any) => r.status))).toEqual([[], [], ['awaiting-approval'], ['aborted']]);
+  });
+
+  it('a rollout as of a moment is its stream folded up to that moment', async () => {
+    const [, before, planned, aborted] = moments;
+    const missing = await inject(`/v1/rollouts/fw-asof?asOf=${before!.point.position}`);
+    expect(missing.statusCode).toBe(404);
+    const then = await inject(`/v1/rollouts/fw-asof?asOf=${planned!.point.position}`);
+    expect(then.json()).toMatchObject({ rolloutId: 'fw-asof', status: 'awaiting-approval', asOf: { position: planned!.point.position } });
+    expect(then.json().nodes.map((n: any) => [n.nodeId, n.state])).toEqual(expect.arrayContaining([['ta', 'pending'], ['tb', 'pending']]));
+    expect((await inject(`/v1/rollouts/fw-asof?asOf=${aborted!.point.position}`)).json()).toMatchObject({ status: 'aborted', stopReason: 'wrong image' });
+    expect((await inject('/v1/rollouts/fw-asof')).json().status).toBe('aborted');
+  });
+
+  it('an asOf that is malformed, in the future, beyond the head or before the log is a 400 naming querystring.asOf', async () => {
+    const head = await harness.store.head();
+    const cases: Array<[string, RegExp]> = [
+      ['yesterday', /RFC 3339/],
+      ['0', /RFC 3339/],
+      ['2026-13-01T00:00:00Z', /RFC 3339/],
+      ['2999-01-01T00:00:00Z', /ASOF_IN_FUTURE/],
+      [String(head.position + 1000), /ASOF_BEYOND_HEAD/],
+      ['2020-01-01T00:00:00Z', /ASOF_BEFORE_LOG/],
+    ];
+    for (const [asOf, reason] of cases) {
+      for (const path of ['/v1/liveness/dark', '/v1/alarms', '/v1/rollouts']) {
+        const refused = await inject(`${path}?asOf=${encodeURIComponent(asOf)}`);
+        expect({ path, asOf, status: refused.statusCode }).toEqual({ path, asOf, status: 400 });
+        expect(refused.json().error).toMatchObject({ code: 'API_INVALID_REQUEST', details: { field: 'querystring.asOf', reason: expect.stringMatching(reason) } });
+      }
+    }
+    // The parameter is in the published OpenAPI document of every query route.
+    const openapi = (await app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    for (const path of ['/v1/liveness/dark', '/v1/nodes/{nodeId}', '/v1/alarms/{alarmId}', '/v1/rollouts', '/v1/rollouts/{rolloutId}']) {
+      expect(openapi.paths[path].get.parameters.map((p: any) => p.name)).toContain('asOf');
     }
   });
 
-  it('the diff between two points holds exactly what changed in between, with who asked', async () => {
-    const first = await fleetDiff(harness.store, engine, live[0]!.point, live[1]!.point);
-    expect(first.wentDark.map((d) => d.nodeId)).toEqual(['ta']);
-    expect(first.firmwareChanged).toEqual([{ nodeId: 'tb', component: 'BMC', from: '1.0.0', to: '2.0.0' }]);
-    expect(first.intents.map((i) => [i.type, i.by])).toEqual([['NodeCordoned', 'alice@example.org']]);
-    expect(first.recovered).toEqual([]);
-    const second = await fleetDiff(harness.store, engine, live[1]!.point, live[2]!.point);
-    expect(second.wentDark).toEqual([]);
-    expect(second.recovered.map((d) => d.nodeId)).toEqual(['ta']);
-    expect(second.firmwareChanged).toEqual([]);
-    expect(second.intents).toEqual([]);
+  it("an analyst's as-of questions write nothing: not the log, not the live read models, and not through the view", async () => {
+    const head = await harness.store.head();
+    const live = await snapshot(harness.db, tables);
+    for (const moment of moments) expect((await inject(`/v1/nodes/ta?asOf=${moment.point.position}`)).statusCode).toBe(200);
+    expect(await harness.store.head()).toEqual(head);
+    expect(await snapshot(harness.db, tables)).toEqual(live);
+    // The view is read in a READ ONLY transaction: a query that tries to write is refused by PostgreSQL.
+    await expect(engine.read(moments[1]!.point, ['liveness'], (db) => db.deleteFrom('liveness_nodes').execute())).rejects.toThrow(/read-only transaction/);
+    expect((await app.inject({ method: 'POST', url: '/v1/rollouts/fw-asof/approve', headers: bearer('analyst'), payload: { reason: 'x' } })).statusCode).toBe(403);
   });
 
-  it("a node's timeline lists its events in order and its silence as one interval", async () => {
-    const timeline = await nodeTimeline(harness.store, engine, 'ta');
-    expect(timeline.entries.map((e) => e.type)).toEqual(['NodeRegistered']);
-    expect(timeline.silences).toHaveLength(1);
-    expect(timeline.silences[0]).toMatchObject({ wentDark: true, from: '2026-03-01T00:03:00.000Z', to: '2026-03-01T00:16:00.000Z' });
-    const tc = await nodeTimeline(harness.store, engine, 'tc');
-    expect(tc.entries.find((e) => e.type === 'NodeCordoned')).toMatchObject({ actor: { kind: 'operator', id: 'alice@example.org' }, summary: expect.stringContaining('PSU swap') });
-  });
-
-  it('a scratch schema left by a crash mid-materialization is dropped at the next start', async () => {
+  it('identical concurrent questions share one materialization, and views beyond the cache are dropped once read', async () => {
     const db = harness.db as Kysely<any>;
-    await sql`CREATE SCHEMA replay_asof_7_123`.execute(db);
-    await sql`CREATE TABLE replay_asof_7_123.liveness_nodes (x int)`.execute(db);
-    const next = new AsOfEngine(harness.store, fleetProjections());
+    const ownViews = async () =>
+      (await sql<{ nspname: string }>`SELECT nspname FROM pg_namespace WHERE nspname LIKE ${`as\\_of\\_view\\_${engine.engineKey}\\_%`}`.execute(db)).rows.length;
+    const fresh = { ...moments[2]!.point, position: moments[2]!.point.position - 1 };
+    const before = engine.stats.materialized;
+    const answers = await Promise.all(Array.from({ length: 5 }, () => engine.read(fresh, ['liveness'], (view) => darkNodes(view))));
+    expect(new Set(answers.map((a) => JSON.stringify(a))).size).toBe(1);
+    expect(engine.stats.materialized - before).toBe(1);
+    for (const moment of moments) await engine.read(moment.point, ['liveness'], async () => undefined);
+    await pause(200);
+    expect(engine.cachedPositions()).toHaveLength(3);
+    expect(await ownViews()).toBe(3);
+  });
+
+  it('a crash in the middle of a materialization leaves only what the next engine to start drops', async () => {
+    const db = harness.db as Kysely<any>;
+    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./support/as-of-crash-child.ts', import.meta.url)), harness.store.connectionString, String(moments[2]!.point.position)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const key = await new Promise<string>((resolve, reject) => {
+      let stdout = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+        const match = /applying (\d+)/.exec(stdout);
+        if (match) resolve(match[1]!);
+      });
+      child.on('exit', (code) => reject(new Error(`the child exited (${code}) before applying: ${stderr}`)));
+    });
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+    const left = async () => (await sql<{ nspname: string }>`SELECT nspname FROM pg_namespace WHERE nspname LIKE ${`as\\_of\\_view\\_${key}\\_%`}`.execute(db)).rows.map((r) => r.nspname);
+    // What the crash left: the view's schema (committed before its tables), but none of its tables.
+    const schemas = await left();
+    expect(schemas).toHaveLength(1);
+    const inside = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = ${schemas[0]!}`.execute(db);
+    expect(inside.rows[0]!.n).toBe(0);
+
+    // The next engine to start drops it (its owner no longer holds its lock) and nothing else: the live engine's views stay.
+    const runningViews = engine.cachedPositions().length;
+    const next = new AsOfEngine(harness.store, fleetProjections(options));
     await next.start({ snapshots: false });
     await next.stop();
-    const left = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_namespace WHERE nspname = 'replay_asof_7_123'`.execute(db);
-    expect(left.rows[0]!.n).toBe(0);
-    const kept = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_namespace WHERE nspname LIKE 'replay_snap_%'`.execute(db);
-    expect(kept.rows[0]!.n).toBe(2);
+    expect(await left()).toEqual([]);
+    expect(engine.cachedPositions()).toHaveLength(runningViews);
+    expect(await engine.read(moments[3]!.point, ['liveness'], (view) => darkNodes(view))).toEqual(moments[3]!.dark);
+    const snapshots = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_namespace WHERE nspname LIKE 'as\\_of\\_snapshot\\_%'`.execute(db);
+    expect(snapshots.rows[0]!.n).toBe(snapshotPositions.length);
+  });
+
+  it('at stop, an engine drops every view it made', async () => {
+    const db = harness.db as Kysely<any>;
+    const other = new AsOfEngine(harness.store, fleetProjections(options));
+    await other.start({ snapshots: false });
+    await other.read(moments[1]!.point, projectionNames, async () => undefined);
+    const pattern = `as\\_of\\_view\\_${other.engineKey}\\_%`;
+    const count = async () => (await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_namespace WHERE nspname LIKE ${pattern}`.execute(db)).rows[0]!.n;
+    expect(await count()).toBe(1);
+    await other.stop();
+    expect(await count()).toBe(0);
   });
 });

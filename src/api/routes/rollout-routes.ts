@@ -20,10 +20,13 @@ import {
   loadProvision,
   provisionSummary,
   type RolloutRequest,
+  type RolloutState,
   type RolloutVerb,
+  type StepState,
 } from '../../../sagas/index.js';
 import { ApiError } from '../api-error.js';
 import { intentRoles, queryRoles, type ApiContext, type ZodApp } from '../api-context.js';
+import { asOfAnswerSchema, asOfParameter, asOfPoint, stateAsOf } from './query-routes.js';
 
 const list = z.array(z.string().min(1).max(200)).max(10_000).optional();
 const limits = z.object({ rack: z.number().int().min(1).optional(), pdu: z.number().int().min(1).optional(), tor: z.number().int().min(1).optional(), cdu: z.number().int().min(1).optional() });
@@ -141,8 +144,18 @@ export function rolloutRoutes(app: ZodApp, ctx: ApiContext): void {
 
   app.get('/v1/rollouts', {
     config: reader,
-    schema: { tags, summary: 'every rollout with its status and counts', response: { 200: z.object({ items: z.array(summarySchema) }) } },
-    handler: async () => {
+    schema: {
+      tags,
+      summary: 'every rollout with its status and counts (asOf: as they stood at that point of the log)',
+      querystring: z.object({ asOf: asOfParameter }),
+      response: { 200: z.object({ items: z.array(summarySchema), asOf: asOfAnswerSchema.optional() }) },
+    },
+    handler: async (request, reply) => {
+      if (request.query.asOf !== undefined) {
+        const { engine, point } = await asOfPoint(ctx, request.query.asOf);
+        const items = (await engine.rollouts(point)).map(rolloutSummary);
+        return { items, asOf: stateAsOf(reply, point) };
+      }
       const streams = await ctx.db.selectFrom('ledger_streams').select('stream').where('stream', 'like', 'rollout-%').orderBy('stream').execute();
       const items = [];
       for (const { stream } of streams as Array<{ stream: string }>) {
@@ -156,25 +169,43 @@ export function rolloutRoutes(app: ZodApp, ctx: ApiContext): void {
     },
   });
 
+  /** One rollout with every node's wave and outcome, or its step's phase while in flight (`stepOf` reads the step). */
+  async function rolloutDetail(state: RolloutState, stepOf: (nodeId: string) => Promise<StepState>): Promise<Record<string, unknown>> {
+    const nodes = [];
+    for (const target of state.plan!.targets) {
+      const outcome = state.outcomes.get(target.nodeId)?.outcome;
+      let phase: string | null = null;
+      let hold: string | null = null;
+      if (!outcome && state.dispatched.has(target.nodeId)) {
+        const step = await stepOf(target.nodeId);
+        phase = step.phase;
+        hold = step.hold ?? null;
+      }
+      nodes.push({ nodeId: target.nodeId, wave: target.wave, rack: target.rack, fromVersion: target.fromVersion, state: outcome ?? phase ?? 'pending', hold });
+    }
+    return { ...rolloutSummary(state), nodes };
+  }
+
   app.get('/v1/rollouts/:rolloutId', {
     config: reader,
-    schema: { tags, summary: 'one rollout: waves, gates, and every node with its wave, outcome or step phase', params: rolloutParams, response: { 200: summarySchema } },
-    handler: async (request) => {
+    schema: {
+      tags,
+      summary: 'one rollout: waves, gates, and every node with its wave, outcome or step phase (asOf: as it stood at that point of the log)',
+      params: rolloutParams,
+      querystring: z.object({ asOf: asOfParameter }),
+      response: { 200: summarySchema },
+    },
+    handler: async (request, reply) => {
+      const { rolloutId } = request.params;
+      if (request.query.asOf !== undefined) {
+        const { engine, point } = await asOfPoint(ctx, request.query.asOf);
+        const state = await engine.rollout(point, rolloutId);
+        if (!state) throw new ApiError('API_NOT_FOUND', { resource: 'rollout', id: rolloutId }, `no rollout ${rolloutId} as of position ${point.position}`);
+        return { ...(await rolloutDetail(state, (nodeId) => engine.rolloutStep(point, rolloutId, nodeId))), asOf: stateAsOf(reply, point) };
+      }
       try {
-        const state = await loadRollout(ctx.store, request.params.rolloutId);
-        const nodes = [];
-        for (const target of state.plan!.targets) {
-          const outcome = state.outcomes.get(target.nodeId)?.outcome;
-          let phase: string | null = null;
-          let hold: string | null = null;
-          if (!outcome && state.dispatched.has(target.nodeId)) {
-            const step = await loadStepState(ctx.store, state.rolloutId, target.nodeId);
-            phase = step.phase;
-            hold = step.hold ?? null;
-          }
-          nodes.push({ nodeId: target.nodeId, wave: target.wave, rack: target.rack, fromVersion: target.fromVersion, state: outcome ?? phase ?? 'pending', hold });
-        }
-        return { ...rolloutSummary(state), nodes };
+        const state = await loadRollout(ctx.store, rolloutId);
+        return await rolloutDetail(state, (nodeId) => loadStepState(ctx.store, state.rolloutId, nodeId));
       } catch (error) {
         return toApiError(error);
       }

@@ -35,6 +35,7 @@ const usage = `fleet-ledger start [options]
                     (C2SP tlog-tiles layout; default <data-dir>/transparency); keep it outside the database host
   --checkpoint-interval S   seconds between checkpoints while the log grows (default 10)
   --snapshot-every N        a read-model snapshot every N events, for questions as of an instant (default 50000)
+  --snapshot-minutes M      ... or every M minutes while the log moves, whichever comes first (default 10)
   DATABASE_URL      use that PostgreSQL server instead of the embedded one
 `;
 
@@ -64,6 +65,7 @@ export async function run(argv: string[]): Promise<number> {
       'publish-dir': { type: 'string' },
       'checkpoint-interval': { type: 'string', default: '10' },
       'snapshot-every': { type: 'string', default: '50000' },
+      'snapshot-minutes': { type: 'string', default: '10' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -99,7 +101,12 @@ export async function run(argv: string[]): Promise<number> {
     log: (message, fields) => logger.warn({ component: 'audit', ...fields }, message),
   });
   // Time travel: read-model snapshots as the log grows, so a question as of any instant replays a short tail.
-  const asOf = new AsOfEngine(store, fleetProjections(), { snapshotEveryEvents: Number(values['snapshot-every']), log: (message, fields) => logger.warn({ component: 'as-of', ...fields }, message) });
+  const asOf = new AsOfEngine(store, fleetProjections(), {
+    snapshotEveryEvents: Number(values['snapshot-every']),
+    snapshotEveryMs: Number(values['snapshot-minutes']) * 60_000,
+    log: (message, fields) => logger.warn({ component: 'as-of', ...fields }, message),
+    onSnapshot: (snapshot, pruned) => logger.info({ component: 'as-of', snapshot: snapshot.id, seconds: snapshot.seconds, bytes: snapshot.bytes, pruned }, 'read-model snapshot taken'),
+  });
   await asOf.start();
   logger.info({ origin: audit.origin, publicKey: audit.signer.verifierKey, publishDir: audit.publishDir, keyFile: audit.signer.path }, `checkpoints signed by ${audit.signer.verifierKey}${audit.publishDir ? `, published to ${audit.publishDir}` : ''}`);
 

@@ -1,0 +1,41 @@
+/**
+ * How many snapshots are kept: every snapshot of the recent past of the log (by the ledger time a snapshot stands for,
+ * not when it was taken: a backfill takes many at once) (where most questions land), and older ones thinned
+ * to one per `olderSpacingMs`, so storage grows with the ledger's age at a known rate instead of with every snapshot
+ * ever taken. A question about the thinned past still gets an exact answer; only its tail is longer.
+ */
+import type { Kysely } from 'kysely';
+import { dropSnapshot, type SnapshotSummary } from './snapshot-store.js';
+
+export interface RetentionPolicy {
+  /** Every snapshot younger than this is kept (0: none is kept for its youth alone). */
+  keepAllForMs: number;
+  /** Older snapshots are kept one per this interval (0: all of them are kept). */
+  olderSpacingMs: number;
+}
+
+/** The snapshots a policy lets go (never the newest, whatever its age). Pure: `now` comes in. */
+export function snapshotsToPrune(snapshots: readonly SnapshotSummary[], policy: RetentionPolicy, now: Date): SnapshotSummary[] {
+  if (policy.olderSpacingMs <= 0 || snapshots.length <= 1) return [];
+  const ordered = [...snapshots].sort((a, b) => a.recordedAt.getTime() - b.recordedAt.getTime() || a.id - b.id);
+  const newest = ordered[ordered.length - 1]!;
+  const prune: SnapshotSummary[] = [];
+  let lastKept = Number.NEGATIVE_INFINITY;
+  for (const snapshot of ordered) {
+    const at = snapshot.recordedAt.getTime();
+    const recent = now.getTime() - at < policy.keepAllForMs;
+    if (snapshot === newest || recent || at - lastKept >= policy.olderSpacingMs) {
+      lastKept = at;
+      continue;
+    }
+    prune.push(snapshot);
+  }
+  return prune;
+}
+
+/** Drops what the policy lets go; returns what was dropped. */
+export async function pruneSnapshots(db: Kysely<any>, snapshots: readonly SnapshotSummary[], policy: RetentionPolicy, now: Date): Promise<SnapshotSummary[]> {
+  const prune = snapshotsToPrune(snapshots, policy, now);
+  for (const snapshot of prune) await dropSnapshot(db, snapshot);
+  return prune;
+}
