@@ -202,7 +202,7 @@ export async function runRollout(options: RolloutRunOptions): Promise<RolloutRun
         continue;
       }
       status = outcome.status ?? 'unknown';
-      if (outcome.status === 'completed' || outcome.status === 'aborted' || outcome.status === 'halted' || outcome.status === 'paused') break;
+      if (outcome.status === 'completed' || outcome.status === 'aborted' || outcome.status === 'halted' || outcome.status === 'paused' || outcome.status === 'timeout') break;
     }
     const rollout = await loadRollout(store, rolloutId);
     let held = 0;
@@ -253,7 +253,11 @@ function runChild(url: string, rolloutId: string, accessFile: string, timing: st
     let out = '';
     let killed = false;
     let timer: NodeJS.Timeout | undefined;
-    const guard = setTimeout(() => proc.kill('SIGKILL'), Math.max(1_000, timeoutMs));
+    let timedOut = false;
+    const guard = setTimeout(() => {
+      timedOut = true;
+      proc.kill('SIGKILL');
+    }, Math.max(1_000, timeoutMs));
     proc.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       if (killAfterMs !== undefined && timer === undefined && out.includes('ready\n')) {
@@ -273,6 +277,8 @@ function runChild(url: string, rolloutId: string, accessFile: string, timing: st
       clearTimeout(guard);
       if (timer) clearTimeout(timer);
       if (killed) return resolve({ killed: true });
+      // The run's deadline passed with the engine still working: the rollout did not finish in time.
+      if (timedOut) return resolve({ killed: false, status: 'timeout' });
       const status = /done (\w[\w-]*)/.exec(out)?.[1];
       if (code !== 0 && !status) return reject(new Error(`rollout engine exited ${code}: ${err}`));
       resolve({ killed: false, ...(status ? { status } : {}) });

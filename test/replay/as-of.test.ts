@@ -1,13 +1,14 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { sql, type Kysely } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ProposedEvent } from '../../events/index.js';
 import { darkNodes, driftFindings, fleetProjections, inventoryBy, openAlarms } from '../../projections/index.js';
 import { AsOfEngine, isAsOfError, type AsOfPoint } from '../../replay/as-of/index.js';
 import { buildApi, type ZodApp } from '../../src/api/index.js';
+import * as replay from '../../src/cli/commands/replay.js';
 import { ProjectionRunner } from '../../src/ledger/index.js';
-import { bearer, tokenTable } from '../api/support/api-harness.js';
+import { bearer, tokens, tokenTable } from '../api/support/api-harness.js';
 import { declared, firmware, inventory, polls, registered, topology, xid, type Outcome } from '../projections/support/fleet-events.js';
 import { caughtUp, openHarness, snapshot, type Harness } from '../projections/support/projection-harness.js';
 import { backends } from '../support/backends.js';
@@ -325,6 +326,45 @@ describe('time travel: the fleet as of a point is the fleet as it was live at th
     await pause(200);
     expect(engine.cachedPositions()).toHaveLength(3);
     expect(await ownViews()).toBe(3);
+  });
+
+  it('fleet-ledger replay at WHEN WHAT prints the fleet as of WHEN and the position it reflects', async () => {
+    const base = await app.listen({ port: 0, host: '127.0.0.1' });
+    const run = async (...argv: string[]) => {
+      let stdout = '';
+      let stderr = '';
+      const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: any) => ((stdout += String(chunk)), true));
+      const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: any) => ((stderr += String(chunk)), true));
+      try {
+        return { code: await replay.run([...argv, '--url', base, '--token', tokens.analyst]), stdout, stderr };
+      } finally {
+        out.mockRestore();
+        err.mockRestore();
+      }
+    };
+    const moment = moments[2]!;
+    const dark = await run('at', String(moment.point.position), 'dark');
+    expect(dark.code, dark.stderr).toBe(0);
+    expect(dark.stdout).toContain(`dark nodes as of position ${moment.point.position} (recorded ${moment.point.recordedAt.toISOString()}): 2`);
+    expect(dark.stdout).toMatch(/\btc\b[\s\S]*\btd\b/);
+    const json = await run('at', moment.point.recordedAt.toISOString(), 'alarms', '--all', '--json');
+    expect(json.code, json.stderr).toBe(0);
+    const parsed = JSON.parse(json.stdout);
+    expect(parsed.asOf).toEqual({ position: moment.point.position, recordedAt: moment.point.recordedAt.toISOString(), instant: moment.point.recordedAt.toISOString() });
+    expect(parsed.items.map((a: any) => a.alarmId)).toEqual((moment.alarms as Array<{ alarmId: string }>).map((a) => a.alarmId));
+    const rollouts = await run('at', String(moments[3]!.point.position), 'rollouts');
+    expect(rollouts.stdout).toMatch(/rollouts as of position \d+ .*: 1\n[\s\S]*fw-asof\s+aborted/);
+    const inventoryByFirmware = await run('at', String(moments[0]!.point.position), 'inventory', '--by', 'bmc_firmware');
+    expect(inventoryByFirmware.stdout).toMatch(/iLO 5 v2\.72\s+4/);
+    const future = await run('at', '2999-01-01T00:00:00Z', 'dark');
+    expect(future.code).toBe(1);
+    expect(future.stderr).toContain('API_INVALID_REQUEST');
+    expect((await run('at', '12', 'weather')).code).toBe(2);
+    expect((await run('at', '12', 'dark', '--by', 'model')).code).toBe(2);
+    // timeline and diff are the history commands', dispatched to their own module.
+    const timeline = await run('timeline', '--help');
+    expect(timeline.code).toBe(0);
+    expect(timeline.stdout).toMatch(/timeline/);
   });
 
   it('a crash in the middle of a materialization leaves only what the next engine to start drops', async () => {

@@ -209,7 +209,8 @@ export class RedfishClient {
           method: 'DELETE',
           headers: { 'x-auth-token': session.token },
           dispatcher: this.agent,
-          signal: AbortSignal.timeout(this.options.requestTimeoutMs),
+          // Sessions are what a BMC has least of (4 to 8): a logout gets at least 2 s even when reads are cut short.
+          signal: AbortSignal.timeout(Math.max(this.options.requestTimeoutMs, 2_000)),
         });
         await response.body.dump();
       });
