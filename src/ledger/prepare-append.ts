@@ -1,5 +1,5 @@
 import { randomFillSync } from 'node:crypto';
-import { actorSchema, streamNameSchema, uuidPattern, uuidV7, type Actor, type EventCatalogue, type ProposedEvent } from '../../events/index.js';
+import { actorSchema, streamNameSchema, unstorableInstant, uuidPattern, uuidV7, type Actor, type EventCatalogue, type ProposedEvent } from '../../events/index.js';
 import { canonicalJson, sha256Hex, UnrepresentableValueError } from './canonical-json.js';
 import { LedgerError } from './ledger-error.js';
 
@@ -91,8 +91,10 @@ export function prepareAppend(stream: string, events: readonly ProposedEvent[], 
     seen.add(eventId.toLowerCase());
     let observedAt: Date | null = null;
     if (event.observedAt !== undefined && event.observedAt !== null) {
-      observedAt = new Date(event.observedAt);
-      if (Number.isNaN(observedAt.getTime())) throw invalid('observedAt', 'is not a valid instant');
+      const text = event.observedAt instanceof Date ? (Number.isNaN(event.observedAt.getTime()) ? 'invalid' : event.observedAt.toISOString()) : String(event.observedAt);
+      const problem = /^[+-]\d{6}-/.test(text) ? 'must lie between 1970-01-01 and 9999-12-31' : unstorableInstant(text);
+      if (problem) throw invalid('observedAt', problem);
+      observedAt = new Date(text);
     }
     for (const [field, value] of [['correlationId', event.correlationId], ['causationId', event.causationId]] as const) {
       if (value !== undefined && (typeof value !== 'string' || value.length === 0 || value.length > 200)) throw invalid(field, 'must be a string of 1 to 200 characters');

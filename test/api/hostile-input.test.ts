@@ -1,0 +1,63 @@
+/**
+ * One bad caller never stops the others: hostile input is refused alone, with a 400 naming the field, while good
+ * appends batched beside it are recorded, and the projections go on.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, openApiHarness, registration, type ApiHarness } from './support/api-harness.js';
+
+describe('hostile input over HTTP', () => {
+  let h: ApiHarness;
+  beforeAll(async () => {
+    h = await openApiHarness();
+    const created = await h.app.inject({ method: 'POST', url: '/v1/nodes', headers: bearer('operator'), payload: registration('dc1-r01-n01') });
+    expect(created.statusCode).toBe(201);
+  });
+  afterAll(async () => h?.close());
+
+  it('an instant PostgreSQL cannot store (year 0, 30 February) fails alone with 400 naming the field; good appends in the same group commit are recorded', async () => {
+    const before = await h.head();
+    const send = (url: string, payload: unknown, role: 'operator' | 'agent' = 'operator') => h.app.inject({ method: 'POST', url, headers: bearer(role), payload });
+    // All in flight at once, so they join the same group commit when they reach the store.
+    const [yearZero, february, badObservedAt, good1, good2] = await Promise.all([
+      send('/v1/nodes/dc1-r01-n01/maintenance', { from: '0000-01-01T00:00:00Z', until: '2026-03-02T09:00:00Z', reason: 'x' }),
+      send('/v1/nodes/dc1-r01-n01/maintenance', { from: '2026-02-30T00:00:00Z', until: '2026-03-02T09:00:00Z', reason: 'x' }),
+      send('/v1/observations', { nodeId: 'dc1-r01-n01', source: 'agent', observedAt: '0000-01-01T00:00:00Z', observations: [{ type: 'GpuXidObserved', data: xid() }] }, 'agent'),
+      send('/v1/nodes/dc1-r01-n01/cordon', { reason: 'fan noise' }),
+      send('/v1/observations', { nodeId: 'dc1-r01-n01', source: 'agent', observations: [{ type: 'GpuXidObserved', data: xid() }] }, 'agent'),
+    ]);
+    expect(yearZero.statusCode).toBe(400);
+    expect(yearZero.json().error).toMatchObject({ code: 'API_INVALID_REQUEST', details: { field: 'body.from' } });
+    expect(yearZero.json().error.message).toMatch(/between 1970-01-01 and 9999-12-31/);
+    expect(february.statusCode).toBe(400);
+    expect(february.json().error.details.field).toBe('body.from');
+    expect(badObservedAt.statusCode).toBe(400);
+    expect(badObservedAt.json().error.details.field).toBe('body.observedAt');
+    expect(good1.statusCode).toBe(201);
+    expect(good2.statusCode).toBe(201);
+    expect(await h.head()).toBe(before + 2);
+    await h.caughtUp();
+  });
+
+  it('the store refuses an unstorable observedAt from any caller (not only the API) before it joins a batch', async () => {
+    const before = await h.head();
+    const event = (observedAt: string) => ({ type: 'NodeCordoned', data: { nodeId: 'dc1-r01-n01', reason: 'x' }, observedAt, actor: { kind: 'system' as const, id: 'test' } });
+    const [bad, late, good] = await Promise.allSettled([
+      h.store.append('node-dc1-r01-n01', [event('0000-01-01T00:00:00Z')]),
+      h.store.append('node-dc1-r01-n01', [event('+010000-01-01T00:00:00Z')]),
+      h.store.append('node-dc1-r01-n01', [event('2026-03-02T09:00:00Z')]),
+    ]);
+    expect(bad).toMatchObject({ status: 'rejected', reason: { code: 'LEDGER_INVALID_EVENT', details: { issues: [{ path: 'observedAt' }] } } });
+    expect(late).toMatchObject({ status: 'rejected', reason: { code: 'LEDGER_INVALID_EVENT' } });
+    expect(good.status).toBe('fulfilled');
+    expect(await h.head()).toBe(before + 1);
+  });
+});
+
+function xid(): unknown {
+  return {
+    source: 'agent',
+    dialect: 'kernel-log',
+    unrecognized: [],
+    events: [{ xid: 79, pciBusId: '0000:17:00.0', message: 'GPU has fallen off the bus', meaning: 'GPU has fallen off the bus', severity: 'critical', recommendedAction: 'reset the GPU' }],
+  };
+}
