@@ -8,6 +8,7 @@ import { livenessEvents } from './liveness.js';
 import { operatorIntentEvents } from './operator-intents.js';
 import { pollOutcomeEvents } from './poll-outcomes.js';
 import { sagaProgressEvents } from './saga-progress.js';
+import { systemEvents } from './system.js';
 
 export * from './envelope.js';
 export * from './define-event.js';
@@ -19,6 +20,7 @@ export * from './operator-intents.js';
 export * from './liveness.js';
 export * from './saga-progress.js';
 export * from './driver-observations.js';
+export * from './system.js';
 
 /** Every event type fleet-ledger knows, in one catalogue. */
 export const fleetCatalogue = new EventCatalogue([
@@ -27,4 +29,5 @@ export const fleetCatalogue = new EventCatalogue([
   ...operatorIntentEvents,
   ...livenessEvents,
   ...sagaProgressEvents,
+  ...systemEvents,
 ]);

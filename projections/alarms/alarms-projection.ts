@@ -90,13 +90,14 @@ function openAlarmRow(alarm: { alarmId: string; kind: string; severity: string; 
 }
 
 export const alarmsEventTypes = [
-  ...new Set([...livenessEventTypes, ...driftEventTypes, 'TopologyDeclared', 'GpuXidObserved', 'GpuTelemetryObserved', 'AlarmAcknowledged', 'StepHeld', 'StepOperatorAction']),
+  ...new Set([...livenessEventTypes, ...driftEventTypes, 'TopologyDeclared', 'GpuXidObserved', 'GpuTelemetryObserved', 'AlarmAcknowledged', 'StepHeld', 'StepOperatorAction', 'ProjectionEventSetAside']),
 ] as const;
 
 export class AlarmsProjection implements Projection {
   readonly name = 'alarms';
   // 2: a saga step held by name (past its deadline, outcome unknown) is an alarm until an operator acts on it.
-  readonly version = 2;
+  // 3: an event a projection set aside (could not apply) is an alarm: the read model it feeds is missing one fact.
+  readonly version = 3;
   readonly eventTypes = alarmsEventTypes;
   readonly tables = [alarmsTable.name, alarmStateTable.name];
   readonly #liveness: LivenessOptions;
@@ -255,6 +256,26 @@ export class AlarmsProjection implements Projection {
         case 'StepOperatorAction':
           book.update(`saga-hold:${event.stream}`, { status: 'closed', closed_at: at, updated_at: at });
           break;
+        case 'ProjectionEventSetAside': {
+          const d = event.data as { projection: string; position: number; type: string; stream: string; reason: string };
+          const nodeId = nodeIdOfStream(d.stream);
+          book.open(
+            openAlarmRow({
+              alarmId: `set-aside:${d.projection}:${d.position}`,
+              kind: 'projection-set-aside',
+              severity: 'warning',
+              nodeId: nodeId ?? null,
+              component: `projection:${d.projection}`,
+              site: null,
+              rack: null,
+              summary: `projection ${d.projection} set event ${d.position} (${d.type}, ${d.stream}) aside: ${d.reason.slice(0, 300)}`,
+              evidence: { ...d },
+              at,
+              position,
+            }),
+          );
+          break;
+        }
         case 'AlarmAcknowledged': {
           const d = event.data as { alarmId: string; note?: string };
           book.update(d.alarmId, { acknowledged_by: event.actor.id, acknowledged_at: event.recordedAt.getTime(), ack_note: d.note ?? null });

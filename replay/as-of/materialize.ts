@@ -67,13 +67,20 @@ export async function applyTail(trx: Transaction<any>, store: EventStore, projec
   const read = (fromPosition: number): Promise<RecordedEvent[]> =>
     fromPosition > to ? Promise.resolve([]) : store.readAll({ fromPosition, toPosition: to, types: projection.eventTypes, limit: pageSize });
   let applied = 0;
+  // What the live projection set aside (could not apply) is skipped here too, so both give the same answer.
+  const setAside = new Set(
+    (
+      await sql<{ position: string | number }>`SELECT position FROM public.projection_dead_letters WHERE projection = ${projection.name} AND position BETWEEN ${from} AND ${to}`.execute(trx)
+    ).rows.map((row) => Number(row.position)),
+  );
   let page = await read(from);
   while (page.length > 0) {
     const next = read(page.length === pageSize ? page[page.length - 1]!.position + 1 : to + 1);
     // A read that fails while this page is applied is reported by the await below, not as an unhandled rejection.
     next.catch(() => undefined);
+    const events = setAside.size === 0 ? page : page.filter((event) => !setAside.has(event.position));
     try {
-      await projection.apply(trx.withSchema(schema), page);
+      if (events.length > 0) await projection.apply(trx.withSchema(schema), events);
     } catch (error) {
       const event = (error as { event?: RecordedEvent }).event;
       const reason = error instanceof Error ? error.message : String(error);

@@ -146,6 +146,17 @@ export function createMetrics(ctx: Omit<ApiContext, 'timeAppend'>, options: { pr
     },
   });
 
+  new Gauge({
+    name: 'fleet_ledger_projection_set_aside_events',
+    help: 'Events the projection could not apply and set aside (projection_dead_letters) since its last rebuild',
+    labelNames: ['projection'] as const,
+    registers,
+    async collect() {
+      this.reset();
+      for (const status of (await ctx.runner?.status()) ?? []) this.set({ projection: status.name }, status.setAside);
+    },
+  });
+
   const pollsSeen = new Map<string, number>();
   new Counter({
     name: 'fleet_ledger_polls_total',

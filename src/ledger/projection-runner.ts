@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { RecordedEvent } from '../../events/index.js';
 import type { Projection } from './projection.js';
 import type { EventStore } from './event-store.js';
+import { nameUuid } from './name-uuid.js';
 
 export interface ProjectionStatus {
   name: string;
@@ -15,6 +16,8 @@ export interface ProjectionStatus {
   /** Seconds between the head's recorded time and the recorded time of the last applied event (0 when caught up). */
   lagSeconds: number;
   error: ProjectionFailure | null;
+  /** Events this projection set aside (could not apply) since its last rebuild; see `projection_dead_letters`. */
+  setAside: number;
 }
 
 export interface ProjectionFailure {
@@ -23,6 +26,8 @@ export interface ProjectionFailure {
   type: string;
   stream: string;
   reason: string;
+  /** False when no single event could be named (the batch failed but every prefix applied): never set aside. */
+  located?: boolean;
 }
 
 export interface RebuildProgress {
@@ -36,6 +41,12 @@ export interface ProjectionRunnerOptions {
   /** How often a standby instance retries to become the live one. */
   standbyRetryMs?: number;
   log?: (message: string, fields?: Record<string, unknown>) => void;
+  /**
+   * What an event the projection cannot apply does: `set-aside` (the default) records it in
+   * `projection_dead_letters`, appends `ProjectionEventSetAside` (an alarm) and goes on; `stop` stops the projection
+   * with the event named, for tests and for a projection under development.
+   */
+  onFailure?: 'set-aside' | 'stop';
 }
 
 /** A 64-bit advisory lock key per projection, so exactly one live instance applies it. */
@@ -75,7 +86,7 @@ export class ProjectionRunner {
     private readonly projections: readonly Projection[],
     options: ProjectionRunnerOptions = {},
   ) {
-    this.#options = { batchSize: options.batchSize ?? 2000, standbyRetryMs: options.standbyRetryMs ?? 2000, log: options.log ?? (() => undefined) };
+    this.#options = { batchSize: options.batchSize ?? 2000, standbyRetryMs: options.standbyRetryMs ?? 2000, log: options.log ?? (() => undefined), onFailure: options.onFailure ?? 'set-aside' };
   }
 
   get db(): Kysely<any> {
@@ -104,7 +115,7 @@ export class ProjectionRunner {
       abort,
       lastAppliedAt: null,
       lockClient: null,
-      status: { name: projection.name, version: projection.version, state: 'starting', position: 0, headPosition: 0, lagPositions: 0, lagSeconds: 0, error: null },
+      status: { name: projection.name, version: projection.version, state: 'starting', position: 0, headPosition: 0, lagPositions: 0, lagSeconds: 0, error: null, setAside: 0 },
       done: Promise.resolve(),
     };
     this.#live.set(projection.name, live);
@@ -170,11 +181,12 @@ export class ProjectionRunner {
       }
       let position = Number((await this.db.selectFrom('projection_checkpoints').select('position').where('name', '=', projection.name).executeTakeFirstOrThrow()).position);
       live.status.position = position;
+      live.status.setAside = await this.#countSetAside(projection.name);
       live.status.state = 'running';
       await this.store.follow(
         { fromPosition: position + 1, types: projection.eventTypes, batchSize: this.#options.batchSize, reportEmptyBatches: true },
         async (batch) => {
-          await this.#applyBatch(projection, position, batch.events, batch.checkpoint);
+          live.status.setAside += await this.#applyBatch(projection, position, batch.events, batch.checkpoint);
           position = batch.checkpoint;
           live.status.position = position;
           const last = batch.events[batch.events.length - 1];
@@ -202,24 +214,59 @@ export class ProjectionRunner {
     }
   }
 
-  /** Applies one batch and moves the checkpoint from `from` to `to` in the same transaction. */
-  async #applyBatch(projection: Projection, from: number, events: readonly RecordedEvent[], to: number, schema?: string): Promise<void> {
+  /**
+   * Applies one batch and moves the checkpoint from `from` to `to` in the same transaction. An event the projection
+   * cannot apply is set aside (see `#setAside`) and the rest of the batch applied; returns how many were set aside.
+   */
+  async #applyBatch(projection: Projection, from: number, events: readonly RecordedEvent[], to: number): Promise<number> {
     try {
       await this.db.transaction().execute(async (trx) => {
-        if (events.length > 0) await projection.apply(schema ? trx.withSchema(schema) : trx, events);
-        const moved = await trx
-          .updateTable('projection_checkpoints')
-          .set({ position: to, updated_at: new Date() })
-          .where('name', '=', projection.name)
-          .where('position', '=', from)
-          .executeTakeFirst();
-        if (Number(moved.numUpdatedRows) !== 1) throw new Error(`checkpoint of ${projection.name} moved under this instance (expected ${from})`);
+        if (events.length > 0) await projection.apply(trx, events);
+        await moveCheckpoint(trx, projection.name, from, to);
       });
+      return 0;
     } catch (error) {
-      if (error instanceof Error && error.message.startsWith('checkpoint of')) throw error;
+      if (error instanceof CheckpointMovedError) throw error;
       if (isTransientDatabaseError(error)) throw error;
-      throw new BatchApplyError(await this.#locateFailure(projection, events, error, schema));
+      const failure = await this.#locateFailure(projection, events, error);
+      if (this.#options.onFailure === 'stop' || failure.located === false) throw new BatchApplyError(failure);
+      const index = events.findIndex((event) => event.position === failure.position);
+      await this.#setAside(projection, failure, async (trx) => {
+        if (index > 0) await projection.apply(trx, events.slice(0, index));
+        await moveCheckpoint(trx, projection.name, from, failure.position);
+      });
+      this.#options.log('projection set an event aside and goes on', { projection: projection.name, ...failure });
+      return 1 + (await this.#applyBatch(projection, failure.position, events.slice(index + 1), to));
     }
+  }
+
+  /**
+   * Sets one event aside: first the `ProjectionEventSetAside` event (its id derived from projection, version and
+   * position, so a crash and retry appends it once), then, in one transaction with `work` (the batch's prefix and the
+   * checkpoint), the dead-letter row. A set-aside event that itself cannot be applied raises no further event.
+   */
+  async #setAside(projection: Projection, failure: ProjectionFailure, work: (trx: Transaction<any>) => Promise<void>, options: { record?: boolean } = {}): Promise<void> {
+    if (failure.type !== 'ProjectionEventSetAside') {
+      await this.store.append(`projection-${projection.name}`, [
+        {
+          eventId: nameUuid(`projection-set-aside\u0000${projection.name}\u0000${projection.version}\u0000${failure.position}`),
+          type: 'ProjectionEventSetAside',
+          data: { projection: projection.name, projectionVersion: projection.version, position: failure.position, eventId: failure.eventId, type: failure.type, stream: failure.stream, reason: failure.reason.slice(0, 2000) },
+          actor: { kind: 'system', id: 'projection-runner' },
+        },
+      ]);
+    }
+    await this.db.transaction().execute(async (trx) => {
+      await work(trx);
+      // A rebuild keeps its dead letters until the swap, which replaces the projection's rows at once.
+      if (options.record === false) return;
+      await trx.insertInto('projection_dead_letters').values(deadLetterRow(projection, failure)).onConflict((oc) => oc.columns(['projection', 'position']).doNothing()).execute();
+    });
+  }
+
+  async #countSetAside(name: string): Promise<number> {
+    const row = await this.db.selectFrom('projection_dead_letters').select((eb) => eb.fn.countAll<string>().as('n')).where('projection', '=', name).executeTakeFirst();
+    return Number(row?.n ?? 0);
   }
 
   /**
@@ -246,7 +293,7 @@ export class ProjectionRunner {
         if (!(error instanceof RollbackProbe)) return describe(events[end - 1]!, error);
       }
     }
-    return describe(events[events.length - 1]!, cause);
+    return { ...describe(events[events.length - 1]!, cause), located: false };
   }
 
   /**
@@ -285,16 +332,32 @@ export class ProjectionRunner {
     await this.db.updateTable('projection_checkpoints').set({ status: 'rebuilding', updated_at: new Date() }).where('name', '=', projection.name).execute();
     let position = 0;
     let applied = 0;
+    const setAside: ProjectionFailure[] = [];
     while (position < target) {
       const events = await this.store.readAll({ fromPosition: position + 1, toPosition: target, limit: 5000, types: projection.eventTypes });
       const reached = events.length === 5000 ? events[events.length - 1]!.position : target;
-      if (events.length > 0) {
+      // An event the projection cannot apply is set aside here too: a fixed projection replays what was set aside
+      // before, and what still fails is set aside again (the dead letters are replaced at the swap).
+      let pending: readonly RecordedEvent[] = events;
+      while (pending.length > 0) {
         try {
-          await this.db.transaction().execute((trx) => projection.apply(trx.withSchema(schema), events));
+          await this.db.transaction().execute((trx) => projection.apply(trx.withSchema(schema), pending));
+          pending = [];
         } catch (error) {
-          const failure = await this.#locateFailure(projection, events, error, schema);
-          await this.db.updateTable('projection_checkpoints').set({ status: 'failed', error: JSON.stringify(failure), updated_at: new Date() }).where('name', '=', projection.name).execute();
-          throw new BatchApplyError(failure);
+          if (isTransientDatabaseError(error)) throw error;
+          const failure = await this.#locateFailure(projection, pending, error, schema);
+          if (this.#options.onFailure === 'stop' || failure.located === false) {
+            await this.db.updateTable('projection_checkpoints').set({ status: 'failed', error: JSON.stringify(failure), updated_at: new Date() }).where('name', '=', projection.name).execute();
+            throw new BatchApplyError(failure);
+          }
+          const index = pending.findIndex((event) => event.position === failure.position);
+          const prefix = pending.slice(0, index);
+          await this.#setAside(projection, failure, async (trx) => {
+            if (prefix.length > 0) await projection.apply(trx.withSchema(schema), prefix);
+          }, { record: false });
+          setAside.push(failure);
+          this.#options.log('rebuild set an event aside and goes on', { projection: projection.name, ...failure });
+          pending = pending.slice(index + 1);
         }
       }
       applied += events.length;
@@ -308,6 +371,8 @@ export class ProjectionRunner {
         await sql`ALTER TABLE ${sql.id(schema, table)} SET SCHEMA public`.execute(trx);
       }
       await sql`DROP SCHEMA ${sql.id(schema)} CASCADE`.execute(trx);
+      await trx.deleteFrom('projection_dead_letters').where('projection', '=', projection.name).execute();
+      if (setAside.length > 0) await trx.insertInto('projection_dead_letters').values(setAside.map((failure) => deadLetterRow(projection, failure))).execute();
       await trx
         .updateTable('projection_checkpoints')
         .set({ position, version: projection.version, status: 'running', error: null, updated_at: new Date() })
@@ -340,6 +405,27 @@ export class ProjectionRunner {
     for (const live of this.#live.values()) live.abort.abort();
     await Promise.all([...this.#live.values()].map((live) => live.done));
   }
+}
+
+function deadLetterRow(projection: Projection, failure: ProjectionFailure): Record<string, unknown> {
+  return {
+    projection: projection.name,
+    position: failure.position,
+    event_id: failure.eventId,
+    type: failure.type,
+    stream: failure.stream,
+    reason: failure.reason.slice(0, 2000),
+    projection_version: projection.version,
+    set_aside_at: new Date(),
+  };
+}
+
+class CheckpointMovedError extends Error {}
+
+/** Moves a projection's checkpoint from `from` to `to`, refusing when another writer moved it meanwhile. */
+async function moveCheckpoint(trx: Transaction<any>, name: string, from: number, to: number): Promise<void> {
+  const moved = await trx.updateTable('projection_checkpoints').set({ position: to, updated_at: new Date() }).where('name', '=', name).where('position', '=', from).executeTakeFirst();
+  if (Number(moved.numUpdatedRows) !== 1) throw new CheckpointMovedError(`checkpoint of ${name} moved under this instance (expected ${from})`);
 }
 
 class BatchApplyError extends Error {

@@ -56,6 +56,8 @@ export async function ensureLedgerRoles(client: pg.ClientBase, passwords: Partia
     await client.query(`GRANT ${privileges} ON ${table} TO ${app}`);
   }
   for (const table of logTables) await client.query(`GRANT SELECT ON ${table} TO ${auditor}`);
+  // What the projections set aside is part of the record an auditor checks.
+  if ((await client.query(`SELECT to_regclass('public.projection_dead_letters') AS t`)).rows[0]?.t) await client.query(`GRANT SELECT ON projection_dead_letters TO ${auditor}`);
   const readModels = await client.query<{ tablename: string; tableowner: string }>(
     `SELECT tablename, tableowner FROM pg_tables WHERE schemaname = 'public' AND tablename NOT LIKE 'ledger\\_%'`,
   );

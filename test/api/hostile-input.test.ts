@@ -16,7 +16,7 @@ describe('hostile input over HTTP', () => {
 
   it('an instant PostgreSQL cannot store (year 0, 30 February) fails alone with 400 naming the field; good appends in the same group commit are recorded', async () => {
     const before = await h.head();
-    const send = (url: string, payload: unknown, role: 'operator' | 'agent' = 'operator') => h.app.inject({ method: 'POST', url, headers: bearer(role), payload });
+    const send = (url: string, payload: Record<string, unknown>, role: 'operator' | 'agent' = 'operator') => h.app.inject({ method: 'POST', url, headers: bearer(role), payload });
     // All in flight at once, so they join the same group commit when they reach the store.
     const [yearZero, february, badObservedAt, good1, good2] = await Promise.all([
       send('/v1/nodes/dc1-r01-n01/maintenance', { from: '0000-01-01T00:00:00Z', until: '2026-03-02T09:00:00Z', reason: 'x' }),
@@ -50,6 +50,22 @@ describe('hostile input over HTTP', () => {
     expect(late).toMatchObject({ status: 'rejected', reason: { code: 'LEDGER_INVALID_EVENT' } });
     expect(good.status).toBe('fulfilled');
     expect(await h.head()).toBe(before + 1);
+  });
+
+  it('an event a projection set aside is an open alarm operators see, naming the projection, the event and the reason', async () => {
+    await h.store.append('projection-liveness', [
+      {
+        type: 'ProjectionEventSetAside',
+        data: { projection: 'liveness', projectionVersion: 2, position: 3, eventId: '01a23ce6-07f1-7b4a-b29c-ad6ae30309d9', type: 'MaintenanceWindowSet', stream: 'node-dc1-r01-n01', reason: 'date/time field value out of range' },
+        actor: { kind: 'system', id: 'projection-runner' },
+      },
+    ]);
+    await h.caughtUp();
+    const alarms = await h.app.inject({ method: 'GET', url: '/v1/alarms?kind=projection-set-aside', headers: bearer('analyst') });
+    expect(alarms.statusCode).toBe(200);
+    expect(alarms.json().items).toEqual([
+      expect.objectContaining({ alarmId: 'set-aside:liveness:3', kind: 'projection-set-aside', nodeId: 'dc1-r01-n01', summary: expect.stringContaining('date/time field value out of range') }),
+    ]);
   });
 });
 

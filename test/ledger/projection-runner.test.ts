@@ -8,8 +8,9 @@ import { EventStore, ProjectionRunner } from '../../src/ledger/index.js';
 import { backends, freshDatabase } from '../support/backends.js';
 import { cordon } from '../support/ledger-fixtures.js';
 
-/** Counts cordons per node; refuses the reason 'poison' so the failure path can be exercised. */
-function cordonCounter(name = 'cordon_counts', refusePoison = false): Projection {
+/** Counts cordons per node; refuses the reason 'poison' (or the reason given) so the failure path can be exercised. */
+function cordonCounter(name = 'cordon_counts', refusePoison: boolean | string = false): Projection {
+  const refused = typeof refusePoison === 'string' ? refusePoison : refusePoison ? 'poison' : null;
   return {
     name,
     version: 1,
@@ -22,7 +23,7 @@ function cordonCounter(name = 'cordon_counts', refusePoison = false): Projection
       const counts = new Map<string, number>();
       for (const event of events) {
         const data = event.data as { nodeId: string; reason: string };
-        if (refusePoison && data.reason === 'poison') throw new Error('poisoned cordon');
+        if (data.reason === refused) throw new Error('poisoned cordon');
         counts.set(data.nodeId, (counts.get(data.nodeId) ?? 0) + 1);
       }
       await trx
@@ -71,10 +72,38 @@ describe(`projection runner on ${backend.name} PostgreSQL`, () => {
     await runner.stop();
   });
 
-  it('an event a projection cannot apply stops it with the event named, and the others go on', async () => {
+  it('an event a projection cannot apply is set aside with the reason, an alarm event is recorded once, and the projection goes on', async () => {
+    const bad = cordonCounter('counts_aside', 'poison-d');
+    const runner = new ProjectionRunner(store, [bad], { batchSize: 2 });
+    await runner.start();
+    const { positions } = await store.append('node-d1', [cordon('d1'), cordon('d1', 'poison-d'), cordon('d1')]);
+    await store.append('node-d2', [cordon('d2')]);
+    await waitFor(async () => (await runner.status())[0]!.lagPositions === 0);
+    const status = (await runner.status())[0]!;
+    expect(status).toMatchObject({ state: 'running', setAside: 1 });
+    expect(await counts('counts_aside')).toMatchObject({ d1: 2, d2: 1 });
+    const letters = await store.db.selectFrom('projection_dead_letters' as never).selectAll().where('projection' as never, '=', 'counts_aside' as never).execute();
+    expect(letters).toEqual([expect.objectContaining({ position: positions[1], type: 'NodeCordoned', stream: 'node-d1', reason: 'poisoned cordon', projection_version: 1 })]);
+    const alarms = (await store.readStream('projection-counts_aside')).filter((e) => e.type === 'ProjectionEventSetAside');
+    expect(alarms.map((e) => e.data)).toEqual([expect.objectContaining({ projection: 'counts_aside', position: positions[1], reason: 'poisoned cordon' })]);
+    await runner.stop();
+    // A restart does not set it aside twice; a rebuild of the fixed projection applies it and clears the letter.
+    const again = new ProjectionRunner(store, [bad]);
+    await again.start();
+    await waitFor(async () => (await again.status())[0]!.lagPositions === 0);
+    expect((await again.status())[0]!.setAside).toBe(1);
+    await again.stop();
+    const fixed = new ProjectionRunner(store, [cordonCounter('counts_aside')]);
+    await fixed.rebuild('counts_aside');
+    expect((await counts('counts_aside')).d1).toBe(3);
+    expect(await store.db.selectFrom('projection_dead_letters' as never).selectAll().where('projection' as never, '=', 'counts_aside' as never).execute()).toEqual([]);
+    expect((await store.readStream('projection-counts_aside')).length).toBe(1);
+  });
+
+  it('with onFailure stop, an event a projection cannot apply stops it with the event named, and the others go on', async () => {
     const bad = cordonCounter('counts_poisoned', true);
     const good = cordonCounter('counts_healthy');
-    const runner = new ProjectionRunner(store, [bad, good]);
+    const runner = new ProjectionRunner(store, [bad, good], { onFailure: 'stop' });
     await runner.start();
     const { positions } = await store.append('node-p1', [cordon('p1'), cordon('p1', 'poison'), cordon('p1')]);
     await waitFor(async () => (await runner.status()).find((s) => s.name === 'counts_poisoned')!.state === 'failed');

@@ -31,6 +31,9 @@ export async function caughtUp(store: EventStore, runner: ProjectionRunner, time
     const statuses = await runner.status();
     const failed = statuses.find((s) => s.state === 'failed');
     if (failed) throw new Error(`projection ${failed.name} failed: ${JSON.stringify(failed.error)}`);
+    // A specification never lets a projection set an event aside unnoticed.
+    const setAside = statuses.find((s) => s.setAside > 0);
+    if (setAside) throw new Error(`projection ${setAside.name} set ${setAside.setAside} event(s) aside`);
     if (statuses.every((s) => s.position >= head && s.state === 'running')) return;
     if (Date.now() > deadline) throw new Error(`projections did not catch up: ${JSON.stringify(statuses)}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
