@@ -9,6 +9,7 @@ import { canonicalEvent, recordedEvent, storedEvent, type EventRow } from './eve
 import { LedgerError, isLedgerError } from './ledger-error.js';
 import { arrayLiteral, literal } from './sql-literal.js';
 import { migrateToLatest } from './migrations/index.js';
+import { boundedConnection, type ConnectionBounds } from './connection-bounds.js';
 import { contentDigest, prepareAppend, type PreparedEvent } from './prepare-append.js';
 
 // int8 as JS number: positions stay far below 2^53 (9e15 events).
@@ -31,6 +32,16 @@ export interface EventStoreOptions {
   clock?: () => Date;
   /** Skip migrations (when another process owns them). */
   migrate?: boolean;
+  /** Connect timeout, keepalive and idle-in-transaction bound of every connection (see `connection-bounds.ts`). */
+  connectionBounds?: Partial<ConnectionBounds>;
+  /**
+   * Deadline of one group-commit transaction's statements, waiting for the append lock included: an append that
+   * cannot commit within it fails (retryable) instead of queueing every writer behind a stalled one. Default 30 s.
+   */
+  appendTimeoutMs?: number;
+  /** How long an append whose COMMIT outcome is unknown (connection lost after COMMIT was sent) keeps asking the
+   * database whether its events are stored, before it answers `LEDGER_COMMIT_UNKNOWN`. Default 30 s. */
+  commitResolutionMs?: number;
 }
 
 export interface ReadStreamOptions {
@@ -135,6 +146,12 @@ function storedIdentity(row: ExistingRow): StoredIdentity {
 }
 
 /** The statements that write one group commit: rows, stream versions, the head, and the NOTIFY. */
+/** An error the server answered with (a statement failed, a deadline passed): the transaction did not commit. */
+function isStatementError(error: unknown): boolean {
+  const candidate = error as { code?: unknown; severity?: unknown };
+  return typeof candidate?.code === 'string' && /^[0-9A-Z]{5}$/.test(candidate.code) && typeof candidate.severity === 'string';
+}
+
 function writeStatements(rows: EventRow[], touched: Map<string, { version: number; lastPosition: number }>, position: number, headHash: string, recordedAt: Date): string {
   const at = literal(recordedAt);
   const values = rows
@@ -189,7 +206,7 @@ export class EventStore {
   readonly catalogue: EventCatalogue;
   readonly db: Kysely<LedgerDatabase>;
   readonly pool: pg.Pool;
-  readonly #options: Required<Pick<EventStoreOptions, 'maxBatchEvents' | 'pollIntervalMs'>> & { clock: () => Date };
+  readonly #options: Required<Pick<EventStoreOptions, 'maxBatchEvents' | 'pollIntervalMs' | 'appendTimeoutMs' | 'commitResolutionMs'>> & { clock: () => Date };
   readonly #queue: PendingAppend[] = [];
   #flushing: Promise<void> | null = null;
   #closed = false;
@@ -203,7 +220,7 @@ export class EventStore {
   private constructor(options: EventStoreOptions) {
     this.connectionString = options.connectionString;
     this.catalogue = options.catalogue ?? fleetCatalogue;
-    this.pool = new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 8 });
+    this.pool = new pg.Pool({ ...boundedConnection(options.connectionString, options.connectionBounds), max: options.poolSize ?? 8 });
     // A lost connection (server restart, Ctrl-C reaching PostgreSQL) must not crash the process: the pool
     // handles idle clients, and this listener covers checked-out ones between statements, where pg would
     // otherwise emit an unhandled 'error'. The statement in flight still fails, and the caller sees it.
@@ -214,6 +231,8 @@ export class EventStore {
       maxBatchEvents: options.maxBatchEvents ?? 5000,
       pollIntervalMs: options.pollIntervalMs ?? 1000,
       clock: options.clock ?? (() => new Date()),
+      appendTimeoutMs: options.appendTimeoutMs ?? 30_000,
+      commitResolutionMs: options.commitResolutionMs ?? 30_000,
     };
   }
 
@@ -282,6 +301,8 @@ export class EventStore {
   async #commitBatch(batch: PendingAppend[]): Promise<void> {
     const settled: Array<{ ok: true; result: AppendResult } | { ok: false; error: unknown }> = [];
     let client: pg.PoolClient | null = null;
+    let written: string[] = [];
+    let failedConnection = false;
     try {
       client = await this.pool.connect();
       const streams = [...new Set(batch.map((p) => p.stream))];
@@ -289,7 +310,10 @@ export class EventStore {
       // Round trip 1: begin, take the log-wide lock, then (a new statement, so a new snapshot that sees
       // every earlier commit) read the head, the streams' versions and any already-stored event ids.
       const results = (await client.query(
-        `BEGIN; SET LOCAL standard_conforming_strings TO on; SELECT pg_advisory_xact_lock(${APPEND_LOCK_KEY});
+        // Durable before acknowledged whatever the server's default; bounded, so a stalled lock holder fails this
+        // batch (retryable) within the deadline instead of queueing every writer behind it.
+        `BEGIN; SET LOCAL standard_conforming_strings TO on; SET LOCAL synchronous_commit TO on; SET LOCAL statement_timeout = ${Math.max(1, Math.round(this.#options.appendTimeoutMs))};
+         SELECT pg_advisory_xact_lock(${APPEND_LOCK_KEY});
          SELECT
            (SELECT json_build_object('position', position, 'hash', encode(hash, 'hex'), 'recorded_at', recorded_at) FROM ledger_head) AS head,
            (SELECT coalesce(json_agg(json_build_array(stream, version)), '[]'::json) FROM ledger_streams WHERE stream = ANY(${arrayLiteral(streams, 'text')})) AS versions,
@@ -362,18 +386,35 @@ export class EventStore {
         }
       }
       // Round trip 2: rows, stream versions, head, NOTIFY and COMMIT in one message.
+      written = rows.map((row) => row.event_id);
       await client.query(rows.length > 0 ? `${writeStatements(rows, touched, position, prevHash, recordedAt)}; COMMIT` : 'COMMIT');
     } catch (error) {
-      // Nothing of the batch is committed; a retry with the same event ids is safe whatever happened.
       await client?.query('ROLLBACK').catch(() => undefined);
-      const failure = isLedgerError(error)
+      // Once COMMIT may have been sent, the outcome is asked of the database, never guessed: a lost connection
+      // after COMMIT can mean either, and a caller told "not committed" would retry and duplicate.
+      const resolved = written.length > 0 && !isLedgerError(error) && !isStatementError(error) ? await this.#resolveCommit(written, error) : 'not-committed';
+      if (resolved === 'committed') {
+        client?.release(true);
+        client = null;
+        this.#settle(batch, settled);
+        return;
+      }
+      const failure = resolved === 'unknown'
+        ? new LedgerError('LEDGER_COMMIT_UNKNOWN', { eventIds: written, cause: String(error) }, `append outcome unknown: the connection was lost after COMMIT and the database could not be asked within ${this.#options.commitResolutionMs} ms (${String(error)}); retry with the same event ids`)
+        : isLedgerError(error)
         ? error
         : new LedgerError('LEDGER_STORE_UNAVAILABLE', { operation: 'append', cause: String(error) }, `append transaction failed, nothing was committed: ${String(error)}`);
+      failedConnection = true;
       for (const pending of batch) pending.reject(failure);
       return;
     } finally {
-      client?.release();
+      // A connection that failed mid-transaction is not given back to the pool for the next batch.
+      client?.release(failedConnection);
     }
+    this.#settle(batch, settled);
+  }
+
+  #settle(batch: PendingAppend[], settled: Array<{ ok: true; result: AppendResult } | { ok: false; error: unknown }>): void {
     this.stats.batches += 1;
     this.stats.lastBatchAppends = batch.length;
     this.stats.maxBatchAppends = Math.max(this.stats.maxBatchAppends, batch.length);
@@ -387,6 +428,31 @@ export class EventStore {
         pending.reject(outcome.error);
       }
     });
+  }
+
+  /**
+   * Whether a batch whose COMMIT outcome is unknown was committed: its new event ids are all stored (one
+   * transaction: all or none). Asked on fresh connections until the database answers or the resolution deadline
+   * passes (then 'unknown').
+   */
+  async #resolveCommit(eventIds: string[], cause: unknown): Promise<'committed' | 'not-committed' | 'unknown'> {
+    const deadline = Date.now() + this.#options.commitResolutionMs;
+    for (let attempt = 0; ; attempt += 1) {
+      const client = new pg.Client(boundedConnection(this.connectionString, { connectMs: Math.max(1000, Math.min(10_000, deadline - Date.now())) }));
+      client.on('error', () => undefined);
+      try {
+        await client.connect();
+        const found = await client.query<{ n: string }>('SELECT count(*) AS n FROM ledger_events WHERE event_id = ANY($1::uuid[])', [eventIds]);
+        const stored = Number(found.rows[0]?.n ?? 0);
+        return stored === eventIds.length ? 'committed' : stored === 0 ? 'not-committed' : 'unknown';
+      } catch {
+        if (Date.now() >= deadline) return 'unknown';
+        await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** Math.min(attempt, 5))));
+      } finally {
+        await client.end().catch(() => undefined);
+      }
+      void cause;
+    }
   }
 
   /**
@@ -567,7 +633,7 @@ export class EventStore {
   async #ensureListener(): Promise<void> {
     if (this.#listener || this.#listenerStarting || this.#closed) return this.#listenerStarting ?? undefined;
     this.#listenerStarting = (async () => {
-      const client = new pg.Client({ connectionString: this.connectionString });
+      const client = new pg.Client(boundedConnection(this.connectionString));
       client.on('notification', (message) => this.#appended.next(Number(message.payload)));
       client.on('error', () => {
         // Polling keeps subscriptions correct meanwhile; reconnect in the background.

@@ -12,4 +12,5 @@ export * from './projection-runner.js';
 export { ProjectionApplyError } from './projection.js';
 export type { Projection } from './projection.js';
 export { nameUuid } from './name-uuid.js';
+export { boundedConnection, defaultConnectionBounds, type ConnectionBounds } from './connection-bounds.js';
 export { ensureLedgerRoles, ledgerRoles, roleConnectionString, type LedgerRoleName } from './roles.js';

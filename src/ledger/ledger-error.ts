@@ -9,6 +9,7 @@ export interface LedgerErrorDetails {
   LEDGER_UNKNOWN_EVENT_TYPE: { stream: string; index: number; type: string };
   LEDGER_IDEMPOTENCY_CONFLICT: { stream: string; eventId: string; storedStream: string; reason: string };
   LEDGER_STORE_UNAVAILABLE: { operation: string; cause: string };
+  LEDGER_COMMIT_UNKNOWN: { eventIds: string[]; cause: string };
   LEDGER_DATA_DIR_LOCKED: { dataDir: string; pid: number };
   LEDGER_EMBEDDED_START_FAILED: { dataDir: string; cause: string };
   LEDGER_CLOSED: { operation: string };
@@ -25,6 +26,10 @@ export const ledgerErrorCatalogue: Record<LedgerErrorCode, { retryable: boolean;
   LEDGER_UNKNOWN_EVENT_TYPE: { retryable: false, meaning: 'the event type is not in the catalogue' },
   LEDGER_IDEMPOTENCY_CONFLICT: { retryable: false, meaning: 'an event id is already stored with different content or in another stream' },
   LEDGER_STORE_UNAVAILABLE: { retryable: true, meaning: 'PostgreSQL could not be reached or the transaction failed; nothing of the append was committed' },
+  LEDGER_COMMIT_UNKNOWN: {
+    retryable: true,
+    meaning: 'the connection was lost after COMMIT was sent and the database could not be asked in time whether it committed; a retry with the same event ids is safe (it is answered as a replay if it did)',
+  },
   LEDGER_DATA_DIR_LOCKED: { retryable: false, meaning: 'another live process owns the embedded data folder' },
   LEDGER_EMBEDDED_START_FAILED: { retryable: false, meaning: 'the embedded PostgreSQL could not be initialised or started' },
   LEDGER_CLOSED: { retryable: false, meaning: 'the ledger has been closed' },

@@ -5,6 +5,7 @@ import type { RecordedEvent } from '../../events/index.js';
 import type { Projection } from './projection.js';
 import type { EventStore } from './event-store.js';
 import { nameUuid } from './name-uuid.js';
+import { boundedConnection } from './connection-bounds.js';
 
 export interface ProjectionStatus {
   name: string;
@@ -153,7 +154,7 @@ export class ProjectionRunner {
     const { projection, abort } = live;
     // One live instance: a session-level advisory lock held on a connection of its own.
     while (!abort.signal.aborted) {
-      const client = new pg.Client({ connectionString: this.store.connectionString });
+      const client = new pg.Client(boundedConnection(this.store.connectionString));
       // Losing this connection loses the lock; the checkpoint guard still keeps applies exactly once.
       client.on('error', (error) => this.#options.log('projection lock connection lost', { projection: projection.name, error: String(error) }));
       await client.connect();
@@ -309,7 +310,7 @@ export class ProjectionRunner {
       await live.done;
     }
     await this.#ensureTables(projection);
-    const client = new pg.Client({ connectionString: this.store.connectionString });
+    const client = new pg.Client(boundedConnection(this.store.connectionString));
     client.on('error', () => undefined);
     await client.connect();
     try {

@@ -1,0 +1,146 @@
+/**
+ * Faults between the ledger and PostgreSQL, made by a TCP proxy the test controls: the connection cut right after
+ * COMMIT was sent (committed or not, the store asks and answers the truth; no duplicate on retry), and a half-open
+ * connection holding the append lock (the append fails within its deadline, the server ends the stalled session, and
+ * the next append succeeds).
+ */
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { APPEND_LOCK_KEY, boundedConnection, EventStore } from '../../src/ledger/index.js';
+import { backends, freshDatabase } from '../support/backends.js';
+import { cordon } from '../support/ledger-fixtures.js';
+
+type Mode = { kind: 'pass' } | { kind: 'cut-after-commit'; forwardCommit: boolean } | { kind: 'freeze' };
+
+/** A proxy to PostgreSQL; `mode` decides what happens to the next message that carries the append's COMMIT. */
+class FaultProxy {
+  mode: Mode = { kind: 'pass' };
+  readonly #server: Server;
+  readonly #sockets = new Set<Socket>();
+  port = 0;
+
+  constructor(private readonly upstream: { host: string; port: number }) {
+    this.#server = createServer((client) => this.#relay(client));
+  }
+
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
+    this.port = (this.#server.address() as { port: number }).port;
+  }
+
+  #relay(client: Socket): void {
+    const server = connect(this.upstream.port, this.upstream.host);
+    let frozen = false;
+    for (const socket of [client, server]) {
+      this.#sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.on('close', () => this.#sockets.delete(socket));
+    }
+    server.on('data', (chunk) => {
+      if (!frozen) client.write(chunk);
+    });
+    server.on('close', () => client.destroy());
+    client.on('close', () => server.destroy());
+    client.on('data', (chunk) => {
+      if (frozen) return;
+      const mode = this.mode;
+      const text = chunk.toString('latin1');
+      if (mode.kind === 'freeze' && text.includes('pg_advisory_xact_lock')) {
+        // The lock request goes through; afterwards nothing more in either direction, sockets left open: half-open.
+        server.write(chunk);
+        setTimeout(() => (frozen = true), 200);
+        return;
+      }
+      if (mode.kind === 'cut-after-commit' && text.includes('INSERT INTO ledger_events') && text.includes('COMMIT')) {
+        this.mode = { kind: 'pass' };
+        if (mode.forwardCommit) server.write(chunk);
+        // The server commits (or, without the message, sees its client vanish and rolls back); the answer is lost.
+        frozen = true;
+        setTimeout(() => {
+          client.destroy();
+          server.destroy();
+        }, 300);
+        return;
+      }
+      server.write(chunk);
+    });
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.#sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+}
+
+const backend = backends()[0]!;
+
+describe(`connection faults on ${backend.name} PostgreSQL`, () => {
+  let proxy: FaultProxy;
+  let store: EventStore;
+  let direct: EventStore;
+  let drop: () => Promise<void>;
+  let proxiedUrl: string;
+
+  beforeAll(async () => {
+    const db = await freshDatabase(backend.adminUrl!);
+    drop = db.drop;
+    const url = new URL(db.url);
+    proxy = new FaultProxy({ host: url.hostname, port: Number(url.port) });
+    await proxy.listen();
+    url.port = String(proxy.port);
+    proxiedUrl = url.toString();
+    direct = await EventStore.open({ connectionString: db.url });
+    store = await EventStore.open({ connectionString: proxiedUrl, appendTimeoutMs: 1500, commitResolutionMs: 10_000 });
+  });
+  afterAll(async () => {
+    await store?.close();
+    await direct?.close();
+    await proxy?.close();
+    await drop?.();
+  });
+
+  const copies = async (eventId: string): Promise<number> =>
+    Number((await direct.db.selectFrom('ledger_events').select((eb) => eb.fn.countAll<string>().as('n')).where('event_id', '=', eventId).executeTakeFirstOrThrow()).n);
+
+  it('a connection cut after COMMIT reached the server: the append is answered committed, and a retry is a replay, not a duplicate', async () => {
+    const event = { ...cordon('c1'), eventId: '01937a00-0000-7000-8000-00000000c001' };
+    proxy.mode = { kind: 'cut-after-commit', forwardCommit: true };
+    const result = await store.append('node-c1', [event]);
+    expect(result.idempotentReplay).toBe(false);
+    expect(await copies(event.eventId)).toBe(1);
+    const retry = await store.append('node-c1', [event]);
+    expect(retry).toMatchObject({ idempotentReplay: true, positions: result.positions });
+    expect(await copies(event.eventId)).toBe(1);
+  });
+
+  it('a connection cut before COMMIT reached the server: the append is answered not committed (retryable), nothing is stored, and the retry stores it once', async () => {
+    const event = { ...cordon('c2'), eventId: '01937a00-0000-7000-8000-00000000c002' };
+    proxy.mode = { kind: 'cut-after-commit', forwardCommit: false };
+    await expect(store.append('node-c2', [event])).rejects.toMatchObject({ code: 'LEDGER_STORE_UNAVAILABLE', retryable: true });
+    expect(await copies(event.eventId)).toBe(0);
+    await store.append('node-c2', [event]);
+    expect(await copies(event.eventId)).toBe(1);
+  });
+
+  it('a half-open connection holding the append lock: an append fails within its deadline, the server ends the stalled session, and the next append succeeds', async () => {
+    proxy.mode = { kind: 'freeze' };
+    const holder = new pg.Client(boundedConnection(proxiedUrl, { idleInTransactionMs: 3000 }));
+    holder.on('error', () => undefined);
+    await holder.connect();
+    void holder.query(`BEGIN; SELECT pg_advisory_xact_lock(${APPEND_LOCK_KEY})`).catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    proxy.mode = { kind: 'pass' };
+    const started = Date.now();
+    await expect(store.append('node-h1', [cordon('h1')])).rejects.toMatchObject({ code: 'LEDGER_STORE_UNAVAILABLE', retryable: true });
+    expect(Date.now() - started).toBeLessThan(3000);
+    // The holder's session is ended by the server (idle in transaction for 3 s); the lock goes with it.
+    let stored: number | null = null;
+    while (stored === null && Date.now() - started < 15_000) {
+      stored = await store.append('node-h1', [cordon('h1')]).then((r) => r.positions[0]!, () => null);
+    }
+    expect(stored).not.toBeNull();
+    expect(Date.now() - started).toBeLessThan(8000);
+    await holder.end().catch(() => undefined);
+  });
+});
