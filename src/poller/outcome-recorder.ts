@@ -1,4 +1,5 @@
-import type { PollOutcomeKind, PollOutcomesBatch } from '../../events/index.js';
+import { randomFillSync } from 'node:crypto';
+import { uuidV7, type PollOutcomeKind, type PollOutcomesBatch } from '../../events/index.js';
 import type { EventStore } from '../ledger/index.js';
 import type { PollWork } from './poll-target.js';
 
@@ -11,21 +12,44 @@ interface SiteBuffer {
   offsetMs: number[];
 }
 
+/** A flushed batch whose content and event id are fixed: retried as it is, so a retry is a replay, never a duplicate. */
+interface SealedBatch {
+  site: string;
+  eventId: string;
+  data: PollOutcomesBatch;
+}
+
 /**
  * Buffers every poll outcome and appends them as one columnar `PollOutcomesRecorded` per site per flush
- * (stream `polls-<site>`). A failed flush keeps its outcomes and tries again on the next one.
+ * (stream `polls-<site>`). A flush seals what is buffered into batches with their own event ids; a batch that could
+ * not be appended (database down, commit outcome unknown) is retried later with the same id and content, in order,
+ * so an outage never duplicates outcomes (duplicated misses could mark nodes dark). What waits is bounded by
+ * `maxPendingOutcomes`: past it the oldest sealed batches are dropped and counted (`outcomesDropped`), never the
+ * process's memory.
  */
 export class OutcomeRecorder {
   readonly #buffers = new Map<string, SiteBuffer>();
+  readonly #sealed: SealedBatch[] = [];
   #flushing: Promise<void> | null = null;
   bytesAppended = 0;
   outcomesRecorded = 0;
+  outcomesDropped = 0;
   readonly counts: Record<PollOutcomeKind, number> = { success: 0, 'not-modified': 0, timeout: 0, refused: 0, 'session-limit': 0, auth: 0, protocol: 0, latched: 0 };
 
   constructor(
     private readonly store: EventStore,
     private readonly maxBatch = 20_000,
+    private readonly maxPendingOutcomes = 1_000_000,
+    private readonly log: (message: string, fields?: Record<string, unknown>) => void = () => undefined,
   ) {}
+
+  /** Outcomes recorded but not yet in the log (buffered or sealed and waiting for the database). */
+  get pendingOutcomes(): number {
+    let pending = 0;
+    for (const buffer of this.#buffers.values()) pending += buffer.nodeIds.length;
+    for (const batch of this.#sealed) pending += batch.data.nodeIds.length;
+    return pending;
+  }
 
   record(site: string, nodeId: string, work: PollWork, outcome: PollOutcomeKind, latencyMs: number, at: number): void {
     let buffer = this.#buffers.get(site);
@@ -42,7 +66,7 @@ export class OutcomeRecorder {
     if (buffer.nodeIds.length >= this.maxBatch) void this.flush();
   }
 
-  /** Appends what is buffered; concurrent calls share one flush. */
+  /** Appends what is buffered and what waits from earlier flushes; concurrent calls share one flush. */
   flush(): Promise<void> {
     this.#flushing ??= this.#flush().finally(() => {
       this.#flushing = null;
@@ -50,12 +74,12 @@ export class OutcomeRecorder {
     return this.#flushing;
   }
 
-  async #flush(): Promise<void> {
-    const buffers = [...this.#buffers.entries()];
-    this.#buffers.clear();
-    await Promise.all(
-      buffers.map(async ([site, buffer]) => {
-        const data: PollOutcomesBatch = {
+  #seal(): void {
+    for (const [site, buffer] of this.#buffers) {
+      this.#sealed.push({
+        site,
+        eventId: uuidV7(Date.now(), (bytes) => randomFillSync(bytes)),
+        data: {
           site,
           windowStart: new Date(buffer.windowStart).toISOString(),
           nodeIds: buffer.nodeIds,
@@ -63,23 +87,35 @@ export class OutcomeRecorder {
           outcomes: buffer.outcomes,
           latencyMs: buffer.latencyMs,
           offsetMs: buffer.offsetMs,
-        };
-        try {
-          await this.store.append(`polls-${site}`, [{ type: 'PollOutcomesRecorded', data, actor: { kind: 'system', id: 'poller' } }]);
-          this.bytesAppended += JSON.stringify(data).length;
-          this.outcomesRecorded += buffer.nodeIds.length;
-        } catch {
-          // Keep them, ahead of anything recorded since: they go out with the next flush.
-          const current = this.#buffers.get(site);
-          if (current) {
-            const shift = current.windowStart - buffer.windowStart;
-            buffer.nodeIds.push(...current.nodeIds);
-            buffer.work.push(...current.work);
-            buffer.outcomes.push(...current.outcomes);
-            buffer.latencyMs.push(...current.latencyMs);
-            buffer.offsetMs.push(...current.offsetMs.map((offset) => offset + shift));
+        },
+      });
+    }
+    this.#buffers.clear();
+    let over = this.pendingOutcomes - this.maxPendingOutcomes;
+    while (over > 0 && this.#sealed.length > 0) {
+      const dropped = this.#sealed.shift()!;
+      over -= dropped.data.nodeIds.length;
+      this.outcomesDropped += dropped.data.nodeIds.length;
+      this.log('poll outcomes dropped: the ledger has been unreachable past the pending budget', { site: dropped.site, outcomes: dropped.data.nodeIds.length, windowStart: dropped.data.windowStart });
+    }
+  }
+
+  async #flush(): Promise<void> {
+    this.#seal();
+    const sites = [...new Set(this.#sealed.map((batch) => batch.site))];
+    await Promise.all(
+      sites.map(async (site) => {
+        // In order per site; the first failure leaves it and everything after it for the next flush.
+        for (const batch of this.#sealed.filter((b) => b.site === site)) {
+          try {
+            await this.store.append(`polls-${site}`, [{ eventId: batch.eventId, type: 'PollOutcomesRecorded', data: batch.data, actor: { kind: 'system', id: 'poller' } }]);
+          } catch (error) {
+            this.log('poll outcomes wait for the ledger', { site, outcomes: batch.data.nodeIds.length, error: String(error) });
+            return;
           }
-          this.#buffers.set(site, buffer);
+          this.#sealed.splice(this.#sealed.indexOf(batch), 1);
+          this.bytesAppended += JSON.stringify(batch.data).length;
+          this.outcomesRecorded += batch.data.nodeIds.length;
         }
       }),
     );

@@ -18,6 +18,8 @@ export interface PollerOptions {
   clock?: () => number;
   random?: () => number;
   log?: (message: string, fields?: Record<string, unknown>) => void;
+  /** Most poll outcomes kept while the ledger cannot take them (default 1,000,000, about 60 MB). */
+  maxPendingOutcomes?: number;
   /** Called for every recorded outcome (metrics, benchmarks). */
   onOutcome?: (nodeId: string, work: PollWork, outcome: PollOutcomeKind, latencyMs: number, at: number) => void;
 }
@@ -50,6 +52,10 @@ export interface PollerStats {
   outcomes: Record<PollOutcomeKind, number>;
   observationsAppended: number;
   outcomeBytesAppended: number;
+  /** Outcomes recorded but not yet in the log (the ledger unreachable): bounded by `maxPendingOutcomes`. */
+  pendingOutcomes: number;
+  /** Outcomes dropped because the ledger stayed unreachable past that budget. */
+  outcomesDropped: number;
   /** For each target contacted at least once, ms since its last successful contact (max and p99). */
   sinceContactMaxMs: number;
 }
@@ -100,7 +106,7 @@ export class Poller {
     this.#visitor = options.visitor ?? new RedfishVisitor();
     this.#clock = options.clock ?? Date.now;
     this.#random = options.random ?? Math.random;
-    this.#recorder = new OutcomeRecorder(options.store);
+    this.#recorder = new OutcomeRecorder(options.store, 20_000, options.maxPendingOutcomes ?? 1_000_000, (message, fields) => options.log?.(message, fields));
   }
 
   get policy(): PollPolicy {
@@ -404,6 +410,8 @@ export class Poller {
       outcomes: { ...this.#recorder.counts },
       observationsAppended: this.#observationsAppended,
       outcomeBytesAppended: this.#recorder.bytesAppended,
+      pendingOutcomes: this.#recorder.pendingOutcomes,
+      outcomesDropped: this.#recorder.outcomesDropped,
       sinceContactMaxMs,
     };
   }
