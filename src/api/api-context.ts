@@ -29,6 +29,8 @@ export interface ApiContext {
   audit?: AuditService | null;
   /** Time travel for the query routes (`?asOf=`); absent: asOf answers 404. */
   asOf?: AsOfEngine | null;
+  /** Live feeds (SSE) open at once; one more is answered 429. Default 32. */
+  maxLiveFeeds?: number;
 }
 
 /** Who may call a route. `queryToken` also accepts `?token=` (EventSource cannot set headers). */

@@ -10,6 +10,7 @@ export interface ApiErrorDetails {
   API_UNSUPPORTED_MEDIA_TYPE: { contentType: string };
   API_PAYLOAD_TOO_LARGE: { limitBytes: number };
   API_NOT_READY: { reasons: string[] };
+  API_TOO_MANY_REQUESTS: { limit: number; resource: string };
   API_INTERNAL: Record<string, never>;
 }
 
@@ -25,6 +26,7 @@ export const apiErrorCatalogue: Record<ApiErrorCode, { status: number; meaning: 
   API_UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: 'the body has a content type the route does not read' },
   API_PAYLOAD_TOO_LARGE: { status: 413, meaning: 'the body is larger than the route accepts' },
   API_NOT_READY: { status: 503, meaning: 'the store is unreachable, or a projection failed or lags too far (readiness)' },
+  API_TOO_MANY_REQUESTS: { status: 429, meaning: 'a bounded resource (live feeds open at once) is at its limit; try again later (`details.limit`)' },
   API_INTERNAL: { status: 500, meaning: 'an unexpected failure; the log has the detail, the answer does not' },
 };
 

@@ -37,6 +37,8 @@ export interface ApiOptions {
   logger?: FastifyBaseLogger;
   /** Readiness fails when a projection lags more positions than this (default 10,000). */
   maxLagPositions?: number;
+  /** Live feeds (SSE) open at once; one more is answered 429 (default 32). */
+  maxLiveFeeds?: number;
   /** Wall clock for "seconds since last contact" (default: now). */
   clock?: () => Date;
   /** Export process metrics (CPU, memory, event loop) too (default false). */
@@ -85,6 +87,7 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
     maxLagPositions: options.maxLagPositions ?? 10_000,
     audit: options.audit ?? null,
     asOf: options.asOf ?? null,
+    maxLiveFeeds: options.maxLiveFeeds ?? 32,
   };
   const metrics = createMetrics(partial, { processMetrics: options.processMetrics ?? false });
   const ctx: ApiContext = {

@@ -44,7 +44,7 @@ describe('the live feed (Server-Sent Events)', () => {
   const register = (n: number) => h.app.inject({ method: 'POST', url: '/v1/nodes', headers: bearer('operator'), payload: registration(`dc1-r01-n${String(n).padStart(2, '0')}`) });
 
   beforeAll(async () => {
-    h = await openApiHarness();
+    h = await openApiHarness({ maxLiveFeeds: 3 });
     base = await h.app.listen({ port: 0, host: '127.0.0.1' });
     for (let i = 1; i <= 5; i += 1) await register(i);
   });
@@ -83,5 +83,33 @@ describe('the live feed (Server-Sent Events)', () => {
     expect((await refused.json()).error.code).toBe('API_FORBIDDEN');
     const anonymous = await fetch(`${base}/v1/events/live`);
     expect(anonymous.status).toBe(401);
+  });
+
+  it('analysts follow envelopes only: no payload by default, and payload=full is refused with 403', async () => {
+    const envelopes = await readFeed(`${base}/v1/events/live?from=1`, bearer('analyst'), (m) => m.length >= 1);
+    expect(envelopes[0]!.data).toMatchObject({ position: 1, type: 'NodeRegistered', data: null });
+    const full = await fetch(`${base}/v1/events/live?from=1&payload=full`, { headers: bearer('analyst') });
+    expect(full.status).toBe(403);
+    expect((await full.json()).error).toMatchObject({ code: 'API_FORBIDDEN', details: { role: 'analyst' } });
+    const auditor = await readFeed(`${base}/v1/events/live?from=1`, bearer('auditor'), (m) => m.length >= 1);
+    expect(auditor[0]!.data.data).toMatchObject({ nodeId: 'dc1-r01-n01' });
+  });
+
+  it('live feeds are bounded: past the limit a new one is answered 429, and a closed one frees its place', async () => {
+    const open = await Promise.all([1, 2, 3].map(() => fetch(`${base}/v1/events/live`, { headers: bearer('auditor') })));
+    expect(open.map((r) => r.status)).toEqual([200, 200, 200]);
+    const over = await fetch(`${base}/v1/events/live`, { headers: bearer('auditor') });
+    expect(over.status).toBe(429);
+    expect((await over.json()).error).toMatchObject({ code: 'API_TOO_MANY_REQUESTS', details: { limit: 3 } });
+    await open[0]!.body!.cancel();
+    let again = 0;
+    for (let attempt = 0; attempt < 50 && again !== 200; attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const response = await fetch(`${base}/v1/events/live`, { headers: bearer('auditor') });
+      again = response.status;
+      await response.body?.cancel();
+    }
+    expect(again).toBe(200);
+    for (const response of open.slice(1)) await response.body!.cancel();
   });
 });

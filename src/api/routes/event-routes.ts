@@ -38,6 +38,7 @@ export function eventJson(event: RecordedEvent) {
 }
 
 export function eventRoutes(app: ZodApp, ctx: ApiContext): void {
+  let liveFeeds = 0;
   const tags = ['events'];
 
   app.get('/v1/events', {
@@ -109,14 +110,26 @@ export function eventRoutes(app: ZodApp, ctx: ApiContext): void {
         from: z.coerce.number().int().min(1).optional().describe('first position to send (ignored when Last-Event-ID is given)'),
         types: typesList.optional(),
         stream: z.string().min(1).max(200).optional(),
-        payload: z.enum(['full', 'none']).default('full').describe("'none' sends the envelope without data (a dashboard needs to know that something happened, not 25,000 poll outcomes)"),
+        payload: z
+          .enum(['full', 'none'])
+          .optional()
+          .describe("'none' sends the envelope without data (a dashboard needs to know that something happened, not 25,000 poll outcomes); the default, and the only form analysts get: payloads are the log's, which auditors read"),
         token: z.string().optional(),
       }),
     },
     handler: async (request, reply) => {
+      const principal = request.principal!;
+      const readsLog = principal.role !== 'analyst';
+      if (request.query.payload === 'full' && !readsLog) {
+        throw new ApiError('API_FORBIDDEN', { role: principal.role, allowed: [...auditRoles, 'admin'] }, `role ${principal.role} may follow the live feed without payloads only (payload=none): event payloads are the log's, which auditors read`);
+      }
+      const limit = ctx.maxLiveFeeds ?? 32;
+      if (liveFeeds >= limit) throw new ApiError('API_TOO_MANY_REQUESTS', { limit, resource: 'live feeds' }, `${limit} live feeds are open, the most this server serves at once; try again later`);
+      liveFeeds += 1;
+      reply.raw.once('close', () => (liveFeeds -= 1));
       const lastEventId = request.headers['last-event-id'];
       const fromPosition = lastEventId !== undefined ? Number(lastEventId) + 1 : (request.query.from ?? (await ctx.store.head()).position + 1);
-      const withPayload = request.query.payload === 'full';
+      const withPayload = readsLog && (request.query.payload ?? 'full') === 'full';
       reply.hijack();
       const raw = reply.raw;
       raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' });

@@ -3,6 +3,7 @@
  * POSTs the observations to a ledger (`POST <url>/v1/observations`, see src/drivers/README.md for the body).
  * Without `--url` it prints them. On a machine without an NVIDIA GPU it says so and exits 3.
  */
+import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { request } from 'undici';
 import { collectGpuObservations, isDriverError } from '../../drivers/index.js';
@@ -55,7 +56,13 @@ export async function run(argv: string[]): Promise<number> {
     const target = new URL('v1/observations', values.url.endsWith('/') ? values.url : `${values.url}/`);
     const response = await request(target, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      // The key is the content's digest: the same report sent again (a retry after a timeout, a rerun) is answered
+      // as a replay instead of being recorded twice.
+      headers: {
+        'content-type': 'application/json',
+        'idempotency-key': `agent-${createHash('sha256').update(JSON.stringify(body)).digest('hex').slice(0, 40)}`,
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      },
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(15_000),
     });

@@ -31,12 +31,12 @@ export interface ApiHarness {
   close(): Promise<void>;
 }
 
-export async function openApiHarness(): Promise<ApiHarness> {
+export async function openApiHarness(options: { maxLiveFeeds?: number } = {}): Promise<ApiHarness> {
   const database = await freshDatabase(inject('embeddedAdminUrl'));
   const store = await EventStore.open({ connectionString: database.url, pollIntervalMs: 200 });
   const runner = new ProjectionRunner(store, fleetProjections({ liveness: { darkAfterMisses: 3 } }));
   await runner.start();
-  const app = await buildApi({ store, runner, tokens: tokenTable });
+  const app = await buildApi({ store, runner, tokens: tokenTable, ...options });
   await app.ready();
   return {
     app,
