@@ -2,5 +2,5 @@
 export { buildApi, type ApiOptions } from './build-api.js';
 export { serveApi, type ServeApiOptions, type ServedApi } from './serve.js';
 export { ApiError, apiErrorCatalogue, ledgerErrorStatus, documentedErrorCodes, type ApiErrorCode, type ErrorBody } from './api-error.js';
-export { TokenTable, generateDemoTokens, parseTokensEnv, readTokensFile, tokensFromEnvironment, roles, type Principal, type Role, type DemoTokens } from './tokens.js';
+export { TokenTable, agentMayReportFor, generateDemoTokens, parseTokensEnv, readTokensFile, tokensFromEnvironment, roles, type Principal, type Role, type DemoTokens } from './tokens.js';
 export type { ZodApp } from './api-context.js';

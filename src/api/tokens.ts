@@ -13,12 +13,25 @@ export type Role = (typeof roles)[number];
 export interface Principal {
   id: string;
   role: Role;
+  /**
+   * The nodes an agent token may report for: node-id patterns (`*` matches any run of characters). An agent is a
+   * program on one host; its token speaks for that host (or a rack or site of them), never for the whole fleet
+   * unless its owner wrote `*`. Absent on other roles.
+   */
+  nodes?: readonly string[];
+}
+
+const nodePattern = z.string().min(1).max(200).regex(/^[A-Za-z0-9*][A-Za-z0-9._:*-]*$/, 'node patterns use letters, digits, . _ : - and * only');
+
+/** Whether `nodeId` is one an agent principal may report for. */
+export function agentMayReportFor(principal: Principal, nodeId: string): boolean {
+  return (principal.nodes ?? []).some((pattern) => new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.:]/g, '\\$&')).join('.*')}$`).test(nodeId));
 }
 
 const principalId = z.string().min(1).max(200).regex(/^[A-Za-z0-9._@:-]+$/, 'principals use letters, digits and . _ @ : - only');
 
 /** The JSON tokens file: `{ "tokens": [{ "token": "...", "principal": "alice", "role": "operator" }] }` or a bare array. */
-const tokenEntry = z.object({ token: z.string().min(16), principal: principalId, role: z.enum(roles) });
+const tokenEntry = z.object({ token: z.string().min(16), principal: principalId, role: z.enum(roles), nodes: z.array(nodePattern).min(1).optional() });
 const tokensFileSchema = z.preprocess((value) => (Array.isArray(value) ? { tokens: value } : value), z.object({ tokens: z.array(tokenEntry) }));
 
 function digest(token: string): Buffer {
@@ -29,8 +42,8 @@ function digest(token: string): Buffer {
 export class TokenTable {
   readonly #entries: Array<{ digest: Buffer; principal: Principal }>;
 
-  constructor(entries: ReadonlyArray<{ token: string; principal: string; role: Role }>) {
-    this.#entries = entries.map((entry) => ({ digest: digest(entry.token), principal: { id: entry.principal, role: entry.role } }));
+  constructor(entries: ReadonlyArray<{ token: string; principal: string; role: Role; nodes?: readonly string[] | undefined }>) {
+    this.#entries = entries.map((entry) => ({ digest: digest(entry.token), principal: { id: entry.principal, role: entry.role, ...(entry.nodes ? { nodes: [...entry.nodes] } : {}) } }));
   }
 
   get size(): number {
@@ -46,20 +59,23 @@ export class TokenTable {
   }
 }
 
-/** Parses `token=principal:role,token=principal:role` (the `FLEET_LEDGER_TOKENS` form). */
+/** Parses `token=principal:role,token=principal:role` (the `FLEET_LEDGER_TOKENS` form); an agent's node scope
+ * follows its role: `token=gpu-host-17:agent@dc1-r07-n17` or `@dc1-r07-*;dc1-r08-*`. */
 export function parseTokensEnv(text: string): TokenTable {
   const entries = text
     .split(',')
     .map((part) => part.trim())
     .filter((part) => part.length > 0)
     .map((part, index) => {
-      const match = /^([^=]+)=([^:]+):([a-z]+)$/.exec(part);
-      if (!match) throw new Error(`FLEET_LEDGER_TOKENS entry ${index + 1} is not token=principal:role`);
-      const [, token, principal, role] = match as unknown as [string, string, string, string];
+      const match = /^([^=]+)=([^:]+):([a-z]+)(?:@(.+))?$/.exec(part);
+      if (!match) throw new Error(`FLEET_LEDGER_TOKENS entry ${index + 1} is not token=principal:role[@node-pattern;...]`);
+      const [, token, principal, role, scope] = match as unknown as [string, string, string, string, string | undefined];
+      const nodes = scope?.split(';').filter((pattern) => pattern.length > 0);
+      if (nodes && (nodes.length === 0 || nodes.some((pattern) => !nodePattern.safeParse(pattern).success))) throw new Error(`FLEET_LEDGER_TOKENS entry ${index + 1}: invalid node pattern`);
       if (!(roles as readonly string[]).includes(role)) throw new Error(`FLEET_LEDGER_TOKENS entry ${index + 1}: unknown role '${role}' (known: ${roles.join(', ')})`);
       if (!principalId.safeParse(principal).success) throw new Error(`FLEET_LEDGER_TOKENS entry ${index + 1}: invalid principal`);
       if (token.length < 16) throw new Error(`FLEET_LEDGER_TOKENS entry ${index + 1}: tokens have at least 16 characters`);
-      return { token, principal, role: role as Role };
+      return { token, principal, role: role as Role, ...(nodes ? { nodes } : {}) };
     });
   return new TokenTable(entries);
 }
@@ -99,7 +115,8 @@ export function generateDemoTokens(dataDir?: string): DemoTokens {
     const stored = tokensFileSchema.parse(JSON.parse(readFileSync(path, 'utf8')));
     return { table: new TokenTable(stored.tokens), tokens: stored.tokens, path };
   }
-  const tokens = roles.map((role) => ({ token: `fl_${randomBytes(24).toString('base64url')}`, principal: `demo-${role}`, role }));
+  // The demo's agent speaks for any simulated node; a real agent's token names its own host (see `Principal.nodes`).
+  const tokens = roles.map((role) => ({ token: `fl_${randomBytes(24).toString('base64url')}`, principal: `demo-${role}`, role, ...(role === 'agent' ? { nodes: ['*'] } : {}) }));
   if (path && dataDir) {
     mkdirSync(dataDir, { recursive: true });
     writeFileSync(path, `${JSON.stringify({ tokens }, null, 2)}\n`, { mode: 0o600 });

@@ -3,6 +3,7 @@
  * appends batched beside it are recorded, and the projections go on.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentMayReportFor } from '../../src/api/index.js';
 import { bearer, openApiHarness, registration, type ApiHarness } from './support/api-harness.js';
 
 describe('hostile input over HTTP', () => {
@@ -77,3 +78,30 @@ function xid(): unknown {
     events: [{ xid: 79, pciBusId: '0000:17:00.0', message: 'GPU has fallen off the bus', meaning: 'GPU has fallen off the bus', severity: 'critical', recommendedAction: 'reset the GPU' }],
   };
 }
+
+describe('agent tokens over HTTP', () => {
+  let h: ApiHarness;
+  beforeAll(async () => {
+    h = await openApiHarness();
+  });
+  afterAll(async () => h?.close());
+
+  it('an agent reports in-band GPU observations for the nodes its token names, and nothing else: other nodes and BMC-side types are 403, nothing stored', async () => {
+    const before = await h.head();
+    const post = (nodeId: string, type: string, data: unknown) =>
+      h.app.inject({ method: 'POST', url: '/v1/observations', headers: bearer('agent'), payload: { nodeId, source: 'agent', observations: [{ type, data }] } });
+    const own = await post('dc1-r02-n03', 'GpuXidObserved', xid());
+    expect(own.statusCode).toBe(201);
+    const foreignNode = await post('fra2-r01-n01', 'GpuXidObserved', xid());
+    expect(foreignNode.statusCode).toBe(403);
+    expect(foreignNode.json().error.message).toMatch(/may not report for node fra2-r01-n01/);
+    const firmware = await post('dc1-r02-n03', 'FirmwareInventoryObserved', { source: 'agent', dialect: 'x', unrecognized: [], components: [] });
+    expect(firmware.statusCode).toBe(403);
+    expect(firmware.json().error.message).toMatch(/observations\.0\.type is FirmwareInventoryObserved/);
+    // A dot in a pattern is a dot, not "any character".
+    expect(agentMayReportFor({ id: 'a', role: 'agent', nodes: ['dc1.r1-*'] }, 'dc1xr1-n1')).toBe(false);
+    expect(agentMayReportFor({ id: 'a', role: 'agent', nodes: ['dc1.r1-*'] }, 'dc1.r1-n1')).toBe(true);
+    expect(agentMayReportFor({ id: 'a', role: 'agent' }, 'dc1.r1-n1')).toBe(false);
+    expect(await h.head()).toBe(before + 1);
+  });
+});

@@ -20,6 +20,7 @@ import { isLedgerError, nameUuid, type ExpectedVersion } from '../../ledger/inde
 import { alarmById } from '../../../projections/index.js';
 import { ApiError } from '../api-error.js';
 import { intentRoles, type ApiContext, type ZodApp } from '../api-context.js';
+import { agentMayReportFor } from '../tokens.js';
 
 
 export const intentResult = z.object({ position: z.number().int(), stream: z.string(), streamVersion: z.number().int(), idempotentReplay: z.boolean() });
@@ -68,6 +69,8 @@ function alarmStream(alarmId: string): string {
 }
 
 const observationTypes = driverObservationEvents.map((d) => d.type) as [string, ...string[]];
+/** What an in-band agent on a host may report (the `agent` command's observations). */
+const agentObservationTypes = new Set(['GpuTelemetryObserved', 'GpuXidObserved']);
 
 export function intentRoutes(app: ZodApp, ctx: ApiContext): void {
   const tags = ['intents'];
@@ -218,6 +221,18 @@ export function intentRoutes(app: ZodApp, ctx: ApiContext): void {
     },
     handler: async (request, reply) => {
       const { nodeId, source, observations, observedAt } = request.body;
+      const principal = request.principal!;
+      if (principal.role === 'agent') {
+        // An agent reports what it sees in-band on its own host; what the BMC says (firmware, inventory, health) is the
+        // poller's, so an agent token cannot forge drift or compliance, nor speak for another node.
+        if (!agentMayReportFor(principal, nodeId)) {
+          throw new ApiError('API_FORBIDDEN', { role: principal.role, allowed: ['operator', 'admin'] }, `agent ${principal.id} may not report for node ${nodeId} (its token's node scope: ${(principal.nodes ?? []).join(', ') || 'none'})`);
+        }
+        const foreign = observations.findIndex((observation) => !agentObservationTypes.has(observation.type));
+        if (foreign >= 0) {
+          throw new ApiError('API_FORBIDDEN', { role: principal.role, allowed: ['operator', 'admin'] }, `agents report ${[...agentObservationTypes].join(' and ')} only; body.observations.${foreign}.type is ${observations[foreign]!.type}`);
+        }
+      }
       // Validate every payload here so the answer names the field as the client sent it.
       observations.forEach((observation, index) => {
         const check = ctx.store.catalogue.check(observation.type, observation.data);
@@ -227,7 +242,6 @@ export function intentRoutes(app: ZodApp, ctx: ApiContext): void {
           throw new ApiError('API_INVALID_REQUEST', { field, reason: issue?.message ?? 'is invalid', issues: check.issues.map((i) => ({ field: `body.observations.${index}.data.${i.path}`, reason: i.message })) }, `${field} ${issue?.message ?? 'is invalid'}`);
         }
       });
-      const principal = request.principal!;
       const key = request.headers['idempotency-key'];
       const stream = `node-${nodeId}`;
       const result = await ctx.timeAppend(() =>

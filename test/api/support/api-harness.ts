@@ -15,7 +15,8 @@ export const tokens: Record<Role, string> = {
 
 export const principals: Record<Role, string> = { operator: 'alice', analyst: 'bob', auditor: 'carol', admin: 'root', agent: 'gpu-agent' };
 
-export const tokenTable = new TokenTable((Object.keys(tokens) as Role[]).map((role) => ({ token: tokens[role], principal: principals[role], role })));
+/** The agent speaks for the test fleet's nodes (`dc1-*`) only. */
+export const tokenTable = new TokenTable((Object.keys(tokens) as Role[]).map((role) => ({ token: tokens[role], principal: principals[role], role, ...(role === 'agent' ? { nodes: ['dc1-*'] } : {}) })));
 
 export function bearer(role: Role): Record<string, string> {
   return { authorization: `Bearer ${tokens[role]}` };
