@@ -34,7 +34,28 @@ export function authenticate(tokens: TokenTable) {
   };
 }
 
-/** Removes `token=` from a URL before it is logged. */
+/**
+ * Removes the value of every query parameter that is `token` once decoded (`?token=`, `?%74oken=`, `?tok%65n=`: the
+ * query parser decodes names, so they all authenticate) before a URL is logged. A name that does not decode is
+ * redacted too: it is not logged as it came.
+ */
 export function redactUrl(url: string): string {
-  return url.replace(/([?&]token=)[^&]*/gi, '$1***');
+  const mark = url.indexOf('?');
+  if (mark < 0) return url;
+  const query = url
+    .slice(mark + 1)
+    .split('&')
+    .map((pair) => {
+      const equals = pair.indexOf('=');
+      const rawName = equals < 0 ? pair : pair.slice(0, equals);
+      let name: string;
+      try {
+        name = decodeURIComponent(rawName.replace(/\+/g, ' '));
+      } catch {
+        return `${rawName}=***`;
+      }
+      return name.trim().toLowerCase() === 'token' ? `${rawName}=***` : pair;
+    })
+    .join('&');
+  return `${url.slice(0, mark)}?${query}`;
 }
