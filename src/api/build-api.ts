@@ -8,7 +8,7 @@ import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Kysely } from 'kysely';
-import { isLedgerError, type EventStore, type ProjectionRunner } from '../ledger/index.js';
+import { isLedgerError, ledgerErrorCatalogue, type EventStore, type ProjectionRunner } from '../ledger/index.js';
 import type { Poller } from '../poller/index.js';
 import type { Simulator } from '../sim/index.js';
 import type { ApiContext, ZodApp } from './api-context.js';
@@ -125,7 +125,13 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
     if (error instanceof ApiError) return reply.code(error.status).send(errorBody(error.code, error.message, error.details));
     if (isLedgerError(error)) {
       const status = ledgerErrorStatus[error.code];
-      if (status >= 500) request.log.warn({ code: error.code, details: error.details }, error.message);
+      if (status >= 500) {
+        // The database's own words (hosts, roles, another caller's statement) go to the log; the caller gets the
+        // code, its meaning and whether to retry.
+        request.log.warn({ code: error.code, details: error.details }, error.message);
+        const { cause: _cause, ...details } = error.details as Record<string, unknown>;
+        return reply.code(status).send(errorBody(error.code, ledgerErrorCatalogue[error.code].meaning, { ...details, retryable: error.retryable }));
+      }
       return reply.code(status).send(errorBody(error.code, error.message, { ...error.details, retryable: error.retryable }));
     }
     if (hasZodFastifySchemaValidationErrors(error) || error.validation) {

@@ -3,8 +3,9 @@
  * appends batched beside it are recorded, and the projections go on.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentMayReportFor } from '../../src/api/index.js';
-import { bearer, openApiHarness, registration, type ApiHarness } from './support/api-harness.js';
+import { agentMayReportFor, buildApi } from '../../src/api/index.js';
+import { LedgerError } from '../../src/ledger/index.js';
+import { bearer, openApiHarness, registration, tokenTable, type ApiHarness } from './support/api-harness.js';
 
 describe('hostile input over HTTP', () => {
   let h: ApiHarness;
@@ -103,5 +104,34 @@ describe('agent tokens over HTTP', () => {
     expect(agentMayReportFor({ id: 'a', role: 'agent', nodes: ['dc1.r1-*'] }, 'dc1.r1-n1')).toBe(true);
     expect(agentMayReportFor({ id: 'a', role: 'agent' }, 'dc1.r1-n1')).toBe(false);
     expect(await h.head()).toBe(before + 1);
+  });
+});
+
+describe("the database's own error text stays in the log", () => {
+  it('a 503 from the store names the code and whether to retry, never the database error text; /readyz (public) neither', async () => {
+    const h = await openApiHarness();
+    try {
+      const secretText = 'connect ECONNREFUSED 10.20.30.40:5432 (user fleet_ledger_app)';
+      const broken = new Proxy(h.store, {
+        get(target, property, receiver) {
+          if (property === 'append') return async () => Promise.reject(new LedgerError('LEDGER_STORE_UNAVAILABLE', { operation: 'append', cause: secretText }, `append transaction failed: ${secretText}`));
+          if (property === 'head') return async () => Promise.reject(Object.assign(new Error(secretText), { code: 'ECONNREFUSED' }));
+          return Reflect.get(target, property, receiver);
+        },
+      });
+      const app = await buildApi({ store: broken, runner: h.runner, tokens: tokenTable });
+      await app.ready();
+      const response = await app.inject({ method: 'POST', url: '/v1/nodes', headers: bearer('operator'), payload: registration('dc1-r09-n01') });
+      expect(response.statusCode).toBe(503);
+      expect(response.json().error).toMatchObject({ code: 'LEDGER_STORE_UNAVAILABLE', details: { retryable: true } });
+      expect(response.body).not.toContain('10.20.30.40');
+      const ready = await app.inject({ method: 'GET', url: '/readyz' });
+      expect(ready.statusCode).toBe(503);
+      expect(ready.body).not.toContain('10.20.30.40');
+      expect(ready.json().reasons).toEqual(['store unreachable (ECONNREFUSED)']);
+      await app.close();
+    } finally {
+      await h.close();
+    }
   });
 });

@@ -10,17 +10,19 @@ export function healthRoutes(app: ZodApp, ctx: ApiContext, metrics: ApiMetrics):
 
   app.get('/readyz', {
     schema: { tags, summary: 'the store answers, and every projection runs within its lag (503 otherwise)' },
-    handler: async (_request, reply) => {
+    handler: async (request, reply) => {
       const reasons: string[] = [];
       let headPosition: number | null = null;
       try {
         headPosition = (await ctx.store.head()).position;
       } catch (error) {
-        reasons.push(`store unreachable: ${error instanceof Error ? error.message : String(error)}`);
+        // The route is public: the reason is named, the database's own error text (hosts, users) goes to the log only.
+        request.log.warn({ error: error instanceof Error ? error.message : String(error) }, 'readiness: store unreachable');
+        reasons.push(`store unreachable (${(error as { code?: unknown })?.code ?? 'no answer'})`);
       }
       const projections = headPosition === null ? [] : ((await ctx.runner?.status().catch(() => null)) ?? []);
       for (const status of projections) {
-        if (status.state === 'failed') reasons.push(`projection ${status.name} failed at position ${status.error?.position}: ${status.error?.reason}`);
+        if (status.state === 'failed') reasons.push(`projection ${status.name} stopped at position ${status.error?.position} (the reason is in its status and the log)`);
         else if (status.lagPositions > ctx.maxLagPositions) reasons.push(`projection ${status.name} lags ${status.lagPositions} positions (limit ${ctx.maxLagPositions})`);
       }
       const body = {
