@@ -15,13 +15,29 @@ export class UnrepresentableValueError extends Error {
 const unstorableString = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /**
- * Canonical JSON: object keys sorted, no whitespace, `undefined` members omitted, dates as ISO strings.
- * The same value always gives the same bytes, before and after a jsonb round trip; this is what the hash
- * chain is computed over.
+ * Canonical JSON: object keys sorted, no whitespace, dates as ISO strings, and otherwise what JSON.stringify stores
+ * (members that are undefined, functions or symbols omitted, array holes and such items null, `toJSON` asked once).
+ * The same value always gives the same bytes, before and after a jsonb round trip; this is what the hash chain is
+ * computed over.
  */
 export function canonicalJson(value: unknown, path = ''): string {
+  const text = canonicalMember(value, path, path.split('.').pop() ?? '');
+  if (text === undefined) throw new UnrepresentableValueError(path || '(root)', `is ${typeof value === 'function' ? 'a function' : String(value)}, which JSON cannot represent`);
+  return text;
+}
+
+/** One member's canonical text, or undefined where JSON.stringify leaves the member out. */
+function canonicalMember(given: unknown, path: string, key: string): string | undefined {
+  let value = given;
+  if (value instanceof Date) {
+    if (Number.isNaN(value.getTime())) throw new UnrepresentableValueError(path || '(root)', 'is an invalid Date');
+    return JSON.stringify(value.toISOString());
+  }
+  // What is stored is JSON.stringify's text, which asks toJSON once (URL, Buffer, decimal types): hash the same.
+  if (typeof value === 'object' && value !== null && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+    value = (value as { toJSON: (key: string) => unknown }).toJSON(key);
+  }
   if (value === null) return 'null';
-  if (value instanceof Date) return JSON.stringify(value.toISOString());
   switch (typeof value) {
     case 'string':
       if (unstorableString.test(value)) throw new UnrepresentableValueError(path || '(root)', 'contains NUL or an unpaired surrogate');
@@ -31,14 +47,21 @@ export function canonicalJson(value: unknown, path = ''): string {
       return JSON.stringify(value);
     case 'boolean':
       return value ? 'true' : 'false';
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return undefined;
     case 'object': {
       if (Array.isArray(value)) {
-        return `[${value.map((item, index) => (item === undefined ? 'null' : canonicalJson(item, join(path, String(index))))).join(',')}]`;
+        // Array.from visits holes (`[1, , 3]`) as undefined, stored as null; map would skip them.
+        return `[${Array.from(value, (item: unknown, index) => canonicalMember(item, join(path, String(index)), String(index)) ?? 'null').join(',')}]`;
       }
-      const entries = Object.entries(value as Record<string, unknown>)
-        .filter(([, item]) => item !== undefined)
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-      return `{${entries.map(([key, item]) => `${canonicalJson(key, path)}:${canonicalJson(item, join(path, key))}`).join(',')}}`;
+      const members: string[] = [];
+      for (const [name, item] of Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+        const text = canonicalMember(item, join(path, name), name);
+        if (text !== undefined) members.push(`${canonicalMember(name, path, name)}:${text}`);
+      }
+      return `{${members.join(',')}}`;
     }
     default:
       throw new UnrepresentableValueError(path || '(root)', `is a ${typeof value}, which JSON cannot represent`);
