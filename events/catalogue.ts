@@ -14,11 +14,27 @@ export type PayloadCheck =
 /** Keys that name a credential; a payload carrying one is refused so no secret ever enters the log. */
 const credentialKey = /^(password|passwd|secret|token|apikey|api_key|privatekey|private_key|bearer)$/i;
 
+/** What a credential-named member holds once a driver has redacted it; the catalogue accepts it (no secret left). */
+export const redactedCredential = '[redacted]';
+
 function credentialPaths(value: unknown, path: string[] = []): string[] {
   if (Array.isArray(value)) return value.flatMap((item, index) => credentialPaths(item, [...path, String(index)]));
   if (value === null || typeof value !== 'object') return [];
   return Object.entries(value as Record<string, unknown>).flatMap(([key, item]) =>
-    credentialKey.test(key) ? [[...path, key].join('.')] : credentialPaths(item, [...path, key]),
+    credentialKey.test(key) ? (item === redactedCredential || item === null ? [] : [[...path, key].join('.')]) : credentialPaths(item, [...path, key]),
+  );
+}
+
+/**
+ * A device's raw value with every credential-named member's value replaced by `redactedCredential`. Drivers keep
+ * what they could not interpret (OEM blobs, say); a BMC whose OEM data has a member named `Token` would otherwise
+ * have every observation of that node refused, for good.
+ */
+export function withoutCredentials(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutCredentials);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value as Record<string, unknown>).map(([key, item]) => [key, credentialKey.test(key) ? redactedCredential : withoutCredentials(item)]),
   );
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { fleetCatalogue, PollOutcomesRecorded } from '../../events/index.js';
+import { fleetCatalogue, PollOutcomesRecorded, redactedCredential, withoutCredentials } from '../../events/index.js';
+import { boundedValue } from '../../src/drivers/redfish/resource-reader.js';
 
 describe('event catalogue', () => {
   it('a payload failing its schema is refused with the field and the reason', () => {
@@ -36,5 +37,22 @@ describe('event catalogue', () => {
     for (const definition of fleetCatalogue.definitions()) {
       expect(definition.description.length, definition.type).toBeGreaterThan(10);
     }
+  });
+});
+
+describe('a credential-named member in what a device sent', () => {
+  const oem = { Oem: { Contoso: { Token: 'c2VjcmV0LWZyb20tdGhlLWJtYw==', Mode: 'Fast' } } };
+  const observation = (value: unknown) => ({ source: 'redfish', dialect: 'generic', unrecognized: [{ path: 'Systems/1#Oem', value }], health: 'OK', conditions: [] });
+
+  it('is refused raw (no secret enters the log) but accepted once the driver redacted it, so the node is still observed', () => {
+    expect(fleetCatalogue.check('HealthObserved', observation(oem))).toMatchObject({ ok: false, issues: [{ path: 'unrecognized.0.value.Oem.Contoso.Token' }] });
+    const bounded = boundedValue(oem);
+    expect(JSON.stringify(bounded)).not.toContain('c2VjcmV0');
+    expect(bounded).toEqual({ Oem: { Contoso: { Token: redactedCredential, Mode: 'Fast' } } });
+    expect(fleetCatalogue.check('HealthObserved', observation(bounded))).toMatchObject({ ok: true });
+  });
+
+  it('withoutCredentials reaches into arrays and leaves other members as they were', () => {
+    expect(withoutCredentials([{ password: 'x', n: 1 }, 'Token', null])).toEqual([{ password: redactedCredential, n: 1 }, 'Token', null]);
   });
 });

@@ -5,6 +5,7 @@
  * meaningless (auth, session limit, deadline, unreachable, 5xx) propagate.
  */
 import { DriverError } from '../driver-error.js';
+import { withoutCredentials } from '../../../events/catalogue.js';
 import type { UnrecognizedValue } from '../../../events/driver-observations.js';
 
 export type Resource = Record<string, unknown>;
@@ -15,13 +16,15 @@ const RESOURCE_LOCAL_CODES = new Set(['DRIVER_NOT_FOUND', 'DRIVER_PROTOCOL', 'DR
 const MAX_VALUE_CHARS = 1024;
 const MAX_TEXT_CHARS = 512;
 
-/** A raw value bounded in size, so one huge OEM blob cannot bloat an observation. */
-export function boundedValue(value: unknown): unknown {
+/** A raw value bounded in size, so one huge OEM blob cannot bloat an observation; credential-named members redacted. */
+export function boundedValue(raw: unknown): unknown {
   let text: string | undefined;
+  let value: unknown;
   try {
+    value = withoutCredentials(raw);
     text = JSON.stringify(value);
   } catch {
-    return { unserializable: String(value).slice(0, 200) };
+    return { unserializable: String(raw).slice(0, 200) };
   }
   if (text === undefined) return null;
   if (text.length <= MAX_VALUE_CHARS) return value;
