@@ -1,7 +1,8 @@
 /**
  * The control API on the simulator's control URL:
  * `GET /sim/stats` (fleet aggregate; `?bmc=<id>[,<id>...]` or `?bmc=*` for per-BMC detail), `GET /sim/fleet`,
- * `GET /sim/firmware`, `GET /sim/updates`, `GET /sim/images/<name>` (a stand-in image), `GET /sim/faults`, `POST /sim/faults` (inject), `DELETE /sim/faults/<id>` (end early).
+ * `GET /sim/firmware`, `GET /sim/updates`, `GET /sim/images/<name>` (a stand-in image), `GET /sim/faults`, `POST /sim/faults` (inject;
+ * `Content-Type: application/json` required, so a web page cannot post one), `DELETE /sim/faults/<id>` (end early).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SimError, controlStatus } from './errors.ts';
@@ -38,6 +39,12 @@ export async function handleControlRequest(simulator: Simulator, request: Incomi
       return;
     }
     if (method === 'POST' && url.pathname === '/sim/faults') {
+      // A web page can POST text/plain to localhost without asking (no CORS preflight); it cannot send
+      // application/json. So any page an operator opens could darken the fleet unless the type is required.
+      const type = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+      if (type !== 'application/json') {
+        throw new SimError('SIM_FAULT_INVALID', `fault is invalid: (content-type): must be application/json, not ${type || 'absent'}`, { field: 'content-type' });
+      }
       let body: unknown;
       try {
         body = JSON.parse(await readText(request));

@@ -53,6 +53,7 @@ describe('topology and scheduled events', { timeout: 30_000 }, () => {
     });
     const response = await fetch(`${sim.controlUrl}/sim/faults`, {
       method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ kind: 'dark', target: { rack: 's-r002' }, duration: '30s' }),
     });
     expect(response.status).toBe(201);
@@ -98,12 +99,20 @@ describe('topology and scheduled events', { timeout: 30_000 }, () => {
 
   it('a fault naming a PDU that feeds nothing is refused with the field named', async () => {
     sim = await startSimulator({ bmcs: 2, mockups: ['dell'], behaviour: { latencyScale: 0 } });
-    const response = await fetch(`${sim.controlUrl}/sim/faults`, { method: 'POST', body: JSON.stringify({ kind: 'dark', target: { pdu: 'p-404' }, duration: 10 }) });
+    const response = await fetch(`${sim.controlUrl}/sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'dark', target: { pdu: 'p-404' }, duration: 10 }) });
     expect(response.status).toBe(404);
     expect(await response.json()).toMatchObject({ code: 'SIM_UNKNOWN_TARGET', data: { field: 'target.pdu' } });
-    const bad = await fetch(`${sim.controlUrl}/sim/faults`, { method: 'POST', body: JSON.stringify({ kind: 'dark', target: { all: true }, duration: 'soon' }) });
+    const bad = await fetch(`${sim.controlUrl}/sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'dark', target: { all: true }, duration: 'soon' }) });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { message: string }).message).toContain('duration: not a duration');
+  });
+
+  it('a web page cannot inject a fault: a text/plain POST (sent cross-origin without a preflight) is refused, nothing injected', async () => {
+    sim = await startSimulator({ bmcs: 2, mockups: ['dell'], behaviour: { latencyScale: 0 } });
+    const response = await fetch(`${sim.controlUrl}/sim/faults`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: JSON.stringify({ kind: 'dark', target: { all: true }, duration: '1m' }) });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ code: 'SIM_FAULT_INVALID', data: { field: 'content-type' } });
+    expect(sim.faults()).toEqual([]);
   });
 
   it('a scenario with an invalid field is rejected naming that field', () => {
