@@ -28,7 +28,11 @@ export interface EventStoreOptions {
   maxBatchEvents?: number;
   /** Subscriptions re-read at least this often even if no notification arrives. */
   pollIntervalMs?: number;
-  /** The ledger clock. */
+  /**
+   * The ledger clock (`recorded_at`). By default the database server's: one clock for every writer, so a process
+   * whose own clock runs ahead (2099, say) cannot pin `recorded_at` for every later event (it never runs backwards).
+   * A given clock is for tests. `observedAt`, when a caller leaves it out, is this process's clock either way.
+   */
   clock?: () => Date;
   /** Skip migrations (when another process owns them). */
   migrate?: boolean;
@@ -206,7 +210,7 @@ export class EventStore {
   readonly catalogue: EventCatalogue;
   readonly db: Kysely<LedgerDatabase>;
   readonly pool: pg.Pool;
-  readonly #options: Required<Pick<EventStoreOptions, 'maxBatchEvents' | 'pollIntervalMs' | 'appendTimeoutMs' | 'commitResolutionMs'>> & { clock: () => Date };
+  readonly #options: Required<Pick<EventStoreOptions, 'maxBatchEvents' | 'pollIntervalMs' | 'appendTimeoutMs' | 'commitResolutionMs'>> & { clock: (() => Date) | undefined };
   readonly #queue: PendingAppend[] = [];
   #flushing: Promise<void> | null = null;
   #closed = false;
@@ -230,7 +234,7 @@ export class EventStore {
     this.#options = {
       maxBatchEvents: options.maxBatchEvents ?? 5000,
       pollIntervalMs: options.pollIntervalMs ?? 1000,
-      clock: options.clock ?? (() => new Date()),
+      clock: options.clock,
       appendTimeoutMs: options.appendTimeoutMs ?? 30_000,
       commitResolutionMs: options.commitResolutionMs ?? 30_000,
     };
@@ -258,7 +262,7 @@ export class EventStore {
     if (this.#closed) return Promise.reject(new LedgerError('LEDGER_CLOSED', { operation: 'append' }, 'the ledger is closed'));
     let prepared: PreparedEvent[];
     try {
-      prepared = prepareAppend(stream, events, this.catalogue, () => this.#options.clock().getTime());
+      prepared = prepareAppend(stream, events, this.catalogue, () => (this.#options.clock?.() ?? new Date()).getTime());
     } catch (error) {
       return Promise.reject(error);
     }
@@ -316,19 +320,20 @@ export class EventStore {
          SELECT pg_advisory_xact_lock(${APPEND_LOCK_KEY});
          SELECT
            (SELECT json_build_object('position', position, 'hash', encode(hash, 'hex'), 'recorded_at', recorded_at) FROM ledger_head) AS head,
+           clock_timestamp() AS db_now,
            (SELECT coalesce(json_agg(json_build_array(stream, version)), '[]'::json) FROM ledger_streams WHERE stream = ANY(${arrayLiteral(streams, 'text')})) AS versions,
            (SELECT coalesce(json_agg(json_build_object('event_id', event_id, 'stream', stream, 'stream_version', stream_version, 'position', position, 'type', type,
                      'schema_version', schema_version, 'observed_at', observed_at, 'actor', actor, 'correlation_id', correlation_id, 'causation_id', causation_id, 'data', data)), '[]'::json)
               FROM ledger_events WHERE event_id = ANY(${arrayLiteral(eventIds, 'uuid')})) AS existing`,
       )) as unknown as pg.QueryResult[];
-      const state = results[results.length - 1] as pg.QueryResult<{ head: { position: number; hash: string; recorded_at: string }; versions: Array<[string, number]>; existing: ExistingRow[] }>;
-      const { head: headRow, versions: versionRows, existing } = state.rows[0]!;
+      const state = results[results.length - 1] as pg.QueryResult<{ head: { position: number; hash: string; recorded_at: string }; db_now: Date; versions: Array<[string, number]>; existing: ExistingRow[] }>;
+      const { head: headRow, db_now: dbNow, versions: versionRows, existing } = state.rows[0]!;
       const versions = new Map<string, number>(versionRows);
       const known = new Map<string, StoredIdentity>(existing.map((row) => [row.event_id, storedIdentity(row)]));
 
       let position = Number(headRow.position);
       let prevHash = headRow.hash;
-      const now = this.#options.clock();
+      const now = this.#options.clock?.() ?? new Date(dbNow);
       const headTime = new Date(headRow.recorded_at);
       // The ledger clock never runs backwards along the log, so time-travel queries by instant are sound.
       const recordedAt = now.getTime() >= headTime.getTime() ? now : headTime;
