@@ -31,6 +31,8 @@ export interface ApiContext {
   asOf?: AsOfEngine | null;
   /** Live feeds (SSE) open at once; one more is answered 429. Default 32. */
   maxLiveFeeds?: number;
+  /** Payload bytes in one page of `/v1/events` (default 4 MiB); the cursor continues after a cut page. */
+  maxPageBytes?: number;
 }
 
 /** Who may call a route. `queryToken` also accepts `?token=` (EventSource cannot set headers). */

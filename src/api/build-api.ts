@@ -39,6 +39,8 @@ export interface ApiOptions {
   maxLagPositions?: number;
   /** Live feeds (SSE) open at once; one more is answered 429 (default 32). */
   maxLiveFeeds?: number;
+  /** Payload bytes in one page of `/v1/events` (default 4 MiB). */
+  maxPageBytes?: number;
   /** Wall clock for "seconds since last contact" (default: now). */
   clock?: () => Date;
   /** Export process metrics (CPU, memory, event loop) too (default false). */
@@ -88,6 +90,7 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
     audit: options.audit ?? null,
     asOf: options.asOf ?? null,
     maxLiveFeeds: options.maxLiveFeeds ?? 32,
+    ...(options.maxPageBytes !== undefined ? { maxPageBytes: options.maxPageBytes } : {}),
   };
   const metrics = createMetrics(partial, { processMetrics: options.processMetrics ?? false });
   const ctx: ApiContext = {

@@ -6,6 +6,8 @@ import { z } from 'zod';
 import { ApiError } from './api-error.js';
 
 export const maxPageLimit = 5000;
+/** Payload bytes in one page of the log (the first event comes whatever its size); a cursor continues. */
+export const defaultMaxPageBytes = 4 * 1024 * 1024;
 
 /** The paging part of a list route's querystring. */
 export const pageQuery = {

@@ -526,6 +526,34 @@ export class EventStore {
     return rows.map((row) => recordedEvent(row as unknown as EventRow, this.catalogue));
   }
 
+  /**
+   * A page of `readAll` bounded in bytes as well as events: events are taken in order while the payloads before
+   * each one total less than `maxBytes` (so the first always comes, however large). The database does the cut, so a
+   * page of 5,000 large events never crosses the wire or sits in memory. `cut` says the byte bound ended the page
+   * (more matching events follow at once).
+   */
+  async readAllBounded(options: ReadAllOptions & { maxBytes: number }): Promise<{ events: RecordedEvent[]; cut: boolean }> {
+    const rows = await this.#read('readAll', () =>
+      this.db
+        .selectFrom(
+          this.db
+            .selectFrom(this.#readAllQuery(options).as('page'))
+            .selectAll('page')
+            .select([
+              sql<number>`sum(octet_length(page.data::text)) OVER (ORDER BY page.position)`.as('running_bytes'),
+              sql<number>`count(*) OVER ()`.as('page_rows'),
+            ])
+            .as('sized'),
+        )
+        .selectAll('sized')
+        .where(sql<boolean>`sized.running_bytes - octet_length(sized.data::text) < ${options.maxBytes}`)
+        .orderBy('sized.position', 'asc')
+        .execute(),
+    );
+    const pageRows = rows.length > 0 ? Number((rows[0] as { page_rows: number | string }).page_rows) : 0;
+    return { events: rows.map((row) => recordedEvent(row as unknown as EventRow, this.catalogue)), cut: rows.length < pageRows };
+  }
+
   #readAllQuery(options: ReadAllOptions) {
     let query = this.db.selectFrom('ledger_events').selectAll().where('position', '>=', options.fromPosition ?? 1);
     if (options.toPosition !== undefined) query = query.where('position', '<=', options.toPosition);

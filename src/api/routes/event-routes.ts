@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { RecordedEvent } from '../../../events/index.js';
 import { ApiError } from '../api-error.js';
 import { auditRoles, type ApiContext, type ZodApp } from '../api-context.js';
-import { decodeCursor, encodeCursor, maxPageLimit } from '../paging.js';
+import { decodeCursor, defaultMaxPageBytes, encodeCursor, maxPageLimit } from '../paging.js';
 
 const access = { access: { roles: auditRoles } };
 const typesList = z
@@ -45,7 +45,7 @@ export function eventRoutes(app: ZodApp, ctx: ApiContext): void {
     config: access,
     schema: {
       tags,
-      summary: 'the log in position order, filtered by types and stream prefix',
+      summary: 'the log in position order, filtered by types and stream prefix; a page holds at most `limit` events and about 4 MiB of payloads (the first event always)',
       querystring: z.object({
         from: z.coerce.number().int().min(1).optional().describe('first position (inclusive)'),
         types: typesList.optional(),
@@ -58,10 +58,17 @@ export function eventRoutes(app: ZodApp, ctx: ApiContext): void {
       const q = request.query;
       const from = decodeCursor(q.cursor, positionCursor)?.p ?? q.from ?? 1;
       const head = await ctx.store.head();
-      const events = await ctx.store.readAll({ fromPosition: from, toPosition: head.position, limit: q.limit, ...(q.types ? { types: q.types } : {}), ...(q.stream ? { streamPrefix: q.stream } : {}) });
+      const { events, cut } = await ctx.store.readAllBounded({
+        fromPosition: from,
+        toPosition: head.position,
+        limit: q.limit,
+        maxBytes: ctx.maxPageBytes ?? defaultMaxPageBytes,
+        ...(q.types ? { types: q.types } : {}),
+        ...(q.stream ? { streamPrefix: q.stream } : {}),
+      });
       const last = events[events.length - 1];
-      // A full page may be followed by more; a short one read up to the head, which is where a next page starts.
-      const next = events.length === q.limit && last ? last.position + 1 : null;
+      // A full page (by count or by bytes) may be followed by more; a short one read up to the head.
+      const next = (events.length === q.limit || cut) && last ? last.position + 1 : null;
       return { items: events.map(eventJson), nextCursor: next !== null && next <= head.position ? encodeCursor({ p: next }) : null, headPosition: head.position };
     },
   });
