@@ -103,7 +103,7 @@ async function ownProcessSim(options: RolloutRunOptions, folder: string): Promis
     bmcs,
     credentials: { get: (ref) => {
       const bmc = byRef.get(ref);
-      return bmc ? { username: bmc.username, password: bmc.password, version: bmc.password } : undefined;
+      return bmc ? { username: bmc.username, password: bmc.password, version: bmc.password, endpoints: [new URL(bmc.baseUrl).origin] } : undefined;
     } },
     injectFault: async (fault) => void (await json('/sim/faults', { method: 'POST', body: fault })),
     updateStats: () => json<UpdateStats>('/sim/updates'),
@@ -147,7 +147,7 @@ export async function runRollout(options: RolloutRunOptions): Promise<RolloutRun
   const runner = new ProjectionRunner(store, fleetProjections(), { log: () => undefined });
   await runner.start();
   await registerSimulatedFleet(store, sim.bmcs, options.livenessIntervalS);
-  const poller = new Poller({ store, credentials: sim.credentials, policy: { intervals: { health: 86_400, inventory: 86_400, firmware: 86_400 }, requestTimeoutMs: 5_000, flushIntervalMs: 1_000 }, log: () => undefined });
+  const poller = new Poller({ store, credentials: sim.credentials, plainHttpSites: ['*'], policy: { intervals: { health: 86_400, inventory: 86_400, firmware: 86_400 }, requestTimeoutMs: 5_000, flushIntervalMs: 1_000 }, log: () => undefined });
   const intents = new AbortController();
   const following = poller.followIntents(intents.signal);
   poller.start();

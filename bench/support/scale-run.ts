@@ -105,10 +105,11 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
       naive = new NaivePoller(fleet.map((b) => ({ nodeId: b.id, baseUrl: b.baseUrl, username: b.username, password: b.password })), options.intervalS, onLiveness);
       naive.start();
     } else {
-      const credentials = new Map(fleet.map((b) => [b.id, { username: b.username, password: b.password, version: '1' }]));
+      const credentials = new Map(fleet.map((b) => [b.id, { username: b.username, password: b.password, version: '1', endpoints: [new URL(b.baseUrl).origin] }]));
       poller = new Poller({
         store,
         credentials: { get: (ref) => credentials.get(ref) },
+        plainHttpSites: ['*'],
         policy: {
           requestTimeoutMs: options.requestTimeoutMs ?? Math.min(10_000, options.intervalS * 500),
           flushIntervalMs: Math.min(5000, options.intervalS * 1000),

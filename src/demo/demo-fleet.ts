@@ -60,7 +60,8 @@ export function simulatorCredentials(sim: Simulator): CredentialProvider {
         refreshedAt = Date.now();
       }
       const bmc = fleet.get(ref);
-      return bmc ? { username: bmc.username, password: bmc.password, version: createHash('sha256').update(bmc.password).digest('hex').slice(0, 8) } : undefined;
+      // Bound to the BMC's own address: a node re-registered elsewhere is not sent the secret.
+      return bmc ? { username: bmc.username, password: bmc.password, version: createHash('sha256').update(bmc.password).digest('hex').slice(0, 8), endpoints: [new URL(bmc.baseUrl).origin] } : undefined;
     },
   };
 }

@@ -18,6 +18,44 @@ export interface Credential {
   password: string;
   /** Changes whenever the secret changes: a latch on the old version is lifted by a new one. */
   version: string;
+  /**
+   * Where this secret may be sent: IPv4 networks (`10.20.0.0/16`), host patterns (`10.20.*.*`, `bmc-*.ams1.example.com`)
+   * or origins with their scheme (`https://bmc-*.ams1.example.com:8443`); `*` stands for any run of characters within one
+   * label of the name (or the port). A BMC address
+   * that matches none is never sent the secret, so re-registering a node at another host cannot harvest it.
+   */
+  endpoints: readonly string[];
+}
+
+/** Why a credential may not be sent to a BMC address, or null when it may. */
+export function credentialRefusal(credential: Pick<Credential, 'endpoints'>, baseUrl: string, plainHttpAllowed: boolean): string | null {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    return `the BMC address ${JSON.stringify(baseUrl)} is not a URL`;
+  }
+  if (url.protocol === 'http:' && !plainHttpAllowed) return `plain http to ${url.host}: https is required unless the site allows http`;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `the BMC address scheme ${url.protocol} is not http(s)`;
+  const origin = `${url.protocol}//${url.host}`.toLowerCase();
+  const host = url.hostname.toLowerCase();
+  const matches = credential.endpoints.some((pattern) => {
+    const lowered = pattern.trim().toLowerCase();
+    const cidr = /^(\d{1,3}(?:\.\d{1,3}){3})\/(\d{1,2})$/.exec(lowered);
+    if (cidr) {
+      const address = ipv4(host);
+      const network = ipv4(cidr[1]!);
+      const bits = Number(cidr[2]);
+      if (address === null || network === null || bits > 32) return false;
+      const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
+      return ((address & mask) >>> 0) === ((network & mask) >>> 0);
+    }
+    const subject = lowered.includes('://') ? origin : host;
+    // `*` stays inside one label (or the port): `10.20.*` never matches `10.20.1.1.attacker.example`.
+    const glob = lowered.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^./:]*');
+    return new RegExp(`^${glob}$`).test(subject);
+  });
+  return matches ? null : `${url.host} matches none of the endpoints the credential is bound to`;
 }
 
 /** Where secrets come from (a vault, a file, the simulator); the poller asks per visit and keeps nothing. */
@@ -28,3 +66,9 @@ export interface CredentialProvider {
 /** The kinds of work a poll does, lightest first. */
 export type PollWork = 'liveness' | 'health' | 'inventory' | 'firmware';
 export const pollWorks: readonly PollWork[] = ['liveness', 'health', 'inventory', 'firmware'];
+
+function ipv4(text: string): number | null {
+  const parts = text.split('.');
+  if (parts.length !== 4 || parts.some((part) => !/^\d{1,3}$/.test(part) || Number(part) > 255)) return null;
+  return parts.reduce((value, part) => ((value << 8) | Number(part)) >>> 0, 0);
+}

@@ -5,7 +5,7 @@ import type { EventStore } from '../ledger/index.js';
 import { DueQueue } from './due-queue.js';
 import { OutcomeRecorder } from './outcome-recorder.js';
 import { defaultPollPolicy, type PollPolicy } from './poll-policy.js';
-import { pollWorks, type CredentialProvider, type PollTarget, type PollWork } from './poll-target.js';
+import { credentialRefusal, pollWorks, type Credential, type CredentialProvider, type PollTarget, type PollWork } from './poll-target.js';
 import { RedfishVisitor, type Visitor } from './redfish-visitor.js';
 import { latchesCredentials, outcomeOfError, retryWithinVisit } from './visit-outcome.js';
 
@@ -20,6 +20,11 @@ export interface PollerOptions {
   log?: (message: string, fields?: Record<string, unknown>) => void;
   /** Most poll outcomes kept while the ledger cannot take them (default 1,000,000, about 60 MB). */
   maxPendingOutcomes?: number;
+  /**
+   * Sites whose BMCs may be reached over plain http (`*`: every site). Elsewhere a credential goes over https only.
+   * Either way it goes only to the endpoints it is bound to (`Credential.endpoints`).
+   */
+  plainHttpSites?: readonly string[];
   /** Called for every recorded outcome (metrics, benchmarks). */
   onOutcome?: (nodeId: string, work: PollWork, outcome: PollOutcomeKind, latencyMs: number, at: number) => void;
 }
@@ -80,6 +85,7 @@ export function credentialFingerprint(credentialRef: string, version: string): s
  */
 export class Poller {
   readonly #states = new Map<string, TargetState>();
+  readonly #refusalsLogged = new Set<string>();
   /** Liveness checks: never-contacted targets first, then by due time (most overdue first). */
   readonly #fresh = new DueQueue();
   readonly #queue = new DueQueue();
@@ -262,7 +268,7 @@ export class Poller {
   /** Heavy work due now, in one session, on a BMC that answers. Failures here do not count as misses. */
   async #read(state: TargetState, now: number): Promise<void> {
     const { target } = state;
-    const credential = this.options.credentials.get(target.credentialRef);
+    const credential = this.#credentialFor(target);
     if (!credential) return;
     const works = pollWorks.filter((w): w is Exclude<PollWork, 'liveness'> => w !== 'liveness' && state.due[w] <= now);
     if (works.length === 0) return;
@@ -302,7 +308,7 @@ export class Poller {
       this.#enqueue(state);
       return;
     }
-    const credential = this.options.credentials.get(target.credentialRef);
+    const credential = this.#credentialFor(target);
     if (state.latch && credential && credentialFingerprint(target.credentialRef, credential.version) !== state.latch.fingerprint) {
       state.latch = null; // the credential changed: logins may be tried again
     }
@@ -348,6 +354,25 @@ export class Poller {
       state.checking = false;
       this.#inFlight -= 1;
     }
+  }
+
+  /**
+   * The target's credential, if it may be sent to the target's address: bound to it (`endpoints`) and over https
+   * unless the site allows http. A refusal is logged once per target and reason; the checks are recorded `latched`,
+   * so the gap is explained and nobody reads it as darkness.
+   */
+  #credentialFor(target: PollTarget): Credential | undefined {
+    const credential = this.options.credentials.get(target.credentialRef);
+    if (!credential) return undefined;
+    const plainHttp = this.options.plainHttpSites?.some((site) => site === '*' || site === target.site) ?? false;
+    const refusal = credentialRefusal(credential, target.baseUrl, plainHttp);
+    if (refusal === null) return credential;
+    const key = `${target.nodeId}\u0000${target.baseUrl}\u0000${refusal}`;
+    if (!this.#refusalsLogged.has(key)) {
+      this.#refusalsLogged.add(key);
+      this.options.log?.('credential not sent: the BMC address is not one it is bound to', { nodeId: target.nodeId, credentialRef: target.credentialRef, reason: refusal });
+    }
+    return undefined;
   }
 
   #record(target: PollTarget, work: PollWork, outcome: PollOutcomeKind, latencyMs: number, at: number): void {

@@ -49,6 +49,7 @@ describe.skipIf(!browserTools.runnable)(browserTools.title('the dashboard in a b
     poller = new Poller({
       store,
       credentials: simulatorCredentials(simulator),
+      plainHttpSites: ['*'],
       // Short deadlines everywhere: a read in flight when the PDU fails must not hold the teardown for minutes.
       policy: { requestTimeoutMs: 1000, firmwareTimeoutMs: 3000, flushIntervalMs: 500, breakerThreshold: 1000, maxRetries: 0, intervals: { health: 3600, inventory: 10, firmware: 3600 } },
     });

@@ -43,7 +43,7 @@ describe('the per-target poll scheduler', () => {
 
   it('a failing BMC receives less traffic than a healthy one, never more', async () => {
     const visitor = new ScriptedVisitor((nodeId) => (nodeId === 'sick' ? new DriverError('DRIVER_TIMEOUT', 'deadline passed', {}) : 'ok'));
-    const poller = new Poller({ store, visitor, credentials: { get: () => ({ username: 'u', password: 'p', version: '1' }) }, policy: { breakerThreshold: 3, maxBackoffFactor: 8, jitter: 0, intervals: { health: 0.3, inventory: 0.3, firmware: 0.3 } } });
+    const poller = new Poller({ store, visitor, credentials: { get: () => ({ username: 'u', password: 'p', version: '1', endpoints: ['*'] }) }, plainHttpSites: ['dc1'], policy: { breakerThreshold: 3, maxBackoffFactor: 8, jitter: 0, intervals: { health: 0.3, inventory: 0.3, firmware: 0.3 } } });
     poller.addTarget(target('sick', 0.1));
     poller.addTarget(target('well', 0.1));
     poller.start();
@@ -57,7 +57,7 @@ describe('the per-target poll scheduler', () => {
 
   it('a BMC never has more visits in flight than one check and one read, within its session limit', async () => {
     const visitor = new ScriptedVisitor(() => 'ok');
-    const poller = new Poller({ store, visitor, credentials: { get: () => ({ username: 'u', password: 'p', version: '1' }) }, policy: { jitter: 0, intervals: { health: 0.05, inventory: 0.05, firmware: 0.05 } } });
+    const poller = new Poller({ store, visitor, credentials: { get: () => ({ username: 'u', password: 'p', version: '1', endpoints: ['*'] }) }, plainHttpSites: ['dc1'], policy: { jitter: 0, intervals: { health: 0.05, inventory: 0.05, firmware: 0.05 } } });
     for (let i = 0; i < 20; i += 1) poller.addTarget({ ...target(`n${i}`, 0.05), sessionLimit: i % 2 === 0 ? 1 : 4 });
     poller.start();
     await sleep(2500);
@@ -69,7 +69,7 @@ describe('the per-target poll scheduler', () => {
     let version = '1';
     const nodeId = `latch-${randomUUID().slice(0, 6)}`;
     const visitor = new ScriptedVisitor((_, credential) => (credential.version === '1' ? new DriverError('DRIVER_AUTH', 'credentials refused', { status: 401 }) : 'ok'));
-    const poller = new Poller({ store, visitor, credentials: { get: () => ({ username: 'u', password: `secret-${version}`, version }) }, policy: { jitter: 0 } });
+    const poller = new Poller({ store, visitor, credentials: { get: () => ({ username: 'u', password: `secret-${version}`, version, endpoints: ['*'] }) }, plainHttpSites: ['dc1'], policy: { jitter: 0 } });
     poller.addTarget(target(nodeId, 0.1));
     poller.start();
     await sleep(1500);
@@ -85,11 +85,45 @@ describe('the per-target poll scheduler', () => {
     expect(visitor.logins.filter((l) => l.nodeId === nodeId).length).toBeGreaterThan(1);
   });
 
+  it('a credential goes only to the addresses it is bound to, over https unless the site allows http: a node re-registered elsewhere is sent nothing', async () => {
+    const visitor = new ScriptedVisitor(() => 'ok');
+    const logs: Array<Record<string, unknown> | undefined> = [];
+    const poller = new Poller({
+      store,
+      visitor,
+      credentials: { get: () => ({ username: 'u', password: 'bound-secret', version: '1', endpoints: ['10.20.0.0/16'] }) },
+      plainHttpSites: ['lab'],
+      log: (_message, fields) => logs.push(fields),
+      policy: { jitter: 0 },
+    });
+    const bound = { ...target('bound', 0.1), baseUrl: 'https://10.20.1.5' };
+    poller.addTarget(bound);
+    poller.addTarget({ ...target('plain', 0.1), baseUrl: 'http://10.20.1.6' });
+    poller.addTarget({ ...target('lab', 0.1), site: 'lab', baseUrl: 'http://10.20.1.7' });
+    poller.start();
+    await sleep(400);
+    const loginsAt = (nodeId: string) => visitor.logins.filter((login) => login.nodeId === nodeId).length;
+    expect(loginsAt('bound')).toBeGreaterThan(0);
+    expect(loginsAt('lab')).toBeGreaterThan(0);
+    expect(loginsAt('plain')).toBe(0);
+    // Re-registered at a host outside the credential's endpoints (an attacker's, say): not one more login.
+    poller.addTarget({ ...bound, baseUrl: 'https://10.20.1.5.attacker.example' });
+    const before = loginsAt('bound');
+    await sleep(600);
+    expect(loginsAt('bound')).toBeLessThanOrEqual(before + 1); // a visit already in flight may finish
+    expect(poller.stats().outcomes.latched).toBeGreaterThan(0);
+    expect(logs.map((fields) => fields?.reason)).toEqual(
+      expect.arrayContaining([expect.stringContaining('https is required'), expect.stringContaining('matches none of the endpoints')]),
+    );
+    expect(JSON.stringify(logs)).not.toContain('bound-secret');
+    await poller.stop();
+  });
+
   it('an operator clearing the latch allows logins again', async () => {
     const nodeId = `clear-${randomUUID().slice(0, 6)}`;
     let refuse = true;
     const visitor = new ScriptedVisitor(() => (refuse ? new DriverError('DRIVER_PASSWORD_CHANGE_REQUIRED', 'change it', { status: 403 }) : 'ok'));
-    const poller = new Poller({ store, visitor, credentials: { get: () => ({ username: 'u', password: 'p', version: '1' }) } });
+    const poller = new Poller({ store, visitor, credentials: { get: () => ({ username: 'u', password: 'p', version: '1', endpoints: ['*'] }) }, plainHttpSites: ['dc1'] });
     const abort = new AbortController();
     const head = (await store.head()).position;
     const following = poller.followIntents(abort.signal, head + 1);
@@ -114,7 +148,7 @@ describe('the per-target poll scheduler', () => {
   it('every outcome is recorded in one columnar batch per site', async () => {
     const visitor = new ScriptedVisitor((nodeId) => (nodeId.endsWith('x') ? new DriverError('DRIVER_SESSION_LIMIT', 'RAC0218', { status: 503 }) : 'ok'));
     const site = `site${randomUUID().slice(0, 6)}`;
-    const poller = new Poller({ store, visitor, credentials: { get: () => ({ username: 'u', password: 'p', version: '1' }) }, policy: { flushIntervalMs: 100000 } });
+    const poller = new Poller({ store, visitor, credentials: { get: () => ({ username: 'u', password: 'p', version: '1', endpoints: ['*'] }) }, plainHttpSites: ['*'], policy: { flushIntervalMs: 100000 } });
     poller.addTarget({ ...target('a-ok', 10), site });
     poller.addTarget({ ...target('b-x', 10), site });
     poller.start();

@@ -43,7 +43,7 @@ describe('rollouts through the API', () => {
     harness = await openApiHarness();
     sim = await startSimulator({ bmcs: 14, seed: 5, behaviour: { latencyScale: 0.02, firmwareUpdateMs: 800, resetDarkMs: 500, darkMode: 'refuse', imageFailureRates: { 'bad-image': 1 } } });
     await registerSimulatedFleet(harness.store, sim.bmcs, 2);
-    poller = new Poller({ store: harness.store, credentials: simulatorCredentials(sim), policy: { intervals: { health: 86_400, inventory: 86_400, firmware: 86_400 }, flushIntervalMs: 500 } });
+    poller = new Poller({ store: harness.store, credentials: simulatorCredentials(sim), plainHttpSites: ['*'], policy: { intervals: { health: 86_400, inventory: 86_400, firmware: 86_400 }, flushIntervalMs: 500 } });
     void poller.followIntents(intents.signal);
     poller.start();
     await harness.caughtUp();

@@ -10,7 +10,7 @@ import { AsOfEngine } from '../../../replay/as-of/index.js';
 import { AuditService } from '../../../replay/audit/index.js';
 import { openLedger, ProjectionRunner } from '../../ledger/index.js';
 import { logger } from '../../logger.js';
-import { Poller } from '../../poller/index.js';
+import { credentialRefusal, Poller } from '../../poller/index.js';
 import { loadScenario, startSimulator, type Simulator } from '../../sim/index.js';
 import { SagaSupervisor, type BmcAccess } from '../../../sagas/index.js';
 
@@ -26,7 +26,10 @@ const usage = `fleet-ledger start [options]
   --no-sim          no simulated fleet: only the ledger, the projections and the API (and the poller with --targets)
   --targets FILE    with --no-sim: poll the real BMCs listed in FILE (YAML: targets: [{nodeId, site, rack, bmc,
                     credentialRef, sessionLimit?, intervalS?}]); secrets from FLEET_LEDGER_CREDENTIALS_FILE
-                    (JSON {"<credentialRef>": {"username", "password"}}, mode 0600)
+                    (JSON {"<credentialRef>": {"username", "password", "endpoints": ["10.20.0.0/16",
+                    "bmc-*.ams1.example.com"]}}, mode 0600): a secret is sent only to the addresses it names,
+                    and only over https
+  --allow-http-site SITE   with --targets: BMCs of SITE may be polled over plain http (repeatable; * for all)
   --port P          the API and dashboard port on 127.0.0.1 (default 8080; FLEET_LEDGER_API_HOST to bind elsewhere)
   --data-dir DIR    embedded data folder (default ./.fleet-ledger)
   --checkpoint-key FILE   the Ed25519 key that signs checkpoints (default <data-dir>/checkpoint-signer.key,
@@ -58,6 +61,7 @@ export async function run(argv: string[]): Promise<number> {
       interval: { type: 'string', default: '60' },
       'no-sim': { type: 'boolean', default: false },
       targets: { type: 'string' },
+      'allow-http-site': { type: 'string', multiple: true },
       'data-dir': { type: 'string' },
       'pg-port': { type: 'string' },
       port: { type: 'string' },
@@ -129,6 +133,8 @@ export async function run(argv: string[]): Promise<number> {
       // once do not help: on BMCs with room for one session the liveness check waits for the read, and checks start
       // to miss.)
       policy: { intervals: { health: 300, inventory: 600, firmware: 3600 } },
+      // The simulator serves plain http on this machine; each credential is still bound to its own BMC's address.
+      plainHttpSites: ['*'],
       log: (message, fields) => logger.warn(fields ?? {}, message),
     });
     following = Promise.all([poller.followIntents(intents.signal), declareDemoEbom(store, sim.bmcs, intents.signal)]).then(() => undefined);
@@ -154,17 +160,28 @@ export async function run(argv: string[]): Promise<number> {
       await ledger.close();
       return 2;
     }
+    let credentials: ReturnType<typeof fileCredentials>;
+    try {
+      credentials = fileCredentials(credentialsFile);
+    } catch (error) {
+      process.stderr.write(`fleet-ledger start: ${error instanceof Error ? error.message : String(error)}\n`);
+      await runner.stop();
+      await ledger.close();
+      return 2;
+    }
     const registered = await registerTargets(store, loadTargetFile(values.targets), process.env.USER ?? 'operator');
     logger.info({ targets: values.targets, registered }, `polling the BMCs of ${values.targets} (${registered} newly registered)`);
     const targets = loadTargetFile(values.targets).targets;
-    const credentials = fileCredentials(credentialsFile);
     const byNode = new Map(targets.map((target) => [target.nodeId, target]));
+    const httpSites = values['allow-http-site'] ?? [];
     access = (nodeId) => {
       const target = byNode.get(nodeId);
       const secret = target ? credentials.get(target.credentialRef) : undefined;
-      return target && secret ? { baseUrl: target.bmc, username: secret.username, password: secret.password } : undefined;
+      // Power and firmware actions send the secret under the same rule as the poller: bound address, https.
+      const allowed = target && secret && credentialRefusal(secret, target.bmc, httpSites.some((site) => site === '*' || site === target.site)) === null;
+      return target && secret && allowed ? { baseUrl: target.bmc, username: secret.username, password: secret.password } : undefined;
     };
-    poller = new Poller({ store, credentials, log: (message, fields) => logger.warn(fields ?? {}, message) });
+    poller = new Poller({ store, credentials, plainHttpSites: httpSites, log: (message, fields) => logger.warn(fields ?? {}, message) });
     following = poller.followIntents(intents.signal);
     poller.start();
   }
