@@ -172,6 +172,7 @@ export function createMetrics(ctx: Omit<ApiContext, 'timeAppend'>, options: { pr
   new Gauge({ name: 'fleet_ledger_poller_latched_targets', help: 'Targets whose logins are latched off after an authentication failure', registers, collect() { const s = ctx.poller?.stats(); if (s) this.set(s.latched); } });
   new Gauge({ name: 'fleet_ledger_poller_pending_outcomes', help: 'Poll outcomes waiting for the ledger (it was unreachable); bounded by the pending budget', registers, collect() { const s = ctx.poller?.stats(); if (s) this.set(s.pendingOutcomes); } });
   new Gauge({ name: 'fleet_ledger_poller_outcomes_dropped', help: 'Poll outcomes dropped because the ledger stayed unreachable past the pending budget', registers, collect() { const s = ctx.poller?.stats(); if (s) this.set(s.outcomesDropped); } });
+  new Gauge({ name: 'fleet_ledger_poller_unrecorded_latches', help: 'Lockout latches taken but not yet in the log (the ledger unreachable); retried at every flush', registers, collect() { const s = ctx.poller?.stats(); if (s) this.set(s.unrecordedLatches); } });
   new Gauge({ name: 'fleet_ledger_poller_circuit_open_targets', help: 'Targets polled less often after consecutive failures', registers, collect() { const s = ctx.poller?.stats(); if (s) this.set(s.circuitOpen); } });
 
   if (ctx.simulator) {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { PollOutcomeKind, RecordedEvent } from '../../events/index.js';
 import { changedObservations } from '../drivers/index.js';
-import type { EventStore } from '../ledger/index.js';
+import { nameUuid, type EventStore, type ProposedEvent } from '../ledger/index.js';
 import { DueQueue } from './due-queue.js';
 import { OutcomeRecorder } from './outcome-recorder.js';
 import { defaultPollPolicy, type PollPolicy } from './poll-policy.js';
@@ -61,6 +61,8 @@ export interface PollerStats {
   pendingOutcomes: number;
   /** Outcomes dropped because the ledger stayed unreachable past that budget. */
   outcomesDropped: number;
+  /** Lockout latches taken but not yet in the log (the ledger unreachable); retried at every flush. */
+  unrecordedLatches: number;
   /** For each target contacted at least once, ms since its last successful contact (max and p99). */
   sinceContactMaxMs: number;
 }
@@ -86,6 +88,8 @@ export function credentialFingerprint(credentialRef: string, version: string): s
 export class Poller {
   readonly #states = new Map<string, TargetState>();
   readonly #refusalsLogged = new Set<string>();
+  /** Latches the ledger has not taken yet (it was unreachable), by node: retried at every flush until stored. */
+  readonly #unrecordedLatches = new Map<string, ProposedEvent>();
   /** Liveness checks: never-contacted targets first, then by due time (most overdue first). */
   readonly #fresh = new DueQueue();
   readonly #queue = new DueQueue();
@@ -169,6 +173,7 @@ export class Poller {
     const state = this.#states.get(nodeId);
     if (!state) return;
     state.latch = null;
+    this.#unrecordedLatches.delete(nodeId); // cleared before it was stored: storing it now would re-latch at replay
     state.due.liveness = Math.min(state.due.liveness, this.#clock());
     this.#enqueue(state);
   }
@@ -191,7 +196,7 @@ export class Poller {
     this.#running = true;
     this.#lastRefill = this.#clock();
     this.#timer = setInterval(() => this.#dispatch(), 20);
-    this.#flushTimer = setInterval(() => void this.#recorder.flush(), this.#policy.flushIntervalMs);
+    this.#flushTimer = setInterval(() => void Promise.all([this.#recorder.flush(), this.#recordLatches()]), this.#policy.flushIntervalMs);
   }
 
   /**
@@ -205,7 +210,7 @@ export class Poller {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.all([...this.#pending]), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
     clearTimeout(timer);
-    await this.#recorder.flush();
+    await Promise.all([this.#recorder.flush(), this.#recordLatches()]);
   }
 
   flush(): Promise<void> {
@@ -383,15 +388,31 @@ export class Poller {
   async #latch(state: TargetState, credential: { version: string }, error: unknown, at: number): Promise<void> {
     const { target } = state;
     state.latch = { fingerprint: credentialFingerprint(target.credentialRef, credential.version) };
-    await this.options.store
-      .append(`node-${target.nodeId}`, [
-        {
-          type: 'LockoutLatched',
-          data: { nodeId: target.nodeId, cause: (error as { code?: string }).code ?? 'DRIVER_AUTH', credentialFingerprint: state.latch.fingerprint, at: new Date(at).toISOString() },
-          actor: { kind: 'system', id: 'poller' },
-        },
-      ])
-      .catch((failure: unknown) => this.options.log?.('could not record a lockout latch', { nodeId: target.nodeId, error: String(failure) }));
+    const when = new Date(at).toISOString();
+    // A stable id: a retry after a lost answer is a replay, not a second latch.
+    this.#unrecordedLatches.set(target.nodeId, {
+      eventId: nameUuid(`lockout-latched:${target.nodeId}:${state.latch.fingerprint}:${when}`),
+      type: 'LockoutLatched',
+      data: { nodeId: target.nodeId, cause: (error as { code?: string }).code ?? 'DRIVER_AUTH', credentialFingerprint: state.latch.fingerprint, at: when },
+      actor: { kind: 'system', id: 'poller' },
+    });
+    await this.#recordLatches();
+  }
+
+  /**
+   * Stores the latches not stored yet. A latch only in memory would vanish at a restart, and the next process would
+   * log in again with the credential that locks the account out.
+   */
+  async #recordLatches(): Promise<void> {
+    for (const [nodeId, event] of [...this.#unrecordedLatches]) {
+      try {
+        await this.options.store.append(`node-${nodeId}`, [event]);
+        if (this.#unrecordedLatches.get(nodeId) === event) this.#unrecordedLatches.delete(nodeId);
+      } catch (failure) {
+        this.options.log?.('could not record a lockout latch yet; retried at the next flush', { nodeId, error: String(failure) });
+        return;
+      }
+    }
   }
 
   /** 1 while the BMC answers; doubling per session refusal and per failure past the breaker threshold. */
@@ -437,6 +458,7 @@ export class Poller {
       outcomeBytesAppended: this.#recorder.bytesAppended,
       pendingOutcomes: this.#recorder.pendingOutcomes,
       outcomesDropped: this.#recorder.outcomesDropped,
+      unrecordedLatches: this.#unrecordedLatches.size,
       sinceContactMaxMs,
     };
   }

@@ -119,6 +119,34 @@ describe('the per-target poll scheduler', () => {
     await poller.stop();
   });
 
+  it('a lockout latch taken while the ledger is unreachable is stored once it is back (a latch only in memory would vanish at restart)', async () => {
+    const nodeId = `latch-${randomUUID().slice(0, 6)}`;
+    let ledgerDown = true;
+    const flaky = new Proxy(store, {
+      get(target, property, receiver) {
+        if (property === 'append') {
+          return (stream: string, events: Parameters<EventStore['append']>[1]) =>
+            ledgerDown && stream === `node-${nodeId}` ? Promise.reject(new Error('ECONNREFUSED')) : target.append(stream, events);
+        }
+        return Reflect.get(target, property, receiver);
+      },
+    });
+    const visitor = new ScriptedVisitor(() => new DriverError('DRIVER_AUTH', 'credentials refused', { status: 401 }));
+    const poller = new Poller({ store: flaky, visitor, credentials: { get: () => ({ username: 'u', password: 'p', version: '1', endpoints: ['*'] }) }, plainHttpSites: ['dc1'], policy: { jitter: 0, flushIntervalMs: 200 } });
+    poller.addTarget(target(nodeId, 0.1));
+    poller.start();
+    await sleep(700);
+    expect(poller.isLatched(nodeId)).toBe(true);
+    expect(poller.stats().unrecordedLatches).toBe(1);
+    expect(await store.streamVersion(`node-${nodeId}`)).toBeNull();
+    ledgerDown = false;
+    await sleep(700);
+    expect(poller.stats().unrecordedLatches).toBe(0);
+    await poller.stop();
+    expect((await store.readStream(`node-${nodeId}`)).map((e) => e.type)).toEqual(['LockoutLatched']);
+    expect(visitor.logins.filter((l) => l.nodeId === nodeId)).toHaveLength(1);
+  });
+
   it('an operator clearing the latch allows logins again', async () => {
     const nodeId = `clear-${randomUUID().slice(0, 6)}`;
     let refuse = true;
