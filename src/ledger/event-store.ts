@@ -1,16 +1,19 @@
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql, type Selectable, type SelectQueryBuilder } from 'kysely';
 import pg from 'pg';
 import { Observable, Subject } from 'rxjs';
 import { fleetCatalogue, type EventCatalogue, type ProposedEvent, type RecordedEvent } from '../../events/index.js';
 import type { AppendOptions, AppendResult, ExpectedVersion } from './append-types.js';
 import { chainHash, genesisHash } from './canonical-json.js';
-import type { LedgerDatabase } from './database.js';
+import type { LedgerDatabase, LedgerEventsTable } from './database.js';
 import { canonicalEvent, recordedEvent, storedEvent, type EventRow } from './event-row.js';
 import { LedgerError, isLedgerError } from './ledger-error.js';
 import { arrayLiteral, literal } from './sql-literal.js';
 import { migrateToLatest } from './migrations/index.js';
 import { boundedConnection, type ConnectionBounds } from './connection-bounds.js';
 import { contentDigest, prepareAppend, type PreparedEvent } from './prepare-append.js';
+
+/** An ordered, limited page of the log, before a byte bound is put on it. */
+type EventPage = SelectQueryBuilder<LedgerDatabase, 'ledger_events', Selectable<LedgerEventsTable>>;
 
 // int8 as JS number: positions stay far below 2^53 (9e15 events).
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
@@ -533,21 +536,40 @@ export class EventStore {
    * (more matching events follow at once).
    */
   async readAllBounded(options: ReadAllOptions & { maxBytes: number }): Promise<{ events: RecordedEvent[]; cut: boolean }> {
-    const rows = await this.#read('readAll', () =>
+    return this.#readBounded('readAll', this.#readAllQuery(options), 'position', options.maxBytes);
+  }
+
+  /** A page of `readStream` (forward) bounded in payload bytes as well as events, as `readAllBounded`. */
+  async readStreamBounded(stream: string, options: { fromVersion?: number; limit?: number; maxBytes: number }): Promise<{ events: RecordedEvent[]; cut: boolean }> {
+    const query = this.db
+      .selectFrom('ledger_events')
+      .selectAll()
+      .where('stream', '=', stream)
+      .where('stream_version', '>=', options.fromVersion ?? 1)
+      .orderBy('stream_version', 'asc')
+      .limit(options.limit ?? 10_000);
+    return this.#readBounded('readStream', query, 'stream_version', options.maxBytes);
+  }
+
+  /** Takes the rows of an ordered, limited page while the payloads before each total less than `maxBytes`. */
+  async #readBounded(
+    operation: string,
+    page: EventPage,
+    order: 'position' | 'stream_version',
+    maxBytes: number,
+  ): Promise<{ events: RecordedEvent[]; cut: boolean }> {
+    const rows = await this.#read(operation, () =>
       this.db
         .selectFrom(
           this.db
-            .selectFrom(this.#readAllQuery(options).as('page'))
+            .selectFrom(page.as('page'))
             .selectAll('page')
-            .select([
-              sql<number>`sum(octet_length(page.data::text)) OVER (ORDER BY page.position)`.as('running_bytes'),
-              sql<number>`count(*) OVER ()`.as('page_rows'),
-            ])
+            .select([sql<number>`sum(octet_length(page.data::text)) OVER (ORDER BY ${sql.ref(`page.${order}`)})`.as('running_bytes'), sql<number>`count(*) OVER ()`.as('page_rows')])
             .as('sized'),
         )
         .selectAll('sized')
-        .where(sql<boolean>`sized.running_bytes - octet_length(sized.data::text) < ${options.maxBytes}`)
-        .orderBy('sized.position', 'asc')
+        .where(sql<boolean>`sized.running_bytes - octet_length(sized.data::text) < ${maxBytes}`)
+        .orderBy(`sized.${order}`, 'asc')
         .execute(),
     );
     const pageRows = rows.length > 0 ? Number((rows[0] as { page_rows: number | string }).page_rows) : 0;

@@ -61,7 +61,7 @@ describe('the log for auditors over HTTP', () => {
 });
 
 describe('a page of the log is bounded in bytes, not only in events', () => {
-  it('limit=5000 over large payloads returns pages of about maxPageBytes, a cursor continues, every event once and in order', async () => {
+  it('limit=5000 over large payloads returns pages of about maxPageBytes (the log and one stream), a cursor continues, every event once and in order', async () => {
     const h = await openApiHarness({ maxPageBytes: 2_000 });
     try {
       await h.app.inject({ method: 'POST', url: '/v1/nodes', headers: bearer('operator'), payload: registration('dc1-r02-n01') });
@@ -84,6 +84,20 @@ describe('a page of the log is bounded in bytes, not only in events', () => {
       } while (cursor);
       expect(pages.length).toBeGreaterThan(2);
       expect(pages.flat()).toEqual(Array.from({ length: head }, (_, index) => index + 1));
+
+      // One stream, the same bound: pages by version, each within it but for its last event.
+      const versions: number[][] = [];
+      cursor = null;
+      do {
+        const response: { statusCode: number; json: () => any } = await h.app.inject({ method: 'GET', url: `/v1/streams/node-dc1-r02-n01?limit=5000${cursor ? `&cursor=${cursor}` : ''}`, headers: bearer('auditor') });
+        expect(response.statusCode).toBe(200);
+        const items = response.json().items as Array<{ streamVersion: number; data: unknown }>;
+        expect(items.slice(0, -1).reduce((sum, item) => sum + JSON.stringify(item.data).length, 0)).toBeLessThan(2_000);
+        versions.push(items.map((item) => item.streamVersion));
+        cursor = response.json().nextCursor;
+      } while (cursor);
+      expect(versions.length).toBeGreaterThan(2);
+      expect(versions.flat()).toEqual(Array.from({ length: 13 }, (_, index) => index + 1));
     } finally {
       await h.close();
     }

@@ -77,7 +77,7 @@ export function eventRoutes(app: ZodApp, ctx: ApiContext): void {
     config: access,
     schema: {
       tags,
-      summary: 'the events of one stream in version order',
+      summary: 'the events of one stream in version order; a page holds at most `limit` events and about 4 MiB of payloads (the first event always)',
       params: z.object({ stream: z.string().min(1).max(200) }),
       querystring: z.object({ cursor: z.string().max(500).optional(), limit: z.coerce.number().int().min(1).max(maxPageLimit).default(100) }),
     },
@@ -86,7 +86,7 @@ export function eventRoutes(app: ZodApp, ctx: ApiContext): void {
       const version = await ctx.store.streamVersion(stream);
       if (version === null) throw new ApiError('API_NOT_FOUND', { resource: 'stream', id: stream }, `stream ${stream} has no events`);
       const fromVersion = decodeCursor(request.query.cursor, versionCursor)?.v ?? 1;
-      const events = await ctx.store.readStream(stream, { fromVersion, limit: request.query.limit });
+      const { events } = await ctx.store.readStreamBounded(stream, { fromVersion, limit: request.query.limit, maxBytes: ctx.maxPageBytes ?? defaultMaxPageBytes });
       const last = events[events.length - 1];
       return { stream, version, items: events.map(eventJson), nextCursor: last && last.streamVersion < version ? encodeCursor({ v: last.streamVersion + 1 }) : null };
     },
