@@ -301,7 +301,7 @@ export class ProjectionRunner {
    * Rebuilds one projection from zero (or up to `toPosition`) into fresh tables, then swaps them in.
    * The projection's live loop in this process is paused meanwhile; the others keep running.
    */
-  async rebuild(name: string, options: { toPosition?: number; onProgress?: (progress: RebuildProgress) => void } = {}): Promise<{ position: number; events: number; seconds: number }> {
+  async rebuild(name: string, options: { toPosition?: number; onProgress?: (progress: RebuildProgress) => void } = {}): Promise<RebuildResult> {
     const projection = this.projections.find((p) => p.name === name);
     if (!projection) throw new Error(`unknown projection '${name}' (known: ${this.projections.map((p) => p.name).join(', ')})`);
     const live = this.#live.get(name);
@@ -323,7 +323,7 @@ export class ProjectionRunner {
     }
   }
 
-  async #rebuildLocked(projection: Projection, options: { toPosition?: number; onProgress?: (progress: RebuildProgress) => void } = {}): Promise<{ position: number; events: number; seconds: number }> {
+  async #rebuildLocked(projection: Projection, options: { toPosition?: number; onProgress?: (progress: RebuildProgress) => void } = {}): Promise<RebuildResult> {
     const started = performance.now();
     const schema = rebuildSchema(projection.name);
     const target = Math.min(options.toPosition ?? Number.POSITIVE_INFINITY, (await this.store.head()).position);
@@ -365,13 +365,17 @@ export class ProjectionRunner {
       position = reached;
       options.onProgress?.({ name: projection.name, position, target });
     }
-    // The swap: old tables out, rebuilt tables in, checkpoint to the rebuilt position, all at once.
+    // The swap: old tables out, rebuilt tables in, checkpoint to the rebuilt position, all at once. Views that
+    // analysts built on the old tables are dropped with them and made again on the new ones, with their grants.
+    let views: ViewsRestored = { restored: [], lost: [] };
     await this.db.transaction().execute(async (trx) => {
+      const dependents = await dependentViews(trx, projection.tables);
       for (const table of projection.tables) {
         await sql`DROP TABLE IF EXISTS ${sql.id('public', table)} CASCADE`.execute(trx);
         await sql`ALTER TABLE ${sql.id(schema, table)} SET SCHEMA public`.execute(trx);
       }
       await sql`DROP SCHEMA ${sql.id(schema)} CASCADE`.execute(trx);
+      views = await restoreViews(trx, dependents);
       await trx.deleteFrom('projection_dead_letters').where('projection', '=', projection.name).execute();
       if (setAside.length > 0) await trx.insertInto('projection_dead_letters').values(setAside.map((failure) => deadLetterRow(projection, failure))).execute();
       await trx
@@ -381,7 +385,8 @@ export class ProjectionRunner {
         .execute();
     });
     await projection.createTables(this.db);
-    return { position, events: applied, seconds: (performance.now() - started) / 1000 };
+    for (const lost of views.lost) this.#options.log('rebuild could not make a dependent view again', { projection: projection.name, ...lost });
+    return { position, events: applied, seconds: (performance.now() - started) / 1000, viewsRestored: views.restored, viewsLost: views.lost };
   }
 
   /** Position, lag and state of every projection (for health and metrics). */
@@ -448,4 +453,71 @@ export function isTransientDatabaseError(error: unknown): boolean {
   if (typeof candidate?.code === 'string' && ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(candidate.code)) return true;
   const message = typeof candidate?.message === 'string' ? candidate.message : '';
   return /Connection terminated|connection refused|the database system is (shutting down|starting up)|terminating connection/i.test(message);
+}
+
+export interface RebuildResult {
+  position: number;
+  events: number;
+  seconds: number;
+  /** Views on the projection's tables (analysts' own), made again on the rebuilt tables with their owner and grants. */
+  viewsRestored: string[];
+  /** Views that no longer fit the rebuilt tables (a column gone, say): named with the database's reason. */
+  viewsLost: Array<{ view: string; reason: string }>;
+}
+
+interface DependentView {
+  name: string;
+  kind: 'v' | 'm';
+  definition: string;
+  owner: string;
+  grants: Array<{ grantee: string; privilege: string }>;
+}
+type ViewsRestored = { restored: string[]; lost: Array<{ view: string; reason: string }> };
+
+/** Every view and materialized view that depends on `tables` in public, directly or through other views, oldest first. */
+async function dependentViews(trx: Kysely<any>, tables: readonly string[]): Promise<DependentView[]> {
+  const { rows } = await sql<{ name: string; kind: 'v' | 'm'; definition: string; owner: string; grants: Array<{ grantee: string; privilege: string }> | null }>`
+    WITH RECURSIVE deps(oid) AS (
+      SELECT DISTINCT r.ev_class FROM pg_depend d JOIN pg_rewrite r ON r.oid = d.objid
+       WHERE d.classid = 'pg_rewrite'::regclass AND d.refclassid = 'pg_class'::regclass
+         AND d.refobjid IN (SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relname = ANY(${sql.val([...tables])}::text[]))
+      UNION
+      SELECT r.ev_class FROM deps JOIN pg_depend d ON d.refobjid = deps.oid AND d.classid = 'pg_rewrite'::regclass AND d.refclassid = 'pg_class'::regclass
+        JOIN pg_rewrite r ON r.oid = d.objid
+    )
+    SELECT format('%I.%I', n.nspname, c.relname) AS name, c.relkind AS kind, pg_get_viewdef(c.oid) AS definition,
+           pg_get_userbyid(c.relowner) AS owner,
+           (SELECT json_agg(json_build_object('grantee', CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) END, 'privilege', a.privilege_type))
+              FROM aclexplode(c.relacl) a WHERE a.grantee <> c.relowner) AS grants
+      FROM deps JOIN pg_class c ON c.oid = deps.oid JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE c.relkind IN ('v', 'm') AND NOT (n.nspname = 'public' AND c.relname = ANY(${sql.val([...tables])}::text[]))
+     ORDER BY c.oid`.execute(trx);
+  return rows.map((row) => ({ ...row, grants: row.grants ?? [] }));
+}
+
+/** Makes each view again (each in a savepoint: one that no longer fits is reported, the swap goes on). */
+async function restoreViews(trx: Kysely<any>, views: readonly DependentView[]): Promise<ViewsRestored> {
+  const result: ViewsRestored = { restored: [], lost: [] };
+  for (const [index, view] of views.entries()) {
+    const savepoint = sql.raw(`restore_view_${index}`);
+    await sql`SAVEPOINT ${savepoint}`.execute(trx);
+    try {
+      const body = sql.raw(view.definition.trim().replace(/;$/, ''));
+      const name = sql.raw(view.name);
+      if (view.kind === 'm') await sql`CREATE MATERIALIZED VIEW ${name} AS ${body}`.execute(trx);
+      else await sql`CREATE VIEW ${name} AS ${body}`.execute(trx);
+      await sql`ALTER ${sql.raw(view.kind === 'm' ? 'MATERIALIZED VIEW' : 'VIEW')} ${name} OWNER TO ${sql.raw(quoteIdent(view.owner))}`.execute(trx);
+      for (const grant of view.grants) await sql`GRANT ${sql.raw(grant.privilege)} ON ${name} TO ${sql.raw(grant.grantee)}`.execute(trx);
+      await sql`RELEASE SAVEPOINT ${savepoint}`.execute(trx);
+      result.restored.push(view.name);
+    } catch (error) {
+      await sql`ROLLBACK TO SAVEPOINT ${savepoint}`.execute(trx);
+      result.lost.push({ view: view.name, reason: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  return result;
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
 }

@@ -168,6 +168,32 @@ describe(`projection runner on ${backend.name} PostgreSQL`, () => {
     );
   });
 
+  it("a rebuild keeps analysts' views on the projection's tables (and views on those views, with their grants)", async () => {
+    const name = 'counts_views';
+    const runner = new ProjectionRunner(store, [cordonCounter(name)]);
+    await runner.start();
+    await store.append('node-v1', [cordon('v1'), cordon('v1')]);
+    await store.append('node-v2', [cordon('v2')]);
+    await waitFor(async () => (await runner.status())[0]!.lagPositions === 0);
+    await sql`CREATE SCHEMA IF NOT EXISTS analysis`.execute(store.db);
+    await sql`CREATE VIEW analysis.repeat_cordons AS SELECT node_id, cordons FROM public.counts_views WHERE cordons > 1`.execute(store.db);
+    await sql`CREATE VIEW analysis.repeat_count AS SELECT count(*) AS nodes FROM analysis.repeat_cordons`.execute(store.db);
+    await sql`GRANT SELECT ON analysis.repeat_count TO PUBLIC`.execute(store.db);
+    await sql`CREATE VIEW analysis.old_column AS SELECT node_id FROM public.counts_views`.execute(store.db);
+
+    const result = await runner.rebuild(name);
+    expect(result.viewsRestored).toEqual(['analysis.repeat_cordons', 'analysis.repeat_count', 'analysis.old_column']);
+    expect(result.viewsLost).toEqual([]);
+    const { rows } = await sql<{ nodes: string }>`SELECT nodes FROM analysis.repeat_count`.execute(store.db);
+    const expected = Object.values(await counts(name)).filter((cordons) => cordons > 1).length;
+    expect(expected).toBeGreaterThan(0);
+    expect(Number(rows[0]!.nodes)).toBe(expected);
+    const grants = await sql<{ grantee: string }>`SELECT grantee FROM information_schema.role_table_grants WHERE table_schema = 'analysis' AND table_name = 'repeat_count' AND privilege_type = 'SELECT'`.execute(store.db);
+    expect(grants.rows.map((row) => row.grantee)).toContain('PUBLIC');
+    await runner.stop();
+    await sql`DROP SCHEMA analysis CASCADE`.execute(store.db);
+  });
+
   it('a rebuild up to a position gives the read model as of that position', async () => {
     const name = 'counts_asof';
     const runner = new ProjectionRunner(store, [cordonCounter(name)]);

@@ -50,6 +50,8 @@ export async function run(argv: string[]): Promise<number> {
       const result = await runner.rebuild(name, { toPosition, onProgress: (progress) => process.stderr.write(progressBar(progress)) });
       process.stderr.write('\n');
       process.stdout.write(`${name}: rebuilt to position ${result.position} (${result.events} events in ${result.seconds.toFixed(1)} s)\n`);
+      if (result.viewsRestored.length > 0) process.stdout.write(`  views made again on the rebuilt tables: ${result.viewsRestored.join(', ')}\n`);
+      for (const lost of result.viewsLost) process.stderr.write(`  view ${lost.view} no longer fits the rebuilt tables and was dropped: ${lost.reason}\n`);
     }
     return 0;
   } finally {
