@@ -48,12 +48,23 @@ function pidAlive(pid: number): boolean {
   }
 }
 
-/** The pid of the postmaster serving `clusterDir`, or null when none runs. */
-function postmasterPid(clusterDir: string): number | null {
+/**
+ * The pid of the postmaster serving `clusterDir`, or null when none runs. A stale `postmaster.pid` (the machine
+ * restarted, the server was killed) may name a pid that now belongs to another process: where /proc tells, the
+ * process must be a postgres started on this folder, or it is not signalled.
+ */
+export function postmasterPid(clusterDir: string): number | null {
   const pidFile = join(clusterDir, 'postmaster.pid');
   if (!existsSync(pidFile)) return null;
   const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
-  return Number.isInteger(pid) && pid > 0 && pidAlive(pid) ? pid : null;
+  if (!Number.isInteger(pid) || pid <= 0 || !pidAlive(pid)) return null;
+  let commandLine: string[];
+  try {
+    commandLine = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  } catch {
+    return existsSync('/proc/self/cmdline') ? null : pid; // no /proc on this system: the pid is all there is
+  }
+  return commandLine.some((arg) => /(^|\/)postgres$/.test(arg)) && commandLine.includes(clusterDir) ? pid : null;
 }
 
 async function waitForExit(clusterDir: string, timeoutMs: number): Promise<void> {
