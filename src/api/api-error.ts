@@ -22,7 +22,7 @@ export const apiErrorCatalogue: Record<ApiErrorCode, { status: number; meaning: 
   API_FORBIDDEN: { status: 403, meaning: "the token's role may not use this route" },
   API_INVALID_REQUEST: { status: 400, meaning: 'a parameter, header or body field is invalid; `details.field` names it and nothing was written' },
   API_NOT_FOUND: { status: 404, meaning: 'the route, node, stream or alarm does not exist' },
-  API_CONFLICT: { status: 409, meaning: 'the saga is not in a state that allows the verb, or its revision moved on (`details.reason`)' },
+  API_CONFLICT: { status: 409, meaning: "the saga is not in a state that allows the verb, its revision moved on, or a live feed's resume point is not in this log (the log was restored) (`details.reason`)" },
   API_UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: 'the body has a content type the route does not read' },
   API_PAYLOAD_TOO_LARGE: { status: 413, meaning: 'the body is larger than the route accepts' },
   API_NOT_READY: { status: 503, meaning: 'the store is unreachable, or a projection failed or lags too far (readiness)' },

@@ -3,6 +3,8 @@ import { bearer, openApiHarness, registration, tokens, type ApiHarness } from '.
 
 interface SseMessage {
   id: number;
+  /** The resume id as sent: `<position>.<hash prefix>`. */
+  resumeId: string;
   data: any;
 }
 
@@ -25,9 +27,9 @@ async function readFeed(url: string, headers: Record<string, string>, enough: (m
       while ((end = buffer.indexOf('\n\n')) >= 0) {
         const block = buffer.slice(0, end);
         buffer = buffer.slice(end + 2);
-        const id = /^id: (\d+)$/m.exec(block)?.[1];
+        const id = /^id: ((\d+)\.[0-9a-f]{16})$/m.exec(block);
         const data = /^data: (.*)$/m.exec(block)?.[1];
-        if (id && data) messages.push({ id: Number(id), data: JSON.parse(data) });
+        if (id && data) messages.push({ id: Number(id[2]), resumeId: id[1]!, data: JSON.parse(data) });
       }
     }
   } finally {
@@ -58,11 +60,26 @@ describe('the live feed (Server-Sent Events)', () => {
     // While disconnected, more is appended.
     for (let i = 6; i <= 8; i += 1) await register(i);
     const head = await h.head();
-    const lastSeen = String(first[first.length - 1]!.id);
+    const lastSeen = first[first.length - 1]!.resumeId;
     const resumed = await readFeed(`${base}/v1/events/live`, { ...bearer('auditor'), 'last-event-id': lastSeen }, (m) => (m[m.length - 1]?.id ?? 0) >= head);
     expect(resumed[0]!.id).toBe(4);
     expect([...first, ...resumed].map((m) => m.id)).toEqual(Array.from({ length: head }, (_, i) => i + 1));
   }, 30_000);
+
+  it('a resume id naming an event this log does not hold at that position (the log was restored) is 409, not a silent skip; a malformed one is 400', async () => {
+    const [one] = await readFeed(`${base}/v1/events/live?from=2`, bearer('auditor'), (m) => m.length >= 1);
+    expect(one!.resumeId).toMatch(/^2\.[0-9a-f]{16}$/);
+    const hashPrefix = one!.resumeId.slice(2);
+    const forged = `2.${hashPrefix[0] === '0' ? '1' : '0'}${hashPrefix.slice(1)}`; // same position, another event's hash
+    const other = await fetch(`${base}/v1/events/live`, { headers: { ...bearer('auditor'), 'last-event-id': forged } });
+    expect(other.status).toBe(409);
+    expect((await other.json()).error).toMatchObject({ code: 'API_CONFLICT', details: { reason: 'resume-point-not-in-log' } });
+    const beyond = await fetch(`${base}/v1/events/live`, { headers: { ...bearer('auditor'), 'last-event-id': `999999.${'0'.repeat(16)}` } });
+    expect(beyond.status).toBe(409);
+    const malformed = await fetch(`${base}/v1/events/live`, { headers: { ...bearer('auditor'), 'last-event-id': 'abc' } });
+    expect(malformed.status).toBe(400);
+    expect((await malformed.json()).error).toMatchObject({ code: 'API_INVALID_REQUEST', details: { field: 'headers.last-event-id' } });
+  });
 
   it('events appended while connected arrive live, and the types filter applies', async () => {
     const pending = readFeed(`${base}/v1/events/live?types=NodeCordoned`, bearer('auditor'), (m) => m.length >= 1);

@@ -112,7 +112,7 @@ export function eventRoutes(app: ZodApp, ctx: ApiContext): void {
     schema: {
       tags,
       summary: 'live feed (text/event-stream): id = position; resume with Last-Event-ID; default starts after the head',
-      headers: z.object({ 'last-event-id': z.string().regex(/^\d+$/, 'a position').optional() }),
+      headers: z.object({ 'last-event-id': z.string().max(64).regex(/^\d{1,15}(\.[0-9a-f]{16})?$/, 'a resume id this feed sent: <position>.<hash prefix>').optional() }),
       querystring: z.object({
         from: z.coerce.number().int().min(1).optional().describe('first position to send (ignored when Last-Event-ID is given)'),
         types: typesList.optional(),
@@ -130,12 +130,31 @@ export function eventRoutes(app: ZodApp, ctx: ApiContext): void {
       if (request.query.payload === 'full' && !readsLog) {
         throw new ApiError('API_FORBIDDEN', { role: principal.role, allowed: [...auditRoles, 'admin'] }, `role ${principal.role} may follow the live feed without payloads only (payload=none): event payloads are the log's, which auditors read`);
       }
+      // Resume ids are `<position>.<first 16 hex of its hash>`: after the log was restored from an older backup, the
+      // same position may hold another event, and a follower resuming there would skip what it never saw. A bare
+      // position (older clients) is still taken.
+      const lastEventId = request.headers['last-event-id'];
+      let resumeAfter: number | undefined;
+      if (lastEventId !== undefined) {
+        const parsed = /^(\d{1,15})(?:\.([0-9a-f]{16}))?$/.exec(String(lastEventId).trim());
+        if (!parsed) throw new ApiError('API_INVALID_REQUEST', { field: 'last-event-id', reason: 'not a resume id (<position>.<hash prefix>) this feed sent' }, `Last-Event-ID ${JSON.stringify(String(lastEventId).slice(0, 40))} is not a resume id this feed sent`);
+        resumeAfter = Number(parsed[1]);
+        if (parsed[2] !== undefined) {
+          const [at] = await ctx.store.readAll({ fromPosition: resumeAfter, toPosition: resumeAfter, limit: 1 });
+          if (!at || !at.hash.startsWith(parsed[2])) {
+            throw new ApiError(
+              'API_CONFLICT',
+              { reason: 'resume-point-not-in-log' },
+              `position ${resumeAfter} of this log is ${at ? 'another event' : 'not written'} than the one the client last saw: the log was restored or replaced; re-read it from a checkpoint you trust`,
+            );
+          }
+        }
+      }
       const limit = ctx.maxLiveFeeds ?? 32;
       if (liveFeeds >= limit) throw new ApiError('API_TOO_MANY_REQUESTS', { limit, resource: 'live feeds' }, `${limit} live feeds are open, the most this server serves at once; try again later`);
       liveFeeds += 1;
       reply.raw.once('close', () => (liveFeeds -= 1));
-      const lastEventId = request.headers['last-event-id'];
-      const fromPosition = lastEventId !== undefined ? Number(lastEventId) + 1 : (request.query.from ?? (await ctx.store.head()).position + 1);
+      const fromPosition = resumeAfter !== undefined ? resumeAfter + 1 : (request.query.from ?? (await ctx.store.head()).position + 1);
       const withPayload = readsLog && (request.query.payload ?? 'full') === 'full';
       reply.hijack();
       const raw = reply.raw;
@@ -157,7 +176,7 @@ export function eventRoutes(app: ZodApp, ctx: ApiContext): void {
             let chunk = '';
             for (const event of batch.events) {
               const json = eventJson(event);
-              chunk += `id: ${event.position}\ndata: ${JSON.stringify(withPayload ? json : { ...json, data: null })}\n\n`;
+              chunk += `id: ${event.position}.${event.hash.slice(0, 16)}\ndata: ${JSON.stringify(withPayload ? json : { ...json, data: null })}\n\n`;
             }
             if (chunk) await write(chunk);
           },
