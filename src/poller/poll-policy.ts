@@ -12,6 +12,8 @@ export interface PollPolicy {
   requestTimeoutMs: number;
   /** Per-request deadline while reading the firmware inventory, which is slow on some models. */
   firmwareTimeoutMs: number;
+  /** Total deadline of a heavy visit (every request of it; logout excepted). */
+  visitDeadlineMs: number;
   /** Sessions the poller may hold on one BMC at once when the target and the dialect say nothing. */
   defaultSessionLimit: number;
   /** Liveness checks in flight across the whole fleet. */
@@ -37,6 +39,8 @@ export const defaultPollPolicy: PollPolicy = {
   intervals: { health: 300, inventory: 1800, firmware: 4 * 3600 },
   requestTimeoutMs: 10_000,
   firmwareTimeoutMs: 180_000,
+  // A full read of a slow model (Supermicro X13, GB200) takes one to three minutes; past five, the slot goes back.
+  visitDeadlineMs: 300_000,
   defaultSessionLimit: 2,
   maxConcurrentVisits: 512,
   maxConcurrentReads: 64,

@@ -282,7 +282,7 @@ export class Poller {
     this.#visits += 1;
     try {
       const sessionLimit = target.sessionLimit ?? this.#policy.defaultSessionLimit;
-      const result = await this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, sessionLimit });
+      const result = await this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit });
       const done = this.#clock();
       const outcome: PollOutcomeKind = result.ok ? 'success' : outcomeOfError(result.error);
       for (const work of works) this.#record(target, work, outcome, result.latencyMs, done);
@@ -330,10 +330,10 @@ export class Poller {
     this.#visits += 1;
     try {
       const sessionLimit = target.sessionLimit ?? this.#policy.defaultSessionLimit;
-      let result = await this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, sessionLimit });
+      let result = await this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit });
       for (let attempt = 1; !result.ok && attempt <= this.#policy.maxRetries && retryWithinVisit(result.error); attempt += 1) {
         await new Promise((resolve) => setTimeout(resolve, this.#policy.retryBaseMs * 2 ** (attempt - 1) * (0.5 + this.#random())));
-        result = await this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, sessionLimit });
+        result = await this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit });
       }
       const done = this.#clock();
       const outcome: PollOutcomeKind = result.ok ? 'success' : outcomeOfError(result.error);

@@ -18,6 +18,8 @@ export interface Visitor {
 export interface VisitOptions {
   requestTimeoutMs: number;
   firmwareTimeoutMs: number;
+  /** Everything a heavy visit does, all requests together (logout excepted): a slow BMC cannot hold a slot for hours. */
+  visitDeadlineMs: number;
   sessionLimit: number;
 }
 
@@ -66,6 +68,7 @@ export class RedfishVisitor implements Visitor {
       // some models), and that collection can take minutes to answer (Supermicro X13, GB200, GH200): with the
       // short deadline an inventory read of those models never completed.
       requestTimeoutMs: Math.max(options.requestTimeoutMs, options.firmwareTimeoutMs),
+      deadline: AbortSignal.timeout(options.visitDeadlineMs),
     });
     try {
       const observations = await driver.observe({ only: heavy.flatMap((w) => observationTypes[w]) });

@@ -27,6 +27,11 @@ export interface RedfishClientOptions {
   maxConcurrency?: number;
   /** Larger bodies are refused as a protocol error. Default 16 MiB. */
   maxBodyBytes?: number;
+  /**
+   * A deadline for everything this client does (one poller visit, say), on top of each request's own: once it has
+   * passed, a request in flight is cut and none is sent. Logout is still tried (sessions are what a BMC has least of).
+   */
+  deadline?: AbortSignal;
 }
 
 export interface RedfishResponse {
@@ -54,7 +59,7 @@ class Gate {
 
 export class RedfishClient {
   readonly origin: string;
-  private readonly options: Required<Omit<RedfishClientOptions, 'username' | 'password'>> & Pick<RedfishClientOptions, 'username' | 'password'>;
+  private readonly options: Required<Omit<RedfishClientOptions, 'username' | 'password' | 'deadline'>> & Pick<RedfishClientOptions, 'username' | 'password' | 'deadline'>;
   private readonly agent: Agent;
   private readonly gate: Gate;
   private session: { token: string; location: string } | undefined;
@@ -127,8 +132,10 @@ export class RedfishClient {
   ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string; url: string }> {
     const url = this.resolve(path);
     return this.gate.run(async () => {
-      const signal = AbortSignal.timeout(this.options.requestTimeoutMs);
+      const own = AbortSignal.timeout(this.options.requestTimeoutMs);
+      const signal = this.options.deadline ? AbortSignal.any([own, this.options.deadline]) : own;
       try {
+        if (this.options.deadline?.aborted) throw this.options.deadline.reason;
         const headers = this.headers();
         if (body !== undefined) headers['content-type'] = 'application/json';
         const response = await request(url, {
@@ -150,6 +157,9 @@ export class RedfishClient {
         }
         return { status: response.statusCode, headers: response.headers, text: Buffer.concat(chunks).toString('utf8'), url };
       } catch (error) {
+        if (this.options.deadline?.aborted && !own.aborted) {
+          throw new DriverError('DRIVER_TIMEOUT', `${method} ${url} not completed: the visit passed its total deadline`, { method, url });
+        }
         if (signal.aborted) {
           throw new DriverError('DRIVER_TIMEOUT', `${method} ${url} passed its ${this.options.requestTimeoutMs} ms deadline`, {
             method,
