@@ -37,6 +37,8 @@ export interface EventStoreOptions {
    * A given clock is for tests. `observedAt`, when a caller leaves it out, is this process's clock either way.
    */
   clock?: () => Date;
+  /** Connections of the pool that outside followers read through (`SubscribeOptions.pool: 'feeds'`). Default 4. */
+  feedPoolSize?: number;
   /** Skip migrations (when another process owns them). */
   migrate?: boolean;
   /** Connect timeout, keepalive and idle-in-transaction bound of every connection (see `connection-bounds.ts`). */
@@ -70,6 +72,12 @@ export interface ReadAllOptions {
 
 export interface SubscribeOptions {
   fromPosition?: number;
+  /**
+   * `feeds`: read through a small pool of its own (`feedPoolSize`), for followers outside the process (the API's live
+   * feed): however many of them wake at each append, appends and the projections never wait for a connection
+   * behind them. Default `main`.
+   */
+  pool?: 'main' | 'feeds';
   /** Deliver batches with no matching events too, so a filtered consumer's checkpoint keeps up with the head. */
   reportEmptyBatches?: boolean;
   types?: readonly string[];
@@ -223,9 +231,15 @@ export class EventStore {
   readonly #subscriptions = new Set<() => void>();
   readonly stats: AppendStats = { batches: 0, appends: 0, events: 0, lastBatchAppends: 0, maxBatchAppends: 0 };
   readonly connectionString: string;
+  readonly #connectionBounds: EventStoreOptions['connectionBounds'];
+  readonly #feedPoolSize: number;
+  #feedDb: Kysely<LedgerDatabase> | null = null;
+  #feedPool: pg.Pool | null = null;
 
   private constructor(options: EventStoreOptions) {
     this.connectionString = options.connectionString;
+    this.#connectionBounds = options.connectionBounds;
+    this.#feedPoolSize = options.feedPoolSize ?? 4;
     this.catalogue = options.catalogue ?? fleetCatalogue;
     this.pool = new pg.Pool({ ...boundedConnection(options.connectionString, options.connectionBounds), max: options.poolSize ?? 8 });
     // A lost connection (server restart, Ctrl-C reaching PostgreSQL) must not crash the process: the pool
@@ -576,8 +590,8 @@ export class EventStore {
     return { events: rows.map((row) => recordedEvent(row as unknown as EventRow, this.catalogue)), cut: rows.length < pageRows };
   }
 
-  #readAllQuery(options: ReadAllOptions) {
-    let query = this.db.selectFrom('ledger_events').selectAll().where('position', '>=', options.fromPosition ?? 1);
+  #readAllQuery(options: ReadAllOptions, db: Kysely<LedgerDatabase> = this.db) {
+    let query = db.selectFrom('ledger_events').selectAll().where('position', '>=', options.fromPosition ?? 1);
     if (options.toPosition !== undefined) query = query.where('position', '<=', options.toPosition);
     if (options.types && options.types.length > 0) query = query.where('type', 'in', [...options.types]);
     if (options.streamPrefix) query = query.where(sql<boolean>`stream LIKE ${`${escapeLike(options.streamPrefix)}%`}`);
@@ -586,8 +600,30 @@ export class EventStore {
 
   /** The last committed position and its hash (position 0 and the genesis hash for an empty log). */
   async head(): Promise<LedgerHead> {
-    const row = await this.#read('head', () => this.db.selectFrom('ledger_head').select(['position', 'hash', 'recorded_at']).executeTakeFirstOrThrow());
+    return this.#headOn(this.db);
+  }
+
+  async #headOn(db: Kysely<LedgerDatabase>): Promise<LedgerHead> {
+    const row = await this.#read('head', () => db.selectFrom('ledger_head').select(['position', 'hash', 'recorded_at']).executeTakeFirstOrThrow());
     return { position: Number(row.position), hash: row.hash.toString('hex'), recordedAt: row.recorded_at };
+  }
+
+  /** The feeds' own pool, opened at first use. */
+  #feeds(): Kysely<LedgerDatabase> {
+    if (!this.#feedDb) {
+      const pool = new pg.Pool({ ...boundedConnection(this.connectionString, this.#connectionBounds), max: this.#feedPoolSize });
+      pool.on('error', () => undefined);
+      pool.on('connect', (client) => client.on('error', () => undefined));
+      this.#feedPool = pool;
+      this.#feedDb = new Kysely<LedgerDatabase>({ dialect: new PostgresDialect({ pool }) });
+    }
+    return this.#feedDb;
+  }
+
+  /** Connections checked out of the main pool and of the feeds' pool, and callers waiting for one (metrics, tests). */
+  poolUse(): { main: { total: number; idle: number; waiting: number }; feeds: { total: number; idle: number; waiting: number } | null } {
+    const use = (pool: pg.Pool) => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
+    return { main: use(this.pool), feeds: this.#feedPool ? use(this.#feedPool) : null };
   }
 
   /** The current version of a stream, or null when it has no events. */
@@ -642,10 +678,13 @@ export class EventStore {
     this.#subscriptions.add(stop);
     void this.#ensureListener();
     try {
+      const db = options.pool === 'feeds' ? this.#feeds() : this.db;
       while (!stopped) {
-        const head = await this.head();
+        const head = await this.#headOn(db);
         if (head.position >= next) {
-          const events = await this.readAll({ fromPosition: next, toPosition: head.position, limit: batchSize, types: options.types, streamPrefix: options.streamPrefix });
+          const query = { fromPosition: next, toPosition: head.position, limit: batchSize, types: options.types, streamPrefix: options.streamPrefix };
+          const rows = await this.#read('follow', () => this.#readAllQuery(query, db).execute());
+          const events = rows.map((row) => recordedEvent(row as unknown as EventRow, this.catalogue));
           if (stopped) return;
           const full = events.length === batchSize;
           const checkpoint = full ? events[events.length - 1]!.position : head.position;
@@ -764,6 +803,7 @@ export class EventStore {
     this.#listener = null;
     if (this.#listenerStarting) await this.#listenerStarting.catch(() => undefined);
     await listener?.end().catch(() => undefined);
+    await this.#feedDb?.destroy();
     await this.db.destroy();
   }
 }

@@ -129,4 +129,27 @@ describe('the live feed (Server-Sent Events)', () => {
     expect(again).toBe(200);
     for (const response of open.slice(1)) await response.body!.cancel();
   });
+
+  it('live feeds read through a pool of their own: followers outside the process never take the connections appends use', async () => {
+    // Let earlier feeds' closes settle, then open as many as the limit allows, following from position 1.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const feeds = await Promise.all([1, 2, 3].map(() => fetch(`${base}/v1/events/live?from=1`, { headers: bearer('auditor') })));
+    expect(feeds.map((r) => r.status)).toEqual([200, 200, 200]);
+    const readers = feeds.map((response) => response.body!.getReader());
+    const draining = readers.map(async (reader) => { while (!(await reader.read().catch(() => ({ done: true }))).done); });
+    let peakMain = 0;
+    let peakFeeds = 0;
+    for (let i = 30; i < 40; i += 1) {
+      await register(i);
+      const use = h.store.poolUse();
+      peakMain = Math.max(peakMain, use.main.waiting);
+      peakFeeds = Math.max(peakFeeds, use.feeds?.total ?? 0);
+    }
+    // The followers' reads went to the feeds' pool (at most its 4 connections); nothing waited in the main pool.
+    expect(peakFeeds).toBeGreaterThan(0);
+    expect(peakFeeds).toBeLessThanOrEqual(4);
+    expect(peakMain).toBe(0);
+    for (const reader of readers) await reader.cancel();
+    await Promise.all(draining);
+  });
 });

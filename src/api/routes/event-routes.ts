@@ -171,7 +171,8 @@ export function eventRoutes(app: ZodApp, ctx: ApiContext): void {
       };
       try {
         await ctx.store.follow(
-          { fromPosition, ...(request.query.types ? { types: request.query.types } : {}), ...(request.query.stream ? { streamPrefix: request.query.stream } : {}) },
+          // The feeds' own pool: followers outside the process never take the connections appends need.
+          { fromPosition, pool: 'feeds', ...(request.query.types ? { types: request.query.types } : {}), ...(request.query.stream ? { streamPrefix: request.query.stream } : {}) },
           async (batch) => {
             let chunk = '';
             for (const event of batch.events) {
