@@ -7,7 +7,7 @@ import type { ChildProcess } from 'node:child_process';
 import { EventStore } from '../../src/ledger/index.js';
 import { Poller } from '../../src/poller/index.js';
 import { NaivePoller } from './naive-poller.js';
-import { simJson, startSimProcess } from './sim-process.js';
+import { simJson, startSimProcess, type SimBmc } from './sim-process.js';
 import { percentile, round } from './bench-database.js';
 
 export interface ScaleRunOptions {
@@ -44,16 +44,6 @@ export interface ScaleRunResult {
   dark_detect_latency_p99_s: number | null;
   false_dark_alarms: number;
   sim_rss_mb: number;
-}
-
-interface SimBmc {
-  id: string;
-  baseUrl: string;
-  username: string;
-  password: string;
-  site: string;
-  rack: string;
-  sessionLimit: number;
 }
 
 async function startSim(bmcs: number, captures: string | undefined): Promise<{ child: ChildProcess; controlUrl: string }> {

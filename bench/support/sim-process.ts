@@ -6,6 +6,17 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 
+/** A BMC as the simulator's `/sim/fleet` lists it (the fields the benchmarks and tests use). */
+export interface SimBmc {
+  id: string;
+  baseUrl: string;
+  username: string;
+  password: string;
+  site: string;
+  rack: string;
+  sessionLimit: number;
+}
+
 const cli = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 
 /** Starts `fleet-ledger sim` with `args`; resolves with the process and its control URL once it listens. */

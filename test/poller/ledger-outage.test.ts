@@ -9,20 +9,10 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { simJson, startSimProcess } from '../../bench/support/sim-process.js';
+import { simJson, startSimProcess, type SimBmc } from '../../bench/support/sim-process.js';
 import { fleetProjections } from '../../projections/index.js';
 import { EventStore, ProjectionRunner, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../src/ledger/index.js';
 import { Poller } from '../../src/poller/index.js';
-
-interface SimBmc {
-  id: string;
-  baseUrl: string;
-  username: string;
-  password: string;
-  site: string;
-  rack: string;
-  sessionLimit: number;
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const INTERVAL_S = 5;
