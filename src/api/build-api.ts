@@ -5,10 +5,10 @@
  */
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyReply } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Kysely } from 'kysely';
-import { isLedgerError, ledgerErrorCatalogue, type EventStore, type ProjectionRunner } from '../ledger/index.js';
+import { firstUnstorablePart, isLedgerError, ledgerErrorCatalogue, type EventStore, type ProjectionRunner } from '../ledger/index.js';
 import type { Poller } from '../poller/index.js';
 import type { Simulator } from '../sim/index.js';
 import type { ApiContext, ZodApp } from './api-context.js';
@@ -75,6 +75,12 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
     bodyLimit: 8 * 1024 * 1024,
     // Closing must not wait for live-feed connections: they end when the server closes.
     forceCloseConnections: true,
+    // The router's own refusals (a URL that is not valid percent-encoding, a path parameter over its length) get
+    // the same typed answer as every other bad request.
+    frameworkErrors: (error, _request, reply: FastifyReply) => {
+      const field = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'params' : 'url';
+      reply.code(400).send(errorBody('API_INVALID_REQUEST', `${field}: ${error.message}`, { field, reason: error.message }));
+    },
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -117,6 +123,17 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
 
   app.decorateRequest('principal', null);
   app.addHook('onRequest', authenticate(options.tokens));
+  // Text PostgreSQL cannot store (NUL, an unpaired surrogate) and nesting deeper than any of our schemas are refused
+  // at the door, naming where: whatever a handler does afterwards (store it, walk it, compare it) cannot go wrong.
+  app.addHook('preValidation', async (request) => {
+    for (const [context, value] of [['params', request.params], ['querystring', request.query], ['body', request.body]] as const) {
+      const found = firstUnstorablePart(value);
+      if (found !== undefined) {
+        const field = found.path ? `${context}.${found.path}` : context;
+        throw new ApiError('API_INVALID_REQUEST', { field, reason: found.reason }, `${field} ${found.reason}`);
+      }
+    }
+  });
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });

@@ -6,6 +6,7 @@
  * The catalogue below is the single source of truth; `src/drivers/README.md` documents every code (a test keeps
  * the two in step).
  */
+import { storableText, storableValue } from './storable-text.js';
 export const driverErrorCatalogue = {
   DRIVER_SESSION_LIMIT: { retryable: true, meaning: 'the BMC refused a new session because its session table is full' },
   DRIVER_SESSION_EXPIRED: { retryable: true, meaning: 'the BMC no longer knows the session token (NoValidSession)' },
@@ -66,10 +67,12 @@ export class DriverError extends Error {
   readonly details: DriverErrorDetails;
 
   constructor(code: DriverErrorCode, message: string, details: DriverErrorDetails = {}) {
-    super(message);
+    // Messages and details quote what devices sent, sometimes cut short (which can split a surrogate pair): they
+    // are kept storable, since sagas and alarms record them.
+    super(storableText(message));
     this.code = code;
     this.retryable = driverErrorCatalogue[code].retryable;
-    this.details = details;
+    this.details = storableValue(details);
   }
 
   toJSON(): { code: DriverErrorCode; retryable: boolean; message: string; details: DriverErrorDetails } {

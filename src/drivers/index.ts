@@ -40,6 +40,7 @@ export type { XidCatalogueEntry } from './gpu/xid.js';
 export { collectGpuObservations } from './gpu/gpu-agent.js';
 export type { GpuAgentOptions, GpuAgentResult } from './gpu/gpu-agent.js';
 
+export { storableText, storableValue } from './storable-text.js';
 export { canonicalObservationJson, changedObservations, observationContentHash, volatileObservationFields } from './observation-hash.js';
 
 export { startMockupServer } from './mockup/mockup-server.js';

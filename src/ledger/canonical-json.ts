@@ -12,7 +12,7 @@ export class UnrepresentableValueError extends Error {
 
 // jsonb rejects U+0000 and lone surrogates; JSON has no NaN or Infinity. Refusing them up front keeps one
 // bad event from failing a whole group-commit transaction, and keeps the hash identical after a round trip.
-const unstorableString = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+export const unstorableString = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /**
  * Canonical JSON: object keys sorted, no whitespace, dates as ISO strings, and otherwise what JSON.stringify stores
@@ -81,4 +81,31 @@ export function chainHash(prevHashHex: string, canonicalEvent: string): string {
 
 export function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/**
+ * The first place in a parsed JSON value that cannot be stored: a key or string with NUL or an unpaired surrogate,
+ * or nesting deeper than `maxDepth` (which recursive code further on would pay for with its stack). Iterative, so a
+ * hostile depth costs a loop, not a stack overflow. `path` is dotted, `''` for the value itself.
+ */
+export function firstUnstorablePart(value: unknown, maxDepth = 64): { path: string; reason: string } | undefined {
+  const pending: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: '', depth: 0 }];
+  const join = (path: string, key: string | number) => (path ? `${path}.${key}` : String(key));
+  while (pending.length > 0) {
+    const { value: item, path, depth } = pending.pop()!;
+    if (typeof item === 'string') {
+      if (unstorableString.test(item)) return { path, reason: 'contains NUL or an unpaired surrogate' };
+      continue;
+    }
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth >= maxDepth) return { path, reason: `nests deeper than ${maxDepth} levels` };
+    const entries: Array<[string | number, unknown]> = Array.isArray(item) ? item.map((member, index) => [index, member]) : Object.entries(item as Record<string, unknown>);
+    // Pushed in reverse so the first offending place in document order is the one named.
+    for (let index = entries.length - 1; index >= 0; index -= 1) {
+      const [key, member] = entries[index]!;
+      if (typeof key === 'string' && unstorableString.test(key)) return { path: join(path, key), reason: 'has a key that contains NUL or an unpaired surrogate' };
+      pending.push({ value: member, path: join(path, key), depth: depth + 1 });
+    }
+  }
+  return undefined;
 }

@@ -5,7 +5,7 @@ export * from './event-store.js';
 export * from './open-ledger.js';
 export { postmasterPid, startEmbeddedPostgres, redactConnectionString, type EmbeddedOptions, type EmbeddedPostgresHandle } from './embedded-postgres.js';
 export { migrateToLatest } from './migrations/index.js';
-export { canonicalJson, chainHash, genesisHash } from './canonical-json.js';
+export { canonicalJson, chainHash, firstUnstorablePart, genesisHash } from './canonical-json.js';
 export { canonicalEvent, storedEvent } from './event-row.js';
 export { DataDirLock, processStartTime } from './data-dir-lock.js';
 export * from './projection-runner.js';

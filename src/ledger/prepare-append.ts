@@ -112,7 +112,7 @@ export function prepareAppend(stream: string, events: readonly ProposedEvent[], 
     try {
       digest = contentDigest(stream, prepared);
     } catch (error) {
-      if (error instanceof UnrepresentableValueError) throw invalid(`data.${error.path}`, error.message);
+      if (error instanceof UnrepresentableValueError) throw invalid(error.path, error.message);
       throw error;
     }
     return { ...prepared, eventId: eventId.toLowerCase(), contentDigest: digest };

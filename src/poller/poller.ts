@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { PollOutcomeKind, RecordedEvent } from '../../events/index.js';
-import { changedObservations } from '../drivers/index.js';
+import { changedObservations, storableValue } from '../drivers/index.js';
 import { nameUuid, type EventStore, type ProposedEvent } from '../ledger/index.js';
 import { DueQueue } from './due-queue.js';
 import { OutcomeRecorder } from './outcome-recorder.js';
@@ -428,7 +428,7 @@ export class Poller {
     try {
       await this.options.store.append(
         `node-${state.target.nodeId}`,
-        changed.map((observation) => ({ type: observation.type, data: observation.data, observedAt: new Date(at), actor: { kind: 'driver' as const, id: `redfish:${state.target.nodeId}` } })),
+        changed.map((observation) => ({ type: observation.type, data: storableValue(observation.data), observedAt: new Date(at), actor: { kind: 'driver' as const, id: `redfish:${state.target.nodeId}` } })),
       );
       state.observationHashes = hashes; // only once stored, so a failed append is retried next visit
       this.#observationsAppended += changed.length;

@@ -9,6 +9,7 @@ import {
 } from '../../events/driver-observations.js';
 import { DriverError, RedfishDriver, startMockupServer, type MockupServer } from '../../src/drivers/index.js';
 import { profileMockup } from '../support/profile-mockup.js';
+import { canonicalJson } from '../../src/ledger/index.js';
 
 const schemas = {
   NodeInventoryObserved: NodeInventoryObserved.schema,
@@ -73,7 +74,7 @@ function mutate(body: unknown, mutation: Mutation): unknown {
 
 const mutationArbitrary: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({ kind: fc.constant('drop-field' as const), pick: fc.nat() }),
-  fc.record({ kind: fc.constant('retype-field' as const), pick: fc.nat(), replacement: fc.oneof(fc.integer(), fc.string(), fc.boolean(), fc.constant([]), fc.constant({}), fc.array(fc.integer(), { maxLength: 3 }), fc.double()) }),
+  fc.record({ kind: fc.constant('retype-field' as const), pick: fc.nat(), replacement: fc.oneof(fc.integer(), fc.string(), fc.constantFrom('PowerEdge\u0000\u0000', '\uD800', 'x\uDFFF'), fc.boolean(), fc.constant([]), fc.constant({}), fc.array(fc.integer(), { maxLength: 3 }), fc.double()) }),
   fc.record({ kind: fc.constant('null-field' as const), pick: fc.nat() }),
   fc.record({ kind: fc.constant('replace-body' as const), replacement: fc.jsonValue({ maxDepth: 2 }) }),
   fc.record({ kind: fc.constant('truncate' as const), at: fc.nat() }),
@@ -135,6 +136,8 @@ describe('robustness of the Redfish driver against damaged answers', () => {
           for (const observation of observations) {
             const result = schemas[observation.type as keyof typeof schemas].safeParse(observation.data);
             expect(result.success, `${observation.type}: ${JSON.stringify(result.error?.issues.slice(0, 2))}`).toBe(true);
+            // ...and storable: a NUL or half a surrogate pair from the BMC would make every append of this node fail.
+            expect(() => canonicalJson(observation.data)).not.toThrow();
           }
         } catch (error) {
           expect(error, String(error)).toBeInstanceOf(DriverError);
@@ -149,6 +152,20 @@ describe('robustness of the Redfish driver against damaged answers', () => {
       }),
       { numRuns: 35 },
     );
+  });
+
+  it('a NUL or half a surrogate pair in what a BMC sends becomes U+FFFD, and the rest of the reading is kept and storable', async () => {
+    const local = await startMockupServer({
+      folder: profileMockup('nvidia_dpu'),
+      transform: (path, body) => (path === '/redfish/v1/Systems/Bluefield' ? { ...(body as object), Model: 'BlueField\u0000\u0000', SerialNumber: 'MT\uD800123' } : body),
+    });
+    const driver = new RedfishDriver({ baseUrl: local.url, username: 'root', password: 'calvin' });
+    const observations = await driver.observe();
+    await driver.close();
+    await local.close();
+    const inventory = observations.find((o) => o.type === 'NodeInventoryObserved')!;
+    expect(inventory.type === 'NodeInventoryObserved' && inventory.data.system).toMatchObject({ model: 'BlueField\uFFFD\uFFFD', serialNumber: 'MT\uFFFD123', manufacturer: 'https://www.mellanox.com' });
+    for (const observation of observations) expect(() => canonicalJson(observation.data), observation.type).not.toThrow();
   });
 
   it('a value of the wrong type is kept as unrecognized with its path, not dropped', async () => {

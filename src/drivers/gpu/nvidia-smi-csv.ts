@@ -7,6 +7,7 @@
  * A value that should be a number and is not is kept in `unrecognized`.
  */
 import type { GpuTelemetry, GpuTelemetryObservedData, UnrecognizedValue } from '../../../events/driver-observations.js';
+import { storableText } from '../storable-text.js';
 
 /** The fields the agent asks for. `clocks_event_reasons` is swapped for the old spelling on old drivers. */
 export const gpuQueryFields: readonly string[] = [
@@ -58,7 +59,8 @@ function splitCsvLine(line: string): string[] {
   return line.split(',').map((cell) => cell.trim());
 }
 
-export function parseNvidiaSmiCsv(text: string): GpuTelemetryObservedData {
+export function parseNvidiaSmiCsv(raw: string): GpuTelemetryObservedData {
+  const text = storableText(raw);
   const unrecognized: UnrecognizedValue[] = [];
   const lines = text.split(/\r?\n/).filter((line) => line.trim().length > 0 && !line.startsWith('#'));
   const headerLine = lines.shift();

@@ -8,6 +8,7 @@
  */
 import type { GpuTelemetry, GpuTelemetryObservedData, UnrecognizedValue } from '../../../events/driver-observations.js';
 import { isNotAValue } from './nvidia-smi-csv.js';
+import { storableText } from '../storable-text.js';
 
 interface Entry {
   path: string[];
@@ -63,7 +64,8 @@ export function throttleReasonName(label: string): string {
   return name === 'idle' ? 'gpu_idle' : name;
 }
 
-export function parseNvidiaSmiQuery(text: string): GpuTelemetryObservedData {
+export function parseNvidiaSmiQuery(raw: string): GpuTelemetryObservedData {
+  const text = storableText(raw);
   const unrecognized: UnrecognizedValue[] = [];
   const { header, gpus: blocks } = parseBlocks(text);
   const driverVersion = find(header, 'Driver Version');

@@ -5,6 +5,7 @@
  * with a generic meaning, and listed in `unrecognized`.
  */
 import type { GpuXidObservedData, UnrecognizedValue, XidEvent } from '../../../events/driver-observations.js';
+import { storableText } from '../storable-text.js';
 
 export interface XidCatalogueEntry {
   meaning: string;
@@ -57,7 +58,8 @@ const XID_LINE = /NVRM: Xid \(PCI:([0-9A-Fa-f:.]+)\): (\d+),\s*(.*)$/;
 const TIMESTAMP_PREFIXES: RegExp[] = [/^\[([^\]]+)\]/, /^\d+,\d+,(\d+),[^;]*;/, /^(\w{3}\s+\d+\s+[\d:]+)\s/, /^(\d{4}-\d{2}-\d{2}T[^\s]+)\s/];
 
 /** Every XID line in a kernel log, in log order. Other lines are ignored (a kernel log is mostly other things). */
-export function parseXidLog(text: string): GpuXidObservedData {
+export function parseXidLog(raw: string): GpuXidObservedData {
+  const text = storableText(raw);
   const events: XidEvent[] = [];
   const unrecognized: UnrecognizedValue[] = [];
   text.split(/\r?\n/).forEach((line, lineNumber) => {

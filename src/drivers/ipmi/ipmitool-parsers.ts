@@ -5,6 +5,7 @@
  * see `ipmi/v1Data_0_line589.txt`).
  */
 import type { Health, SensorReading, UnrecognizedValue } from '../../../events/driver-observations.js';
+import { storableText } from '../storable-text.js';
 
 export interface IpmiSensor {
   name: string;
@@ -60,7 +61,8 @@ function parseReading(text: string): { reading: number | null; unit: string; sta
 }
 
 /** Parses `ipmitool sdr` (3 columns) and `ipmitool sdr elist` (5 columns) output. */
-export function parseSdr(text: string): { sensors: IpmiSensor[]; unrecognized: UnrecognizedValue[] } {
+export function parseSdr(raw: string): { sensors: IpmiSensor[]; unrecognized: UnrecognizedValue[] } {
+  const text = storableText(raw);
   const sensors: IpmiSensor[] = [];
   const unrecognized: UnrecognizedValue[] = [];
   text.split(/\r?\n/).forEach((line, index) => {
@@ -122,7 +124,8 @@ export interface DcmiPowerReading {
 }
 
 /** Parses `ipmitool dcmi power reading`. */
-export function parseDcmiPowerReading(text: string): DcmiPowerReading {
+export function parseDcmiPowerReading(raw: string): DcmiPowerReading {
+  const text = storableText(raw);
   const result: DcmiPowerReading = {};
   const watts = (pattern: RegExp): number | undefined => {
     const match = pattern.exec(text);
@@ -142,7 +145,8 @@ export function parseDcmiPowerReading(text: string): DcmiPowerReading {
 }
 
 /** `Key : Value` lines into a map (first occurrence wins; continuation lines are ignored). */
-export function parseKeyValues(text: string): Map<string, string> {
+export function parseKeyValues(raw: string): Map<string, string> {
+  const text = storableText(raw);
   const values = new Map<string, string>();
   for (const line of text.split(/\r?\n/)) {
     const separator = line.indexOf(':');
@@ -165,7 +169,8 @@ export interface McInfo {
 }
 
 /** Parses `ipmitool mc info`. */
-export function parseMcInfo(text: string): McInfo {
+export function parseMcInfo(raw: string): McInfo {
+  const text = storableText(raw);
   const values = parseKeyValues(text);
   const info: McInfo = {};
   const pick = (key: keyof McInfo, name: string): void => {
@@ -190,7 +195,8 @@ export interface FruIdentity {
 }
 
 /** Parses the first FRU device of `ipmitool fru print` into identity fields (product fields, then board, then chassis). */
-export function parseFru(text: string): FruIdentity {
+export function parseFru(raw: string): FruIdentity {
+  const text = storableText(raw);
   const firstDevice = text.split(/\n\s*\n/)[0] ?? '';
   const values = parseKeyValues(firstDevice);
   const first = (...names: string[]): string | undefined => names.map((name) => values.get(name)).find((value) => value !== undefined && value !== '');
@@ -212,7 +218,8 @@ export interface ChassisStatus {
 }
 
 /** Parses `ipmitool chassis status`: power state and every fault flag that is set. */
-export function parseChassisStatus(text: string): ChassisStatus {
+export function parseChassisStatus(raw: string): ChassisStatus {
+  const text = storableText(raw);
   const values = parseKeyValues(text);
   const power = values.get('System Power');
   const faults: string[] = [];

@@ -11,6 +11,16 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import { DriverError, toDriverError } from '../driver-error.js';
 import { normalizeRedfishError, type RedfishRequestPhase } from './redfish-error.js';
+import { storableValue } from '../storable-text.js';
+
+/**
+ * A body parsed into what the ledger can store: a NUL or a lone surrogate can reach a string only through a `\u`
+ * escape, so the walk that replaces them runs only for the rare body whose text has one.
+ */
+function parsedStorable(text: string): unknown {
+  const parsed = JSON.parse(text) as unknown;
+  return /\\u(?:0000|[dD][89a-fA-F])/.test(text) ? storableValue(parsed) : parsed;
+}
 
 export interface RedfishClientOptions {
   /** `https://bmc.example` or `http://127.0.0.1:8000`; anything after the authority is ignored. */
@@ -255,7 +265,7 @@ export class RedfishClient {
       throw normalizeRedfishError({ status: answer.status, bodyText: answer.text, method: 'GET', url: answer.url, phase });
     }
     try {
-      return { status: answer.status, url: answer.url, body: JSON.parse(answer.text) as unknown };
+      return { status: answer.status, url: answer.url, body: parsedStorable(answer.text) };
     } catch (error) {
       throw new DriverError('DRIVER_PROTOCOL', `GET ${answer.url} answered invalid JSON`, { status: answer.status, url: answer.url, method: 'GET', cause: String(error).slice(0, 200) });
     }
@@ -269,7 +279,7 @@ export class RedfishClient {
     }
     let parsed: unknown = undefined;
     try {
-      parsed = answer.text ? JSON.parse(answer.text) : undefined;
+      parsed = answer.text ? parsedStorable(answer.text) : undefined;
     } catch {
       parsed = undefined;
     }

@@ -8,6 +8,7 @@
  * sessions answers 503 `Base.GeneralError` with the real reason (RAC0218) only in ExtendedInfo.
  */
 import { DriverError, type DriverErrorCode, type DriverErrorDetails } from '../driver-error.js';
+import { storableText, storableValue } from '../storable-text.js';
 
 export type RedfishRequestPhase = 'login' | 'read' | 'logout';
 
@@ -102,10 +103,12 @@ export function normalizeRedfishError(input: {
   phase?: RedfishRequestPhase;
 }): DriverError {
   const phase = input.phase ?? 'read';
-  let body = input.body;
-  if (body === undefined && input.bodyText) {
+  // A body is the BMC's text: kept as text the ledger can store, since errors are recorded with poll outcomes.
+  const bodyText = input.bodyText === undefined ? undefined : storableText(input.bodyText);
+  let body = storableValue(input.body);
+  if (body === undefined && bodyText) {
     try {
-      body = JSON.parse(input.bodyText);
+      body = storableValue(JSON.parse(bodyText));
     } catch {
       body = undefined;
     }
@@ -125,6 +128,6 @@ export function normalizeRedfishError(input: {
     details.vendorMessageId = messageKey(specific);
   }
   const firstText = messages.find((message) => message.message && message.messageId === specific)?.message ?? messages.find((m) => m.message)?.message;
-  const summary = firstText ? `: ${firstText}` : input.bodyText && !body ? `: ${input.bodyText.slice(0, 200)}` : '';
+  const summary = firstText ? `: ${firstText}` : bodyText && !body ? `: ${bodyText.slice(0, 200)}` : '';
   return new DriverError(code, `${input.method ?? 'GET'} ${input.url ?? ''} answered ${input.status}${summary}`.replace('  ', ' '), details);
 }

@@ -7,6 +7,7 @@
 import { DriverError } from '../driver-error.js';
 import { withoutCredentials } from '../../../events/catalogue.js';
 import type { UnrecognizedValue } from '../../../events/driver-observations.js';
+import { storableText } from '../storable-text.js';
 
 export type Resource = Record<string, unknown>;
 
@@ -24,11 +25,11 @@ export function boundedValue(raw: unknown): unknown {
     value = withoutCredentials(raw);
     text = JSON.stringify(value);
   } catch {
-    return { unserializable: String(raw).slice(0, 200) };
+    return { unserializable: storableText(String(raw).slice(0, 200)) };
   }
   if (text === undefined) return null;
   if (text.length <= MAX_VALUE_CHARS) return value;
-  return { truncated: true, chars: text.length, preview: text.slice(0, 256) };
+  return { truncated: true, chars: text.length, preview: storableText(text.slice(0, 256)) };
 }
 
 export function asResource(value: unknown): Resource | undefined {
