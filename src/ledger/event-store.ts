@@ -11,6 +11,7 @@ import { arrayLiteral, literal } from './sql-literal.js';
 import { migrateToLatest } from './migrations/index.js';
 import { boundedConnection, type ConnectionBounds } from './connection-bounds.js';
 import { contentDigest, prepareAppend, type PreparedEvent } from './prepare-append.js';
+import { StorageReserve, isDiskFullError } from './storage-reserve.js';
 
 /** An ordered, limited page of the log, before a byte bound is put on it. */
 type EventPage = SelectQueryBuilder<LedgerDatabase, 'ledger_events', Selectable<LedgerEventsTable>>;
@@ -51,6 +52,14 @@ export interface EventStoreOptions {
   /** How long an append whose COMMIT outcome is unknown (connection lost after COMMIT was sent) keeps asking the
    * database whether its events are stored, before it answers `LEDGER_COMMIT_UNKNOWN`. Default 30 s. */
   commitResolutionMs?: number;
+  /**
+   * Free space kept in reserve on the disk that holds the database (the embedded backend's data folder): below
+   * `minFreeBytes`, appends are refused with `LEDGER_STORAGE_FULL` before they reach PostgreSQL, which on a full
+   * disk cannot write its WAL, aborts every session and will not start again until space returns. Checked at
+   * most every 250 ms. Absent for a server backend (its disk is not ours to see): a full disk there is still
+   * answered `LEDGER_STORAGE_FULL`, from PostgreSQL's own error.
+   */
+  storageReserve?: { path: string; minFreeBytes: number };
 }
 
 export interface ReadStreamOptions {
@@ -225,6 +234,7 @@ export class EventStore {
   readonly #queue: PendingAppend[] = [];
   #flushing: Promise<void> | null = null;
   #closed = false;
+  readonly #reserve: StorageReserve | null;
   #listener: pg.Client | null = null;
   #listenerStarting: Promise<void> | null = null;
   readonly #appended = new Subject<number>();
@@ -255,6 +265,7 @@ export class EventStore {
       appendTimeoutMs: options.appendTimeoutMs ?? 30_000,
       commitResolutionMs: options.commitResolutionMs ?? 30_000,
     };
+    this.#reserve = options.storageReserve ? new StorageReserve(options.storageReserve.path, options.storageReserve.minFreeBytes) : null;
   }
 
   /** Connects, migrates the schema to the latest version, and returns a ready store. */
@@ -277,6 +288,8 @@ export class EventStore {
    */
   append(stream: string, events: readonly ProposedEvent[], options: AppendOptions = {}): Promise<AppendResult> {
     if (this.#closed) return Promise.reject(new LedgerError('LEDGER_CLOSED', { operation: 'append' }, 'the ledger is closed'));
+    const full = this.#reserve?.refusal();
+    if (full) return Promise.reject(full);
     let prepared: PreparedEvent[];
     try {
       prepared = prepareAppend(stream, events, this.catalogue, () => (this.#options.clock?.() ?? new Date()).getTime());
@@ -425,6 +438,8 @@ export class EventStore {
         ? new LedgerError('LEDGER_COMMIT_UNKNOWN', { eventIds: written, cause: String(error) }, `append outcome unknown: the connection was lost after COMMIT and the database could not be asked within ${this.#options.commitResolutionMs} ms (${String(error)}); retry with the same event ids`)
         : isLedgerError(error)
         ? error
+        : isDiskFullError(error)
+        ? (this.#reserve?.refusal(true) ?? new LedgerError('LEDGER_STORAGE_FULL', { location: 'the database server', freeBytes: null, minFreeBytes: null }, `append refused, nothing was committed: the database server's disk is full (${String(error)})`))
         : new LedgerError('LEDGER_STORE_UNAVAILABLE', { operation: 'append', cause: String(error) }, `append transaction failed, nothing was committed: ${String(error)}`);
       failedConnection = true;
       for (const pending of batch) pending.reject(failure);

@@ -10,6 +10,7 @@ export interface LedgerErrorDetails {
   LEDGER_IDEMPOTENCY_CONFLICT: { stream: string; eventId: string; storedStream: string; reason: string };
   LEDGER_STORE_UNAVAILABLE: { operation: string; cause: string };
   LEDGER_COMMIT_UNKNOWN: { eventIds: string[]; cause: string };
+  LEDGER_STORAGE_FULL: { location: string; freeBytes: number | null; minFreeBytes: number | null };
   LEDGER_DATA_DIR_LOCKED: { dataDir: string; pid: number };
   LEDGER_EMBEDDED_START_FAILED: { dataDir: string; cause: string };
   LEDGER_CLOSED: { operation: string };
@@ -29,6 +30,10 @@ export const ledgerErrorCatalogue: Record<LedgerErrorCode, { retryable: boolean;
   LEDGER_COMMIT_UNKNOWN: {
     retryable: true,
     meaning: 'the connection was lost after COMMIT was sent and the database could not be asked in time whether it committed; a retry with the same event ids is safe (it is answered as a replay if it did)',
+  },
+  LEDGER_STORAGE_FULL: {
+    retryable: true,
+    meaning: 'the disk holding the ledger is full, or below the free space kept in reserve for PostgreSQL; nothing of the append was committed; retry once space is freed',
   },
   LEDGER_DATA_DIR_LOCKED: { retryable: false, meaning: 'another live process owns the embedded data folder' },
   LEDGER_EMBEDDED_START_FAILED: { retryable: false, meaning: 'the embedded PostgreSQL could not be initialised or started' },

@@ -9,7 +9,16 @@ export interface OpenLedgerOptions extends Omit<EventStoreOptions, 'connectionSt
   dataDir?: string;
   port?: number;
   log?: (message: string) => void;
+  /**
+   * On the embedded backend, the free space kept on the data folder's disk: below it appends are refused with
+   * `LEDGER_STORAGE_FULL` before PostgreSQL meets a full disk (see `EventStoreOptions.storageReserve`).
+   * Default 128 MiB.
+   */
+  minFreeBytes?: number;
 }
+
+/** The free space the embedded backend keeps on its disk unless told otherwise. */
+export const defaultMinFreeBytes = 128 * 2 ** 20;
 
 export interface OpenLedger {
   store: EventStore;
@@ -44,7 +53,11 @@ export async function openLedger(options: OpenLedgerOptions = {}): Promise<OpenL
         await client.end();
       }
     }
-    const store = await EventStore.open({ ...options, connectionString, ...(embedded ? { migrate: false } : {}) });
+    const store = await EventStore.open({
+      ...options,
+      connectionString,
+      ...(embedded ? { migrate: false, storageReserve: { path: embedded.dataDir, minFreeBytes: options.minFreeBytes ?? defaultMinFreeBytes } } : {}),
+    });
     return {
       store,
       backend: embedded ? 'embedded' : 'server',

@@ -32,6 +32,8 @@ const usage = `fleet-ledger start [options]
   --allow-http-site SITE   with --targets: BMCs of SITE may be polled over plain http (repeatable; * for all)
   --port P          the API and dashboard port on 127.0.0.1 (default 8080; FLEET_LEDGER_API_HOST to bind elsewhere)
   --data-dir DIR    embedded data folder (default ./.fleet-ledger)
+  --min-free-mb M   embedded: free space kept on the data folder's disk; below it appends are refused with
+                    LEDGER_STORAGE_FULL (507) before PostgreSQL meets a full disk (default 128)
   --checkpoint-key FILE   the Ed25519 key that signs checkpoints (default <data-dir>/checkpoint-signer.key,
                     created 0600 on first start; its public key is printed and served at /v1/audit/public-key)
   --publish-dir DIR where signed checkpoints and Merkle tiles are published for witnesses and auditors
@@ -63,6 +65,7 @@ export async function run(argv: string[]): Promise<number> {
       targets: { type: 'string' },
       'allow-http-site': { type: 'string', multiple: true },
       'data-dir': { type: 'string' },
+      'min-free-mb': { type: 'string', default: '128' },
       'pg-port': { type: 'string' },
       port: { type: 'string' },
       'checkpoint-key': { type: 'string' },
@@ -83,11 +86,18 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`fleet-ledger start: --checkpoint-interval must be a number of seconds >= 1, got '${values['checkpoint-interval']}'\n`);
     return 2;
   }
+  const minFreeMb = Number(values['min-free-mb']);
+  if (!Number.isFinite(minFreeMb) || minFreeMb < 0) {
+    process.stderr.write(`fleet-ledger start: --min-free-mb must be a number of MiB >= 0, got '${values['min-free-mb']}'\n`);
+    return 2;
+  }
   const ledger = await openLedger({
     databaseUrl: process.env.DATABASE_URL,
     dataDir: values['data-dir'] ?? process.env.FLEET_LEDGER_DATA_DIR,
     port: values['pg-port'] ? Number(values['pg-port']) : undefined,
-    log: (message) => logger.debug({ component: 'postgres' }, message),
+    minFreeBytes: minFreeMb * 2 ** 20,
+    // The server's own lines are detail; the supervisor's (it stopped, it is started again) are for the operator.
+    log: (message) => (message.startsWith('embedded PostgreSQL') ? logger.warn({ component: 'postgres' }, message) : logger.debug({ component: 'postgres' }, message)),
   });
   const { store } = ledger;
   logger.info({ backend: ledger.backend, location: ledger.location, headPosition: (await store.head()).position }, `ledger up: ${ledger.location}`);
