@@ -10,7 +10,6 @@ import {
   inclusionProofRanges,
   leafHash,
   MerkleAccumulator,
-  type NodeRef,
 } from '../merkle/rfc9162.js';
 import { refsOf, rangeRootFromTiles, tileKey, tileHeight, tilesFor, tileWidth, type TileKey, type TileMap } from './tiles.js';
 
@@ -48,8 +47,15 @@ const fullTileCache = new WeakMap<object, Map<string, Buffer>>();
 const fullTileCacheLimit = 20_000; // 160 MB at most
 
 export async function loadTiles(db: pg.ClientBase | pg.Pool, keys: readonly TileKey[]): Promise<TileMap> {
+  return (await loadTilesAndSize(db, keys, false)).tiles;
+}
+
+/**
+ * The tiles of `keys` (cached full tiles first), and with `withSize` the tree's size read in the same statement:
+ * a proof is one round trip to the database.
+ */
+async function loadTilesAndSize(db: pg.ClientBase | pg.Pool, keys: readonly TileKey[], withSize: boolean): Promise<{ tiles: TileMap; size: number }> {
   const tiles: TileMap = new Map();
-  if (keys.length === 0) return tiles;
   let cache = fullTileCache.get(db);
   if (!cache) {
     cache = new Map();
@@ -61,24 +67,26 @@ export async function loadTiles(db: pg.ClientBase | pg.Pool, keys: readonly Tile
     if (cached) tiles.set(tileKey(key.level, key.index), cached);
     else missing.push(key);
   }
-  if (missing.length === 0) return tiles;
-  const rows = await db.query<{ level: number; idx: string; hashes: Buffer }>(
-    'SELECT level, idx, hashes FROM ledger_merkle_tiles WHERE (level, idx) IN (SELECT * FROM unnest($1::smallint[], $2::bigint[]))',
+  if (missing.length === 0 && !withSize) return { tiles, size: -1 };
+  const rows = await db.query<{ level: number; idx: string; hashes: Buffer | null }>(
+    `${withSize ? 'SELECT -1::smallint AS level, size AS idx, NULL::bytea AS hashes FROM ledger_merkle_state UNION ALL ' : ''}SELECT level, idx, hashes FROM ledger_merkle_tiles WHERE (level, idx) IN (SELECT * FROM unnest($1::smallint[], $2::bigint[]))`,
     [missing.map((key) => key.level), missing.map((key) => key.index)],
   );
+  let size = -1;
   for (const row of rows.rows) {
+    if (row.level === -1) {
+      size = Number(row.idx);
+      continue;
+    }
     const key = tileKey(row.level, Number(row.idx));
-    tiles.set(key, row.hashes);
-    if (row.hashes.length === tileWidth * 32) {
+    tiles.set(key, row.hashes!);
+    if (row.hashes!.length === tileWidth * 32) {
       if (cache.size >= fullTileCacheLimit) cache.delete(cache.keys().next().value as string);
-      cache.set(key, row.hashes);
+      cache.set(key, row.hashes!);
     }
   }
-  return tiles;
-}
-
-async function treeSize(db: pg.ClientBase | pg.Pool): Promise<number> {
-  return Number((await db.query<{ size: string }>('SELECT size FROM ledger_merkle_state')).rows[0]?.size ?? 0);
+  if (withSize && size < 0) throw new AuditError('AUDIT_NOT_INITIALISED', 'ledger_merkle_state is empty: the ledger schema is older than the transparency log');
+  return { tiles, size };
 }
 
 function requireWithin(size: number, treeSizeNow: number): void {
@@ -86,34 +94,35 @@ function requireWithin(size: number, treeSizeNow: number): void {
   if (size > treeSizeNow) throw new AuditError('AUDIT_BEYOND_TREE', `tree size ${size} is beyond the Merkle tree's ${treeSizeNow} leaves (the follower may be behind the head)`);
 }
 
-async function rangesToHashes(db: pg.ClientBase | pg.Pool, ranges: ReadonlyArray<{ start: number; end: number }>, extra: NodeRef[] = []): Promise<{ hashes: Buffer[]; tiles: TileMap }> {
-  const refs = [...refsOf(ranges), ...extra];
-  const tiles = await loadTiles(db, tilesFor(refs));
-  return { hashes: ranges.map((range) => rangeRootFromTiles(tiles, range.start, range.end)), tiles };
+/** The hashes of `ranges` in a tree of `size` leaves, checked against the tree's size in the same round trip. */
+async function rangesToHashesWithin(db: pg.ClientBase | pg.Pool, size: number, ranges: ReadonlyArray<{ start: number; end: number }>): Promise<Buffer[]> {
+  const loaded = await loadTilesAndSize(db, tilesFor(refsOf(ranges)), true);
+  requireWithin(size, loaded.size);
+  return ranges.map((range) => rangeRootFromTiles(loaded.tiles, range.start, range.end));
 }
 
 /** The root of the tree of `size` leaves (any size up to the tree's). */
 export async function rootAt(db: pg.ClientBase | pg.Pool, size: number): Promise<Buffer> {
-  requireWithin(size, await treeSize(db));
-  return (await rangesToHashes(db, [{ start: 0, end: size }])).hashes[0]!;
+  requireWithin(size, Number.MAX_SAFE_INTEGER);
+  return (await rangesToHashesWithin(db, size, [{ start: 0, end: size }]))[0]!;
 }
 
 /** Inclusion of log position `position` (leaf position - 1) in the tree of `size` leaves. */
 export async function inclusionProof(db: pg.ClientBase | pg.Pool, position: number, size: number): Promise<{ leafIndex: number; treeSize: number; leafHash: Buffer; proof: Buffer[]; root: Buffer }> {
-  requireWithin(size, await treeSize(db));
+  requireWithin(size, Number.MAX_SAFE_INTEGER);
   if (!Number.isInteger(position) || position < 1 || position > size) throw new AuditError('AUDIT_BAD_RANGE', `position ${position} is not in a tree of ${size} leaves (positions 1..${size})`);
   const leafIndex = position - 1;
   const ranges = [...inclusionProofRanges(leafIndex, size), { start: 0, end: size }, { start: leafIndex, end: leafIndex + 1 }];
-  const { hashes } = await rangesToHashes(db, ranges);
+  const hashes = await rangesToHashesWithin(db, size, ranges);
   return { leafIndex, treeSize: size, proof: hashes.slice(0, -2), root: hashes[hashes.length - 2]!, leafHash: hashes[hashes.length - 1]! };
 }
 
 /** Consistency of the tree of `from` leaves with the tree of `to` leaves. */
 export async function consistencyProof(db: pg.ClientBase | pg.Pool, from: number, to: number): Promise<{ from: number; to: number; proof: Buffer[]; fromRoot: Buffer; toRoot: Buffer }> {
-  requireWithin(to, await treeSize(db));
+  requireWithin(to, Number.MAX_SAFE_INTEGER);
   if (!Number.isInteger(from) || from < 1 || from > to) throw new AuditError('AUDIT_BAD_RANGE', `consistency needs 1 <= from <= to, got from ${from} to ${to}`);
   const ranges = [...consistencyProofRanges(from, to), { start: 0, end: from }, { start: 0, end: to }];
-  const { hashes } = await rangesToHashes(db, ranges);
+  const hashes = await rangesToHashesWithin(db, to, ranges);
   return { from, to, proof: hashes.slice(0, -2), fromRoot: hashes[hashes.length - 2]!, toRoot: hashes[hashes.length - 1]! };
 }
 

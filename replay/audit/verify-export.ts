@@ -76,19 +76,51 @@ function publishedLeaves(dir: string, key: string): { size: number; root: Buffer
 
 const positionKey = Buffer.from('"position":');
 
-/** The file's lines as byte slices (no decoding), read in large chunks. */
-async function* byteLines(file: string): AsyncGenerator<Buffer> {
+/**
+ * The file's lines as byte slices (no decoding), in batches: one array per chunk read, so the caller's loop over
+ * lines is synchronous (a promise per line costs more than hashing the line).
+ */
+async function* byteLineBatches(file: string): AsyncGenerator<Buffer[]> {
   let rest: Buffer = Buffer.alloc(0);
   for await (const chunk of createReadStream(file, { highWaterMark: 4 << 20 }) as AsyncIterable<Buffer>) {
-    const data = rest.length > 0 ? Buffer.concat([rest, chunk]) : chunk;
+    const lines: Buffer[] = [];
     let start = 0;
-    for (let end = data.indexOf(0x0a, start); end >= 0; end = data.indexOf(0x0a, start)) {
-      yield data.subarray(start, end);
+    if (rest.length > 0) {
+      // Only the line cut by the chunk boundary is copied, not the chunk.
+      const end = chunk.indexOf(0x0a);
+      if (end < 0) {
+        rest = Buffer.concat([rest, chunk]);
+        continue;
+      }
+      lines.push(Buffer.concat([rest, chunk.subarray(0, end)]));
       start = end + 1;
     }
-    rest = data.subarray(start);
+    for (let end = chunk.indexOf(0x0a, start); end >= 0; end = chunk.indexOf(0x0a, start)) {
+      lines.push(chunk.subarray(start, end));
+      start = end + 1;
+    }
+    rest = chunk.subarray(start);
+    yield lines;
   }
-  if (rest.length > 0) yield rest;
+  if (rest.length > 0) yield [rest];
+}
+
+const hexValue = new Int16Array(256).fill(-1);
+for (let digit = 0; digit < 16; digit++) {
+  hexValue['0123456789abcdef'.charCodeAt(digit)] = digit;
+  hexValue['0123456789ABCDEF'.charCodeAt(digit)] = digit;
+}
+
+/** The 32 bytes written as 64 hex digits at `line[from, to)` into `into`; false when they are not that. */
+function decodeHash(line: Buffer, from: number, to: number, into: Buffer): boolean {
+  if (to - from !== 64) return false;
+  for (let i = 0; i < 32; i++) {
+    const high = hexValue[line[from + 2 * i]!]!;
+    const low = hexValue[line[from + 2 * i + 1]!]!;
+    if (high < 0 || low < 0) return false;
+    into[i] = (high << 4) | low;
+  }
+  return true;
 }
 
 function rootOf(leaves: readonly Buffer[]): Buffer {
@@ -146,7 +178,7 @@ export async function verifyExport(file: string, options: VerifyOptions): Promis
   };
 
   // Lines are read as bytes: an event's canonical JSON is hashed exactly as it sits in the file, never decoded.
-  for await (const line of byteLines(file)) {
+  for await (const lines of byteLineBatches(file)) for (const line of lines) {
     lineNo += 1;
     if (lineNo === 1) {
       if (line.toString('utf8') !== exportMagic) return { ...report, ok: false, reason: `not an audit export (first line is not '${exportMagic}')` };
@@ -160,10 +192,26 @@ export async function verifyExport(file: string, options: VerifyOptions): Promis
       const t3 = t2 < 0 ? -1 : line.indexOf(0x09, t2 + 1);
       const t4 = t3 < 0 ? -1 : line.indexOf(0x09, t3 + 1);
       if (t4 < 0) return { ...report, ok: false, reason: `line ${lineNo} is not a whole event record` };
-      const position = Number(line.toString('latin1', 2, t1));
-      const prev = line.toString('latin1', t1 + 1, t2);
-      const hash = line.toString('latin1', t2 + 1, t3);
-      const leafHex = line.toString('latin1', t3 + 1, t4);
+      let position = t1 > 2 ? 0 : Number.NaN;
+      for (let i = 2; i < t1; i++) {
+        const digit = line[i]! - 48;
+        if (digit < 0 || digit > 9) {
+          position = Number.NaN;
+          break;
+        }
+        position = position * 10 + digit;
+      }
+      // The three hashes are decoded from their hex digits in place (no strings); a field that is not 64 hex digits
+      // is a mismatch like any other.
+      const rowPrev = Buffer.allocUnsafe(32);
+      const prevReadable = decodeHash(line, t1 + 1, t2, rowPrev);
+      const hashBytes = Buffer.allocUnsafe(32);
+      const hashReadable = decodeHash(line, t2 + 1, t3, hashBytes);
+      let recordedLeaf: Buffer | undefined;
+      if (t4 > t3 + 1) {
+        recordedLeaf = Buffer.allocUnsafe(32);
+        if (!decodeHash(line, t3 + 1, t4, recordedLeaf)) recordedLeaf = Buffer.alloc(0);
+      }
       const canonical = line.subarray(t4 + 1);
       report.events += 1;
       if (position !== expected) {
@@ -180,16 +228,23 @@ export async function verifyExport(file: string, options: VerifyOptions): Promis
         stated = stated * 10 + digit;
       }
       if (stated !== position) fail(position, `the event's content says position ${at < 0 ? '(none)' : stated}: a row moved`);
-      if (prev !== prevHash) fail(position, `prev_hash does not match the hash of position ${position - 1}`);
-      const hashBytes = Buffer.from(hash, 'hex');
-      // One buffer, one one-shot hash: prev_hash's 32 bytes, then the canonical event's bytes as they are in the file.
-      const body = Buffer.allocUnsafe(32 + canonical.length);
-      (prev === prevHash && prevBytes ? prevBytes : Buffer.from(prev, 'hex')).copy(body, 0);
-      canonical.copy(body, 32);
-      const recomputed = sha256(body);
-      if (!recomputed.equals(hashBytes)) fail(position, 'content does not match its hash (the row was altered)');
+      if (!prevReadable || !rowPrev.equals(prevBytes!)) fail(position, `prev_hash does not match the hash of position ${position - 1}`);
+      // SHA-256(prev_hash || canonical event) over the bytes as they are in the file: the 32 bytes before the event
+      // (the tail of the fields just decoded) are overwritten with the row's prev_hash, so one one-shot hash reads
+      // both without a copy of the event.
+      let recomputed: Buffer;
+      const bodyStart = t4 + 1 - 32;
+      if (bodyStart >= 0) {
+        rowPrev.copy(line, bodyStart);
+        recomputed = sha256(line.subarray(bodyStart));
+      } else {
+        const body = Buffer.allocUnsafe(32 + canonical.length);
+        rowPrev.copy(body, 0);
+        canonical.copy(body, 32);
+        recomputed = sha256(body);
+      }
+      if (!prevReadable || !hashReadable || !recomputed.equals(hashBytes)) fail(position, 'content does not match its hash (the row was altered)');
       const ownLeaf = leafHash(hashBytes);
-      const recordedLeaf = leafHex ? Buffer.from(leafHex, 'hex') : undefined;
       const sameLeaf = recordedLeaf !== undefined && recordedLeaf.equals(ownLeaf);
       if (!recordedLeaf) {
         recordedOk = false;
@@ -201,7 +256,6 @@ export async function verifyExport(file: string, options: VerifyOptions): Promis
       computed!.add(ownLeaf);
       if (recorded !== computed) recorded!.add(recordedLeaf ?? ownLeaf);
       if (signed.has(position) || kept?.size === position) atSize(position);
-      prevHash = hash;
       prevBytes = hashBytes;
       expected = position + 1;
     } else if (kind === 'C') {
