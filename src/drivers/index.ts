@@ -35,6 +35,7 @@ export type { SnmpDialect, SnmpDriverOptions } from './snmp/snmp-driver.js';
 
 export { gpuQueryFields, parseNvidiaSmiCsv } from './gpu/nvidia-smi-csv.js';
 export { parseNvidiaSmiQuery } from './gpu/nvidia-smi-query.js';
+export { parseNvidiaSmiXml } from './gpu/nvidia-smi-xml.js';
 export { describeXid, parseXidLog, xidCatalogue } from './gpu/xid.js';
 export type { XidCatalogueEntry } from './gpu/xid.js';
 export { collectGpuObservations } from './gpu/gpu-agent.js';

@@ -1,9 +1,9 @@
 /**
- * The fuzz pass over the text parsers: real captures (nvidia-smi CSV and `-q`, kernel logs with Xid lines, ipmitool
+ * The fuzz pass over the text parsers: real captures (nvidia-smi CSV, `-q` and `-q -x`, kernel logs with Xid lines, ipmitool
  * `sdr`, `dcmi power reading`, Redfish error bodies) damaged at random: lines dropped, repeated, cut, shuffled,
  * separators removed, bytes flipped, NUL and lone surrogates inserted, one line blown up. The rule for each
- * parser: it returns (or, for a Redfish error, gives a typed DriverError), quickly, and what it returns can be
- * stored: valid for its event type, no NUL or unpaired surrogate, bounded in size. The Redfish tree itself is
+ * parser: it returns quickly, or gives a typed DriverError (a Redfish error always; an nvidia-smi parser for text
+ * it cannot take as its format), and what it returns can be stored: valid for its event type, no NUL or unpaired surrogate, bounded in size. The Redfish tree itself is
  * fuzzed over HTTP in `robustness.test.ts`.
  */
 import { readdirSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { GpuTelemetryObserved, GpuXidObserved } from '../../events/driver-observations.js';
 import { canonicalJson } from '../../src/ledger/index.js';
-import { DriverError, normalizeRedfishError, parseDcmiPowerReading, parseNvidiaSmiCsv, parseNvidiaSmiQuery, parseSdr, parseXidLog, summarizeSensors } from '../../src/drivers/index.js';
+import { DriverError, normalizeRedfishError, parseDcmiPowerReading, parseNvidiaSmiCsv, parseNvidiaSmiQuery, parseNvidiaSmiXml, parseSdr, parseXidLog, summarizeSensors } from '../../src/drivers/index.js';
 import { captureSection, fixturePath, fixtures, readFixture } from './support/fixtures.js';
 
 type TextDamage =
@@ -104,6 +104,25 @@ function parseTimed<T>(parse: (text: string) => T, text: string): T {
   return result;
 }
 
+/** For parsers that refuse what is not their format: valid, storable telemetry, or a typed DRIVER_PROTOCOL refusal. */
+function telemetryOrRefusal(parse: (text: string) => unknown, text: string, what: string): 'parsed' | 'refused' {
+  const started = performance.now();
+  try {
+    const data = parse(text);
+    const check = GpuTelemetryObserved.schema.safeParse(data);
+    expect(check.success, JSON.stringify(check.error?.issues.slice(0, 2))).toBe(true);
+    expectStorable(data, what);
+    return 'parsed';
+  } catch (error) {
+    expect(error, String(error)).toBeInstanceOf(DriverError);
+    expect((error as DriverError).code).toBe('DRIVER_PROTOCOL');
+    expectStorable({ message: (error as DriverError).message, details: (error as DriverError).details }, what);
+    return 'refused';
+  } finally {
+    expect(performance.now() - started, 'a parse takes at most 500 ms').toBeLessThan(500);
+  }
+}
+
 const runs = { numRuns: 300 };
 
 describe.skipIf(!fixtures.runnable)(fixtures.title('fuzz over damaged real captures'), () => {
@@ -114,29 +133,38 @@ describe.skipIf(!fixtures.runnable)(fixtures.title('fuzz over damaged real captu
       return captureSection(text, command(text), occurrence);
     });
 
-  it('nvidia-smi CSV: any damage gives valid, storable telemetry', () => {
-    const captures = sections((text) => text.split('\n').find((line) => line.startsWith('# $ nvidia-smi --query-gpu=timestamp'))!.slice(4));
-    expect(captures.length).toBeGreaterThan(0);
+  const outcomes = (parse: (text: string) => unknown, captures: string[], what: string) => {
+    const seen = { parsed: 0, refused: 0 };
     fc.assert(
       fc.property(fc.nat(), damageArbitrary, (pick, damages) => {
-        const data = parseTimed(parseNvidiaSmiCsv, damaged(captures[pick % captures.length]!, damages));
-        const check = GpuTelemetryObserved.schema.safeParse(data);
-        expect(check.success, JSON.stringify(check.error?.issues.slice(0, 2))).toBe(true);
-        expectStorable(data, 'csv');
+        seen[telemetryOrRefusal(parse, damaged(captures[pick % captures.length]!, damages), what)] += 1;
       }),
       runs,
     );
+    // Both paths ran: damage to a header or the whole shape is refused, damage to a row leaves a readable report.
+    expect(seen.parsed, JSON.stringify(seen)).toBeGreaterThan(30);
+    expect(seen.refused, JSON.stringify(seen)).toBeGreaterThan(0);
+  };
+
+  it('nvidia-smi CSV: any damage gives valid, storable telemetry or a typed refusal', () => {
+    const captures = sections((text) => text.split('\n').find((line) => line.startsWith('# $ nvidia-smi --query-gpu=timestamp'))!.slice(4));
+    expect(captures.length).toBeGreaterThan(0);
+    outcomes(parseNvidiaSmiCsv, captures, 'csv');
   });
 
-  it('nvidia-smi -q: any damage gives valid, storable telemetry', () => {
+  it('nvidia-smi -q: any damage gives valid, storable telemetry or a typed refusal', () => {
     const captures = sections(() => 'nvidia-smi -q');
     expect(captures.length).toBeGreaterThan(0);
+    outcomes(parseNvidiaSmiQuery, captures, '-q');
+  });
+
+  it('nvidia-smi -q -x: any damage gives valid, storable telemetry or a typed refusal', () => {
+    const captures = readdirSync(fixturePath('gpu', 'nvidia-smi-xml'))
+      .filter((name) => name.endsWith('.xml'))
+      .map((file) => readFixture('gpu', 'nvidia-smi-xml', file));
     fc.assert(
       fc.property(fc.nat(), damageArbitrary, (pick, damages) => {
-        const data = parseTimed(parseNvidiaSmiQuery, damaged(captures[pick % captures.length]!, damages));
-        const check = GpuTelemetryObserved.schema.safeParse(data);
-        expect(check.success, JSON.stringify(check.error?.issues.slice(0, 2))).toBe(true);
-        expectStorable(data, '-q');
+        telemetryOrRefusal(parseNvidiaSmiXml, damaged(captures[pick % captures.length]!, damages), 'xml');
       }),
       runs,
     );

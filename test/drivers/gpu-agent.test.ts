@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { GpuTelemetryObserved, GpuXidObserved } from '../../events/driver-observations.js';
-import { collectGpuObservations, DriverError } from '../../src/drivers/index.js';
+import { collectGpuObservations, DriverError, gpuQueryFields } from '../../src/drivers/index.js';
+import { canonicalFieldName } from '../../src/drivers/gpu/nvidia-smi-csv.js';
 import { run as runAgent } from '../../src/cli/commands/agent.js';
 import { captureSection, fixturePath, readFixture, fixtures } from './support/fixtures.js';
 
@@ -19,10 +20,16 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'fleet-agent-'));
   const text = readFixture('gpu', 'nvidia-smi', capture);
   const command = text.split('\n').find((line) => line.startsWith('# $ nvidia-smi --query-gpu=timestamp'))!.slice(4);
+  // nvidia-smi answers the columns it is asked for, in that order: the captured CSV (every field) cut to the agent's.
+  const [header = '', ...rows] = captureSection(text, command, 0).split('\n').filter((line) => line.trim());
+  const columns = header.split(',').map((cell) => canonicalFieldName(cell));
+  const picked = gpuQueryFields.map((field) => columns.indexOf(field));
+  const project = (line: string) => picked.map((index) => line.split(',')[index]!.trim()).join(', ');
+  const queried = [project(header), ...rows.map(project)].join('\n');
   const csv = join(dir, 'query.csv');
-  await writeFile(csv, `${captureSection(text, command, 0)}\n`);
+  await writeFile(csv, `${queried}\n`);
   const legacyCsv = join(dir, 'legacy.csv');
-  await writeFile(legacyCsv, `${captureSection(text, command, 0).replaceAll('clocks_event_reasons', 'clocks_throttle_reasons')}\n`);
+  await writeFile(legacyCsv, `${queried.replaceAll('clocks_event_reasons', 'clocks_throttle_reasons')}\n`);
   const script = async (name: string, body: string): Promise<string> => {
     const path = join(dir, name);
     await writeFile(path, `#!/bin/sh\n${body}\n`);

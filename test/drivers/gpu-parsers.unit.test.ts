@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readdirSync } from 'node:fs';
 import { GpuTelemetryObserved, GpuXidObserved } from '../../events/driver-observations.js';
-import { describeXid, parseNvidiaSmiCsv, parseNvidiaSmiQuery, parseXidLog } from '../../src/drivers/index.js';
+import { describeXid, DriverError, gpuQueryFields, parseNvidiaSmiCsv, parseNvidiaSmiQuery, parseNvidiaSmiXml, parseXidLog } from '../../src/drivers/index.js';
 import { captureSection, fixturePath, readFixture, fixtures } from './support/fixtures.js';
 
 const captures = fixtures.dir === undefined ? [] : readdirSync(fixturePath('gpu', 'nvidia-smi')).filter((name) => name.endsWith('.txt')).sort();
@@ -145,5 +145,103 @@ describe.skipIf(!fixtures.runnable)(fixtures.title('XID errors from the kernel l
       expect(entry.recommendedAction.length).toBeGreaterThan(10);
     }
     expect(describeXid(79).severity).toBe('critical');
+  });
+});
+
+const xmlCaptures = fixtures.dir === undefined ? [] : readdirSync(fixturePath('gpu', 'nvidia-smi-xml')).filter((name) => name.endsWith('.xml')).sort();
+
+/** Read from each XML capture by hand: per GPU, bus id, name, temperature, power, ECC totals, retired pages, remapped rows, active reasons. */
+const expectedXml: Record<string, { driver: string; gpus: Array<Record<string, unknown>>; unrecognized?: string[] }> = {
+  '2x-geforce-rtx-2080-ti__410.73.xml': {
+    driver: '410.73',
+    gpus: [
+      { pciBusId: '00000000:02:00.0', name: 'GeForce RTX 2080 Ti', temperatureC: 24, powerDrawW: 2.12, ecc: {}, retiredPages: {}, remappedRows: {}, throttleReasons: ['gpu_idle'] },
+      { pciBusId: '00000000:03:00.0', name: 'GeForce RTX 2080 Ti', temperatureC: 24, powerDrawW: 19.11, ecc: {}, retiredPages: {}, remappedRows: {}, throttleReasons: ['sw_power_cap'] },
+    ],
+  },
+  '2x-nvidia-l4__555.42.06.xml': {
+    driver: '555.42.06',
+    gpus: [
+      { pciBusId: '00000000:01:00.0', name: 'NVIDIA L4', serial: '1654523003308', temperatureC: 45, powerDrawW: 27.22, ecc: { correctedVolatile: 0, uncorrectedVolatile: 0, correctedAggregate: 0, uncorrectedAggregate: 0 }, retiredPages: {}, remappedRows: { correctable: 0, uncorrectable: 0, pending: false, failure: false }, throttleReasons: ['gpu_idle'] },
+      { pciBusId: '00000000:C1:00.0', name: 'NVIDIA L4', serial: '1654523001128', temperatureC: 40, powerDrawW: 29.54, throttleReasons: ['gpu_idle'] },
+    ],
+  },
+  '4x-tesla-k80__430.26.xml': {
+    driver: '430.26',
+    gpus: [
+      { pciBusId: '00001580:00:00.0', name: 'Tesla K80', temperatureC: 64, ecc: { correctedVolatile: 0, uncorrectedVolatile: 0, correctedAggregate: 7, uncorrectedAggregate: 7 }, retiredPages: { singleBit: 1, doubleBit: 1, pending: false }, remappedRows: {} },
+      { pciBusId: '00002DF7:00:00.0', ecc: { correctedAggregate: 34, uncorrectedAggregate: 4 } },
+      { pciBusId: '00004968:00:00.0' },
+      { pciBusId: '0000F8D6:00:00.0' },
+    ],
+  },
+  'geforce-gtx-1080__440.33.01.xml': { driver: '440.33.01', gpus: [{ name: 'GeForce GTX 1080', temperatureC: 65, powerDrawW: 89.74, remappedRows: {} }] },
+  // `<remapped_rows>N/A</remapped_rows>`: no remapping on this GPU, nothing invented.
+  'geforce-gtx-1080__495.29.05.xml': { driver: '495.29.05', gpus: [{ name: 'NVIDIA GeForce GTX 1080', temperatureC: 55, powerDrawW: 42.64, remappedRows: {} }] },
+  'tesla-v100-sxm3-32gb-retired-pages__410.104.xml': {
+    driver: '410.104',
+    gpus: [{ pciBusId: '00000000:34:00.0', name: 'Tesla V100-SXM3-32GB', temperatureC: 33, powerDrawW: 50.6, ecc: { correctedVolatile: 1, uncorrectedVolatile: 1, correctedAggregate: 291, uncorrectedAggregate: 7627 }, retiredPages: { singleBit: 0, doubleBit: 2, pending: true }, throttleReasons: ['gpu_idle'] }],
+    unrecognized: ['nvidia_smi_log/attached_gpus'],
+  },
+};
+
+describe.skipIf(!fixtures.runnable)(fixtures.title('nvidia-smi -q -x'), () => {
+  it('has an expectation for every capture', () => {
+    expect(Object.keys(expectedXml).sort()).toEqual(xmlCaptures);
+  });
+
+  it.each(xmlCaptures)('%s: identity, ECC in either layout, retired pages, remapped rows, reasons; N/A as absent', (file) => {
+    const want = expectedXml[file]!;
+    const data = parseNvidiaSmiXml(readFixture('gpu', 'nvidia-smi-xml', file));
+    expect(GpuTelemetryObserved.schema.safeParse(data).success).toBe(true);
+    expect(data.dialect).toBe('nvidia-smi-xml');
+    expect(data.driverVersion).toBe(want.driver);
+    expect(data.gpus).toHaveLength(want.gpus.length);
+    want.gpus.forEach((gpu, index) => expect(data.gpus[index], `GPU ${index}`).toMatchObject({ index, ...gpu }));
+    expect(data.unrecognized.map((value) => value.path)).toEqual(want.unrecognized ?? []);
+  });
+});
+
+describe.skipIf(!fixtures.runnable)(fixtures.title('each nvidia-smi parser refuses what is not its format'), () => {
+  const xml = () => readFixture('gpu', 'nvidia-smi-xml', '2x-nvidia-l4__555.42.06.xml');
+  const report = () => captureSection(readFixture('gpu', 'nvidia-smi', 'linux-x86_64__nvidia-l40s__595.80.txt'), 'nvidia-smi -q', 0);
+  const refusal = (parse: () => unknown) => {
+    try {
+      parse();
+    } catch (error) {
+      return error;
+    }
+    return undefined;
+  };
+
+  it('the CSV parser fed the XML report (or the -q report) is DRIVER_PROTOCOL, not one phantom GPU per line', () => {
+    for (const text of [xml(), report()]) {
+      const error = refusal(() => parseNvidiaSmiCsv(text));
+      expect(error).toBeInstanceOf(DriverError);
+      expect(error).toMatchObject({ code: 'DRIVER_PROTOCOL', retryable: false });
+      expect((error as Error).message).toMatch(/not nvidia-smi --query-gpu CSV: the header names/);
+    }
+  });
+
+  it('the CSV parser given the fields it queried refuses a header that is not exactly those', () => {
+    const header = gpuQueryFields.join(', ');
+    expect(parseNvidiaSmiCsv(`${header}\n${gpuQueryFields.map(() => '[N/A]').join(', ')}`, gpuQueryFields).gpus).toHaveLength(1);
+    const swapped = [gpuQueryFields[1], gpuQueryFields[0], ...gpuQueryFields.slice(2)].join(', ');
+    expect(refusal(() => parseNvidiaSmiCsv(`${swapped}\n`, gpuQueryFields))).toMatchObject({ code: 'DRIVER_PROTOCOL', message: expect.stringMatching(/column 1 is 'name', the query asked for 'index'/) });
+    expect(refusal(() => parseNvidiaSmiCsv('', gpuQueryFields))).toMatchObject({ code: 'DRIVER_PROTOCOL' });
+  });
+
+  it('the -q parser that recognises nothing says so (DRIVER_PROTOCOL) instead of answering "no GPU"', () => {
+    for (const text of ['', 'No devices were found', xml(), `${gpuQueryFields.join(', ')}\n0, GPU X`]) {
+      expect(refusal(() => parseNvidiaSmiQuery(text)), text.slice(0, 40)).toMatchObject({ code: 'DRIVER_PROTOCOL' });
+    }
+  });
+
+  it('the XML parser refuses other text and a report cut short, naming why', () => {
+    expect(refusal(() => parseNvidiaSmiXml(report()))).toMatchObject({ code: 'DRIVER_PROTOCOL', message: expect.stringMatching(/no element at all/) });
+    expect(refusal(() => parseNvidiaSmiXml(`${xml()}\ntrailing text`))).toMatchObject({ code: 'DRIVER_PROTOCOL', message: expect.stringMatching(/text outside the root element/) });
+    const cut = xml().slice(0, 5000);
+    expect(refusal(() => parseNvidiaSmiXml(cut))).toMatchObject({ code: 'DRIVER_PROTOCOL', message: expect.stringMatching(/never closed \(the report is cut short\)/) });
+    expect(refusal(() => parseNvidiaSmiXml('<html><body>502 Bad Gateway</body></html>'))).toMatchObject({ code: 'DRIVER_PROTOCOL', message: expect.stringMatching(/root element is <html>/) });
   });
 });

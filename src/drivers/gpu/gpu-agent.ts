@@ -47,8 +47,9 @@ export async function collectGpuObservations(options: GpuAgentOptions = {}): Pro
   const query = async (fields: readonly string[]): Promise<string> =>
     (await run(nvidiaSmi, [`--query-gpu=${fields.join(',')}`, '--format=csv'], timeoutMs)).stdout;
   let csv: string;
+  let fields = gpuQueryFields;
   try {
-    csv = await query(gpuQueryFields);
+    csv = await query(fields);
   } catch (error) {
     if (error instanceof DriverError && error.code === 'DRIVER_TOOL_MISSING') {
       throw new DriverError('DRIVER_TOOL_MISSING', 'nvidia-smi was not found: this machine has no NVIDIA driver installed (no GPU to report)', error.details);
@@ -58,11 +59,12 @@ export async function collectGpuObservations(options: GpuAgentOptions = {}): Pro
     }
     if (error instanceof DriverError && error.code === 'DRIVER_COMMAND_FAILED' && /is not a valid field|Invalid combination/i.test(error.details.stderr ?? '')) {
       // Drivers before ~535 know only clocks_throttle_reasons.*
-      csv = await query(gpuQueryFields.map((field) => field.replace(/^clocks_event_reasons/, 'clocks_throttle_reasons')));
+      fields = gpuQueryFields.map((field) => field.replace(/^clocks_event_reasons/, 'clocks_throttle_reasons'));
+      csv = await query(fields);
       notes.push('driver predates clocks_event_reasons; used clocks_throttle_reasons');
     } else throw error;
   }
-  const telemetry = parseNvidiaSmiCsv(csv);
+  const telemetry = parseNvidiaSmiCsv(csv, fields);
   if (telemetry.gpus.length === 0) throw new DriverError('DRIVER_NO_DEVICE', 'nvidia-smi reported no GPU on this machine');
   const observations: DriverObservation[] = [{ type: 'GpuTelemetryObserved', data: telemetry }];
 

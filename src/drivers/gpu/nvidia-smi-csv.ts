@@ -8,6 +8,7 @@
  */
 import type { GpuTelemetry, GpuTelemetryObservedData, UnrecognizedValue } from '../../../events/driver-observations.js';
 import { storableText } from '../storable-text.js';
+import { DriverError } from '../driver-error.js';
 
 /** The fields the agent asks for. `clocks_event_reasons` is swapped for the old spelling on old drivers. */
 export const gpuQueryFields: readonly string[] = [
@@ -59,15 +60,38 @@ function splitCsvLine(line: string): string[] {
   return line.split(',').map((cell) => cell.trim());
 }
 
-export function parseNvidiaSmiCsv(raw: string): GpuTelemetryObservedData {
+/** An nvidia-smi query field: `temperature.gpu`, `clocks_event_reasons.sw_power_cap`, `pci.bus_id`. */
+const fieldNamePattern = /^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$/;
+const identityFields = ['index', 'pci.bus_id', 'uuid'];
+
+/**
+ * `--query-gpu --format=csv` output as telemetry. The header is checked before any row is read: every column must be
+ * an nvidia-smi field name, one of them must identify the GPU (index, pci.bus_id or uuid), and when the fields
+ * asked for are given (the agent's query) the header must be exactly those. Anything else (the XML or `-q` report,
+ * an error text, a shell's noise) is `DRIVER_PROTOCOL`: one GPU per line of unrelated text is never reported.
+ */
+export function parseNvidiaSmiCsv(raw: string, queriedFields?: readonly string[]): GpuTelemetryObservedData {
   const text = storableText(raw);
   const unrecognized: UnrecognizedValue[] = [];
   const lines = text.split(/\r?\n/).filter((line) => line.trim().length > 0 && !line.startsWith('#'));
   const headerLine = lines.shift();
   const gpus: GpuTelemetry[] = [];
   let driverVersion: string | undefined;
-  if (!headerLine) return { source: 'agent', dialect: 'nvidia-smi-csv', unrecognized, gpus, ...(driverVersion ? { driverVersion } : {}) };
-  const headers = splitCsvLine(headerLine).map(canonicalFieldName);
+  const refuse = (reason: string): never => {
+    throw new DriverError('DRIVER_PROTOCOL', `not nvidia-smi --query-gpu CSV: ${reason}`, { stderr: (headerLine ?? '').slice(0, 200) });
+  };
+  if (!headerLine) refuse('the output is empty (no header line)');
+  const headers = splitCsvLine(headerLine!).map(canonicalFieldName);
+  const stranger = headers.find((header) => !fieldNamePattern.test(header));
+  if (stranger !== undefined) refuse(`the header names '${stranger.slice(0, 60)}', which is not a query field`);
+  if (!headers.some((header) => identityFields.includes(header))) refuse(`the header has none of ${identityFields.join(', ')}, so no row can be told from another`);
+  if (queriedFields) {
+    const wanted = queriedFields.map(canonicalFieldName);
+    const differs = wanted.findIndex((field, index) => headers[index] !== field);
+    if (differs >= 0 || headers.length !== wanted.length) {
+      refuse(`column ${differs >= 0 ? differs + 1 : wanted.length + 1} is '${headers[differs >= 0 ? differs : wanted.length] ?? '(none)'}', the query asked for '${wanted[differs >= 0 ? differs : wanted.length] ?? '(none)'}'`);
+    }
+  }
 
   lines.forEach((line, row) => {
     const cells = splitCsvLine(line);

@@ -9,11 +9,17 @@
 import type { GpuTelemetry, GpuTelemetryObservedData, UnrecognizedValue } from '../../../events/driver-observations.js';
 import { isNotAValue } from './nvidia-smi-csv.js';
 import { storableText } from '../storable-text.js';
+import { DriverError } from '../driver-error.js';
 
 interface Entry {
   path: string[];
+  /** `path` joined with NUL (which the text cannot hold once made storable): the key lookups compare. */
+  key: string;
   value: string;
 }
+
+/** No label nvidia-smi prints is this long; a longer one (a damaged line) is cut, so lookups stay cheap. */
+const maxKeyLength = 120;
 
 interface GpuBlock {
   busId: string;
@@ -38,11 +44,11 @@ function parseBlocks(text: string): { header: Entry[]; gpus: GpuBlock[] } {
     }
     const separator = body.indexOf(' : ');
     const colonAtEnd = body.endsWith(' :') || body.endsWith(':');
-    const key = (separator >= 0 ? body.slice(0, separator) : colonAtEnd ? body.replace(/\s*:$/, '') : body).trim();
+    const key = (separator >= 0 ? body.slice(0, separator) : colonAtEnd ? body.replace(/\s*:$/, '') : body).trim().slice(0, maxKeyLength);
     const value = separator >= 0 ? body.slice(separator + 3).trim() : '';
     while (stack.length > 0 && stack[stack.length - 1]!.indent >= indent) stack.pop();
     const path = [...stack.map((item) => item.key), key];
-    if (separator >= 0) (current ? current.entries : header).push({ path, value });
+    if (separator >= 0) (current ? current.entries : header).push({ path, key: path.join('\u0000'), value });
     stack.push({ indent, key });
   }
   return { header, gpus };
@@ -50,7 +56,7 @@ function parseBlocks(text: string): { header: Entry[]; gpus: GpuBlock[] } {
 
 function find(entries: Entry[], ...path: string[]): string | undefined {
   const wanted = path.join('\u0000');
-  const entry = entries.find((candidate) => candidate.path.join('\u0000') === wanted);
+  const entry = entries.find((candidate) => candidate.key === wanted);
   return entry && !isNotAValue(entry.value) ? entry.value : undefined;
 }
 
@@ -69,6 +75,10 @@ export function parseNvidiaSmiQuery(raw: string): GpuTelemetryObservedData {
   const unrecognized: UnrecognizedValue[] = [];
   const { header, gpus: blocks } = parseBlocks(text);
   const driverVersion = find(header, 'Driver Version');
+  if (blocks.length === 0 && driverVersion === undefined) {
+    // An empty answer here would read as "this machine has no GPU": anything unrecognisable is said to be so.
+    throw new DriverError('DRIVER_PROTOCOL', 'not an nvidia-smi -q report: no "Driver Version" line and no "GPU <bus id>" section');
+  }
   const gpus = blocks.map((block, index): GpuTelemetry => {
     const at = (path: string[]): string => `gpu/${block.busId}/${path.join('/')}`;
     const count = (value: string | undefined, path: string[]): number | undefined => {
