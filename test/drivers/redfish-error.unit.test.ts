@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import {
   DriverError,
   driverErrorCodes,
+  extractRedfishMessages,
   normalizeRedfishError,
   toDriverError,
   type DriverErrorCode,
@@ -96,5 +97,56 @@ describe.skipIf(!fixtures.runnable)(fixtures.title('error normalization on every
     const readme = readFileSync(fileURLToPath(new URL('../../src/drivers/README.md', import.meta.url)), 'utf8');
     const documented = new Set([...readme.matchAll(/^\| `(DRIVER_[A-Z_]+)` \|/gm)].map((match) => match[1]));
     expect([...documented].sort()).toEqual([...driverErrorCodes].sort());
+  });
+});
+
+/** The second set of captured error bodies (`redfish-errors-more/`), read the same way. */
+const expectedMore: Record<string, { code: DriverErrorCode; retryable: boolean; vendorMessageId: string; status: number; useRawText?: boolean }> = {
+  // "No sufficient Privileges" in a Base.1.0.InternalError, with a 400: the account's role, not a bad request.
+  'dell-idrac8-400-InternalError-insufficient-privileges.json': { code: 'DRIVER_AUTH', retryable: false, vendorMessageId: 'InternalError', status: 400 },
+  // Two JSON values in one body (the error, then the resource): the first is read; the feature is unlicensed.
+  'dell-idrac8-expand-license-error-concatenated-with-resource.json': { code: 'DRIVER_UNSUPPORTED', retryable: false, vendorMessageId: 'InternalError', status: 400, useRawText: true },
+  // Base.InternalError and iDRAC.1.6.RAC964 ("wait and retry"): the vendor's id is the one named.
+  'dell-idrac9-500-firmware-image-download-RAC964.json': { code: 'DRIVER_BMC_UNAVAILABLE', retryable: true, vendorMessageId: 'RAC964', status: 500 },
+  // The legacy `Messages[].MessageID` envelope beside a Redfish error whose ExtendedInfo also says MessageID.
+  'hpe-ilo-400-InvalidOperationForSystemState-legacy-Messages.json': { code: 'DRIVER_CONFLICT', retryable: false, vendorMessageId: 'InvalidOperationForSystemState', status: 400 },
+  // "Not ready, retry" sent as a 400: a busy BMC, retried later, not a rejected request.
+  'hpe-ilo5-400-ResourceNotReadyRetry.json': { code: 'DRIVER_BMC_UNAVAILABLE', retryable: true, vendorMessageId: 'ResourceNotReadyRetry', status: 400 },
+};
+const moreFiles = fixtures.dir === undefined ? [] : readdirSync(fixturePath('redfish-errors-more')).filter((name) => name.endsWith('.json')).sort();
+
+describe.skipIf(!fixtures.runnable)(fixtures.title('error normalization on the older and odder captured bodies'), () => {
+  it('has an expectation for every error in redfish-errors-more/ (the one 200 is read as a message, below)', () => {
+    expect([...Object.keys(expectedMore), 'hpe-ilo-200-Success-in-legacy-error-envelope.json'].sort()).toEqual(moreFiles);
+  });
+
+  it.each(Object.keys(expectedMore))('%s becomes the typed driver error its body means', (file) => {
+    const capture = JSON.parse(readFixture('redfish-errors-more', file)) as ErrorCapture;
+    const want = expectedMore[file]!;
+    const bodyText = want.useRawText ? capture.raw_text! : JSON.stringify(capture.body);
+    if (want.useRawText) expect(() => JSON.parse(bodyText)).toThrow(); // the capture really is two values
+    const error = normalizeRedfishError({ status: want.status, bodyText, method: 'GET', url: '/redfish/v1/Managers/1', phase: 'read' });
+    expect(error).toMatchObject({ code: want.code, retryable: want.retryable });
+    expect(error.details.vendorMessageId).toBe(want.vendorMessageId);
+  });
+
+  it('a body carrying one message in both the legacy and the Redfish envelope yields it once', () => {
+    const capture = JSON.parse(readFixture('redfish-errors-more', 'hpe-ilo-200-Success-in-legacy-error-envelope.json')) as ErrorCapture;
+    const ids = extractRedfishMessages(capture.body).map((message) => message.messageId);
+    expect(ids).toEqual(['Base.0.10.Success', 'iLO.0.10.ExtendedInfo']);
+  });
+});
+
+describe('legacy message shapes, written from the Redfish specification (no capture holds them)', () => {
+  it('a session limit in the legacy Messages envelope with a colon-separated id is DRIVER_SESSION_LIMIT', () => {
+    const error = normalizeRedfishError({ status: 503, body: { Messages: [{ MessageID: 'Base.1.0:SessionLimitExceeded' }], Type: 'ExtendedError.1.0.0' }, phase: 'login' });
+    expect(error).toMatchObject({ code: 'DRIVER_SESSION_LIMIT', retryable: true });
+    expect(error.details.vendorMessageId).toBe('SessionLimitExceeded');
+  });
+
+  it('a colon-separated id is keyed by its last part (Base.1.0:PropertyNotWritable -> PropertyNotWritable)', () => {
+    const error = normalizeRedfishError({ status: 400, body: { error: { '@Message.ExtendedInfo': [{ MessageId: 'Base.1.0:PropertyNotWritable' }] } } });
+    expect(error.details.vendorMessageId).toBe('PropertyNotWritable');
+    expect(error.code).toBe('DRIVER_REJECTED');
   });
 });

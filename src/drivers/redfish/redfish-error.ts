@@ -28,7 +28,8 @@ function messagesOf(value: unknown, property: string | undefined, into: Message[
     const record = asRecord(item);
     if (!record) continue;
     const message: Message = {};
-    const messageId = str(record.MessageId);
+    // `MessageID` (capital D) is the legacy spelling (iLO 4-era envelopes, pre-1.0 Redfish).
+    const messageId = str(record.MessageId) ?? str(record.MessageID);
     const text = str(record.Message);
     const severity = str(record.Severity) ?? str(record.MessageSeverity);
     if (messageId) message.messageId = messageId;
@@ -55,13 +56,55 @@ export function extractRedfishMessages(body: unknown): Message[] {
     if (key === '@Message.ExtendedInfo') messagesOf(value, undefined, messages);
     else if (key.endsWith('@Message.ExtendedInfo')) messagesOf(value, key.slice(0, -'@Message.ExtendedInfo'.length), messages);
   }
-  return messages;
+  // The legacy envelope (`{"Messages": [{"MessageID": ...}], "Type": "ExtendedError.1.0.0"}`), alone or beside `error`.
+  messagesOf(root.Messages, undefined, messages);
+  // The same message often comes twice (legacy and Redfish envelopes in one body): kept once.
+  const seen = new Set<string>();
+  return messages.filter((message) => {
+    const key = `${message.messageId ?? ''}\u0000${message.message ?? ''}\u0000${message.property ?? ''}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
-/** `IDRAC.2.4.RAC0218` -> `RAC0218`; `Base.1.4.0.ResourceAlreadyExists` -> `ResourceAlreadyExists`. */
+/**
+ * The first JSON value of a body that holds more (an iDRAC 8 answers an unlicensed `$expand` with an error document
+ * immediately followed by the resource itself), or undefined when the text does not begin with one.
+ */
+export function firstJsonValue(text: string): unknown {
+  const start = text.search(/\S/);
+  if (start < 0 || (text[start] !== '{' && text[start] !== '[')) return undefined;
+  let depth = 0;
+  let inString = false;
+  for (let index = start; index < text.length; index += 1) {
+    const char = text[index];
+    if (inString) {
+      if (char === '\\') index += 1;
+      else if (char === '"') inString = false;
+    } else if (char === '"') inString = true;
+    else if (char === '{' || char === '[') depth += 1;
+    else if (char === '}' || char === ']') {
+      depth -= 1;
+      if (depth === 0) {
+        try {
+          return JSON.parse(text.slice(start, index + 1)) as unknown;
+        } catch {
+          return undefined;
+        }
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * `IDRAC.2.4.RAC0218` -> `RAC0218`; `Base.1.4.0.ResourceAlreadyExists` -> `ResourceAlreadyExists`; the early
+ * colon form `Base.1.0:PropertyNotWritable` -> `PropertyNotWritable`.
+ */
 export function messageKey(messageId: string): string {
-  const parts = messageId.split('.');
-  return parts[parts.length - 1] ?? messageId;
+  const parts = messageId.split(/[.:]/);
+  return parts[parts.length - 1] || messageId;
 }
 
 const SESSION_LIMIT_KEYS = new Set(['RAC0218', 'SessionLimitExceeded', 'MaximumSessionsReached']);
@@ -73,7 +116,11 @@ function codeFromMessages(keys: string[], texts: string[], phase: RedfishRequest
   if (keys.includes('PasswordChangeRequired')) return 'DRIVER_PASSWORD_CHANGE_REQUIRED';
   if (keys.includes('NoValidSession')) return phase === 'login' ? 'DRIVER_AUTH' : 'DRIVER_SESSION_EXPIRED';
   if (keys.includes('InsufficientPrivilege') || keys.includes('AccessDenied')) return 'DRIVER_AUTH';
-  if (keys.includes('ResourceAlreadyExists') || keys.includes('ResourceInUse')) return 'DRIVER_CONFLICT';
+  if (texts.some((text) => /no sufficient privileges|insufficient privilege/i.test(text))) return 'DRIVER_AUTH';
+  if (keys.includes('ResourceAlreadyExists') || keys.includes('ResourceInUse') || keys.includes('InvalidOperationForSystemState')) return 'DRIVER_CONFLICT';
+  // iLO says "not ready, retry" with a 400: a busy BMC, not a bad request.
+  if (keys.includes('ResourceNotReadyRetry') || keys.includes('ServiceTemporarilyUnavailable')) return 'DRIVER_BMC_UNAVAILABLE';
+  if (texts.some((text) => /no sufficient licen[cs]e|licen[cs]e (is )?required/i.test(text))) return 'DRIVER_UNSUPPORTED';
   return undefined;
 }
 
@@ -110,7 +157,7 @@ export function normalizeRedfishError(input: {
     try {
       body = storableValue(JSON.parse(bodyText));
     } catch {
-      body = undefined;
+      body = storableValue(firstJsonValue(bodyText));
     }
   }
   const messages = extractRedfishMessages(body);
@@ -118,8 +165,10 @@ export function normalizeRedfishError(input: {
   const keys = ids.map(messageKey);
   const texts = messages.map((message) => message.message ?? '');
   const code = codeFromMessages(keys, texts, phase) ?? codeFromStatus(input.status, phase);
-  // The most specific id: a vendor message (RAC0218) beats the generic Base.GeneralError wrapper.
-  const specific = ids.find((id) => !/\.GeneralError$|ExtendedInfo$/.test(id)) ?? ids[0];
+  // The most specific id: a vendor registry's (RAC0218, RAC964) before Base's, and anything before the generic
+  // GeneralError / ExtendedInfo wrappers.
+  const wrapper = (id: string) => /[.:]GeneralError$|ExtendedInfo$/.test(id);
+  const specific = ids.find((id) => !wrapper(id) && !/^Base[.:]/i.test(id)) ?? ids.find((id) => !wrapper(id)) ?? ids[0];
   const details: DriverErrorDetails = { status: input.status, messages };
   if (input.method) details.method = input.method;
   if (input.url) details.url = input.url;
