@@ -16,7 +16,8 @@ export interface NormalizedVersion {
   rule: string;
 }
 
-const NOT_PRESENT = /^(not present|version not available|n\/a|\[n\/a\]|none|unknown)$/i;
+/** What BMCs print where there is no version: words, or placeholders made of dashes, stars and dots (`-*`, `--`, `.`). */
+const NOT_PRESENT = /^(not present|version not available|n\/a|\[n\/a\]|none|unknown|[-*.]+)$/i;
 
 function rulesOf(dialect: VersionDialect): readonly VersionRule[] {
   return typeof dialect === 'string' ? (dialectVersionRules[dialect] ?? []) : dialect.firmware.versionRules;

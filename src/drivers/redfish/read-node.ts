@@ -13,7 +13,7 @@ import type {
   PowerStateObservedData,
   SensorsObservedData,
 } from '../../../events/driver-observations.js';
-import { DriverError } from '../driver-error.js';
+import { DriverError, driverErrorCodes, type DriverErrorCode } from '../driver-error.js';
 import { detectDialect, type RedfishDialect } from './dialect.js';
 import { normalizeFirmwareVersion } from '../../firmware/index.js';
 import { rollUpHealth } from './read-health.js';
@@ -55,6 +55,20 @@ function sortedDistinct(values: Array<string | undefined>): string[] {
   return [...new Set(values.filter((value): value is string => value !== undefined))].sort();
 }
 
+/**
+ * A UUID that identifies: all zeros or all ones (what a BMC reports when the SMBIOS field was never programmed,
+ * or a placeholder) would make every such node the same machine, so it is kept as unrecognized, not as identity.
+ */
+function identityUuid(recorder: ObservationRecorder, resource: Record<string, unknown>, path: string): string | undefined {
+  const uuid = recorder.text(resource, path, 'UUID');
+  if (uuid === undefined) return undefined;
+  if (/^[0-]+$/.test(uuid) || /^[fF-]+$/.test(uuid)) {
+    recorder.note(`${path}#UUID`, uuid);
+    return undefined;
+  }
+  return uuid;
+}
+
 function idOf(located: Located, recorder: ObservationRecorder): string {
   return recorder.text(located.resource, located.path, 'Id') ?? lastSegment(located.path);
 }
@@ -82,6 +96,14 @@ export async function readRedfishNode(fetch: FetchResource, options: ReadNodeOpt
   ]);
   if (systems.length === 0 && managers.length === 0 && chassis.length === 0) {
     throw new DriverError('DRIVER_PROTOCOL', 'the service exposes no readable Systems, Managers or Chassis', { url: rootPath });
+  }
+  // A System the service lists but would not give (a 5xx, a timeout) is not a node without a system: a reading
+  // without it would record an empty identity over the real one. The read fails with that resource's code instead.
+  const systemsPath = link('Systems');
+  const lostSystem = systems.length === 0 && systemsPath ? inventory.unreadable.find((entry) => entry.path.startsWith(systemsPath)) : undefined;
+  if (lostSystem) {
+    const code = (driverErrorCodes as readonly string[]).includes(lostSystem.code) ? (lostSystem.code as DriverErrorCode) : 'DRIVER_PROTOCOL';
+    throw new DriverError(code, `the system at ${lostSystem.path} could not be read (${lostSystem.code}); no identity is recorded from a reading without it`, { url: lostSystem.path });
   }
 
   const firstManager = managers[0];
@@ -152,7 +174,7 @@ export async function readRedfishNode(fetch: FetchResource, options: ReadNodeOpt
       const value = pick(key);
       if (value) identity[field] = value;
     }
-    const uuid = inventory.text(resource, path, 'UUID');
+    const uuid = identityUuid(inventory, resource, path);
     if (uuid) identity.uuid = uuid;
     const bios = inventory.text(resource, path, 'BiosVersion');
     if (bios) identity.biosVersion = bios;
@@ -172,7 +194,13 @@ export async function readRedfishNode(fetch: FetchResource, options: ReadNodeOpt
         const type = inventory.text(processor.resource, processor.path, 'ProcessorType');
         const state = asResource(processor.resource.Status)?.State;
         if (state === 'Absent') continue;
-        const model = inventory.text(processor.resource, processor.path, 'Model');
+        let model = inventory.text(processor.resource, processor.path, 'Model');
+        if (type === 'GPU' && model === undefined) {
+          // Some GPUs' Processor names no model; the PCIe device it links to does.
+          const pcieLink = asResource(asResource(processor.resource.Links)?.PCIeDevice)?.['@odata.id'];
+          const pcie = typeof pcieLink === 'string' ? await reader.read(canonicalPath(pcieLink), inventory) : undefined;
+          if (pcie) model = inventory.text(pcie, canonicalPath(pcieLink as string), 'Model');
+        }
         if (type === 'CPU') cpus.push(model);
         else if (type === 'GPU') {
           const device: GpuDevice = { id: idOf(processor, inventory) };
@@ -283,22 +311,30 @@ export async function readRedfishNode(fetch: FetchResource, options: ReadNodeOpt
       ['manufacturer', 'Manufacturer'],
       ['model', 'Model'],
       ['firmwareVersion', 'FirmwareVersion'],
-      ['uuid', 'UUID'],
     ];
     for (const [field, key] of fields) {
       const value = inventory.text(located.resource, located.path, key);
       if (value) identity[field] = value;
     }
+    const uuid = identityUuid(inventory, located.resource, located.path);
+    if (uuid) identity.uuid = uuid;
     return identity;
   });
+  // The only session-limit hint a tree gives is a Manager service's MaxConcurrentSessions. The command shell's is the
+  // one that tracks the service's own sessions; a serial console takes one user by nature and a KVM often one or two,
+  // so they are a hint only when no command shell is described, and never when they say 1.
   const limits: number[] = [];
+  const consoleLimits: number[] = [];
   for (const located of managers) {
     for (const service of ['CommandShell', 'GraphicalConsole', 'SerialConsole']) {
       const record = asResource(located.resource[service]);
       const limit = record?.MaxConcurrentSessions;
-      if (typeof limit === 'number' && Number.isInteger(limit) && limit > 0) limits.push(limit);
+      if (typeof limit !== 'number' || !Number.isInteger(limit) || limit <= 0) continue;
+      if (service === 'CommandShell') limits.push(limit);
+      else if (limit > 1) consoleLimits.push(limit);
     }
   }
+  if (limits.length === 0) limits.push(...consoleLimits);
 
   const { health: nodeHealth, conditions } = rollUpHealth(systems, chassis, managers, healthRec);
 
