@@ -54,18 +54,29 @@ describe('a vendor without a dialect record', () => {
     for (const observation of observations) expect(observation.data.dialect).toBe('generic');
   });
 
-  it('records the OEM sections it does not understand instead of dropping them', async () => {
+  it('names each OEM namespace it does not understand once, at the first resource that has it', async () => {
+    // Every marker of the Dell record removed: no Vendor, a Manager model and a System manufacturer of no known kind.
     const { observations, dialect } = await read((_path, body) => {
       const record = body as Record<string, unknown>;
-      return typeof record.Vendor === 'string' ? { ...record, Vendor: 'Acme' } : body;
+      if (typeof record.Vendor === 'string') return { ...record, Vendor: 'Acme' };
+      if (record.ManagerType !== undefined) return { ...record, Model: 'Acme BMC' };
+      if (record.SystemType !== undefined) return { ...record, Manufacturer: 'Acme' };
+      return body;
     });
     expect(dialect).toBe('generic');
     const inventory = observations.find((o) => o.type === 'NodeInventoryObserved')!;
     const paths = inventory.data.unrecognized.map((entry) => entry.path);
-    expect(paths).toContain('/redfish/v1#Oem.Dell');
-    expect(paths).toContain('/redfish/v1/Systems/System.Embedded.1#Oem.Dell');
+    expect(paths.filter((path) => path.endsWith('#Oem.Dell'))).toEqual(['/redfish/v1#Oem.Dell']);
     // The Dell record knows these namespaces, so the same capture under its own dialect has none of them.
     const known = await read((_path, body) => body);
     expect(known.observations.find((o) => o.type === 'NodeInventoryObserved')!.data.unrecognized).toEqual([]);
+  });
+
+  it('a tree without ServiceRoot.Vendor is still read with its record, from the Manager model and the System manufacturer', async () => {
+    const { dialect } = await read((_path, body) => {
+      const { Vendor: _vendor, ...rest } = body as Record<string, unknown>;
+      return rest;
+    });
+    expect(dialect).toBe('dell-idrac9');
   });
 });

@@ -121,8 +121,9 @@ export async function run(argv: string[]): Promise<number> {
     });
     const observations = await driver.observe();
     const dialect = driver.dialect?.id ?? 'unknown';
-    if (values.json) process.stdout.write(`${JSON.stringify({ dialect, authentication: driver.authentication, observations }, null, 2)}\n`);
-    else process.stdout.write(humanSummary(dialect, observations, driver.authentication));
+    const authentication = driver.sessionPath ? `session at ${driver.sessionPath}` : driver.authentication;
+    if (values.json) process.stdout.write(`${JSON.stringify({ dialect, authentication: driver.authentication, sessionPath: driver.sessionPath ?? null, observations }, null, 2)}\n`);
+    else process.stdout.write(humanSummary(dialect, observations, authentication));
     return 0;
   } catch (error) {
     if (isDriverError(error)) {

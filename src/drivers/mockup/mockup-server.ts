@@ -3,17 +3,20 @@
  * drivers are tested against real HTTP rather than files. Used by the driver tests and by `inspect --mockup`.
  *
  * What it does like a BMC:
- * - `POST SessionService/Sessions` creates a session (201, `X-Auth-Token`, `Location`), `DELETE` on it ends it;
+ * - `POST SessionService/Sessions` (or the root's advertised `Links.Sessions`) creates a session (201,
+ *   `X-Auth-Token`, `Location`; or 204 without a body, as DMTF's Redfish-Mockup-Server answers), `DELETE` ends it;
  *   a full session table answers 503 with the body a real iDRAC sends (RAC0218);
  * - every resource except the service root needs a session token or basic auth;
  * - paged collections stored as `Collection?$skip=N/` folders are served for their `nextLink` URLs;
+ * - a collection whose own file the capture lacks (partial captures keep only single resources) is served as the
+ *   list of the members the folder holds, so the resources that were captured can be reached by their links;
  * - `/x` and `/x/` are the same resource (HPE's links end with a slash).
  * It counts sessions opened and closed, so tests can assert nothing leaked, and it can be given faults
  * (status, body, delay, dropped connection) and in-memory edits of resources.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -31,8 +34,18 @@ export interface MockupServerOptions {
   folder: string;
   username?: string;
   password?: string;
-  /** `refused` answers 405 to session creation, like some iDRAC 8 firmware. Default `enabled`. */
-  sessions?: 'enabled' | 'refused';
+  /**
+   * `enabled` (default): sessions are created at the standard path and at the path the service root advertises in
+   * `Links.Sessions` (older iDRACs advertise `/redfish/v1/Sessions`); `refused` answers 405, like some iDRAC 8
+   * firmware; `absent` answers 404 to every session POST, like DMTF's Redfish-Mockup-Server serving a tree that has
+   * no session collection (the client must fall back to basic auth).
+   */
+  sessions?: 'enabled' | 'refused' | 'absent';
+  /**
+   * `dmtf` answers a session POST the way DMTF's Redfish-Mockup-Server does: 204 with no body, the session only in
+   * the `Location` and `X-Auth-Token` headers. Default `bmc` (201 with the session resource).
+   */
+  sessionAnswer?: 'bmc' | 'dmtf';
   /** Concurrent sessions before 503 RAC0218. Default 8. */
   sessionLimit?: number;
   /** Rewrites a resource before it is served (in memory; the folder is never written). */
@@ -86,6 +99,9 @@ const NO_VALID_SESSION_BODY = { error: { '@Message.ExtendedInfo': [{ MessageId: 
 
 const SESSIONS_PATH = '/redfish/v1/SessionService/Sessions';
 
+/** The Redfish collections a partial capture may lack the file of (a resource folder is never listed as one). */
+const collectionNames = /^(Systems|Managers|Chassis|Processors|Memory|PCIeDevices|PCIeFunctions|EthernetInterfaces|FirmwareInventory|SoftwareInventory|Storage|Drives|Volumes|NetworkAdapters|NetworkDeviceFunctions|Ports|PowerSupplies|Fans|Sensors|Batteries|LogServices|Entries)$/;
+
 /** `/redfish/v1/Systems/1/` -> `/redfish/v1/Systems/1`; keeps a decoded query (`?$skip=50`). */
 function requestKey(rawUrl: string): { path: string; key: string } {
   const url = new URL(rawUrl, 'http://mockup');
@@ -130,6 +146,36 @@ export async function startMockupServer(options: MockupServerOptions): Promise<M
     return body;
   }
 
+  /** The paths that take a session POST: the standard one and the one the service root advertises. */
+  let sessionPathSet: Set<string> | undefined;
+  async function sessionPaths(): Promise<Set<string>> {
+    if (sessionPathSet) return sessionPathSet;
+    const stored = await resource('/redfish/v1');
+    // The root as it is served (a transform may advertise another path).
+    const root = (options.transform && stored !== undefined ? options.transform('/redfish/v1', structuredClone(stored)) : stored) as { Links?: { Sessions?: { '@odata.id'?: unknown } } } | undefined;
+    const advertised = root?.Links?.Sessions?.['@odata.id'];
+    sessionPathSet = new Set([SESSIONS_PATH, ...(typeof advertised === 'string' ? [advertised.replace(/\/+$/, '')] : [])]);
+    return sessionPathSet;
+  }
+
+  /** A collection the capture has no file for, listed from the member folders it does have (partial captures). */
+  async function impliedCollection(key: string): Promise<unknown> {
+    if (key.includes('?') || !key.startsWith('/redfish/v1/') || !collectionNames.test(key.split('/').pop() ?? '')) return undefined;
+    let entries: string[];
+    try {
+      entries = await readdir(join(options.folder, ...key.split('/').filter(Boolean)));
+    } catch {
+      return undefined;
+    }
+    const members: Array<{ '@odata.id': string }> = [];
+    for (const entry of entries.sort()) {
+      if (entry.includes('?') || (await resource(`${key}/${entry}`)) === undefined) continue;
+      members.push({ '@odata.id': `${key}/${entry}` });
+    }
+    if (members.length === 0) return undefined;
+    return { '@odata.id': key, Name: `${key.split('/').pop()} Collection (implied by the capture's folders)`, Members: members, 'Members@odata.count': members.length };
+  }
+
   function authorized(request: IncomingMessage): boolean {
     const token = request.headers['x-auth-token'];
     if (typeof token === 'string' && sessions.has(token)) return true;
@@ -167,10 +213,14 @@ export async function startMockupServer(options: MockupServerOptions): Promise<M
       }
     }
 
-    if (method === 'POST' && path === SESSIONS_PATH) {
+    if (method === 'POST' && (await sessionPaths()).has(path)) {
       const text = await readBody(request);
       if (options.sessions === 'refused') {
         send(response, 405);
+        return;
+      }
+      if (options.sessions === 'absent') {
+        send(response, 404, { error: { code: 'Base.1.8.ResourceMissingAtURI', message: `The resource at the URI ${path} was not found.` } });
         return;
       }
       let credentials: { UserName?: unknown; Password?: unknown } = {};
@@ -193,8 +243,11 @@ export async function startMockupServer(options: MockupServerOptions): Promise<M
       const id = String(stats.sessionsCreated + 1);
       sessions.set(token, { id, user: String(credentials.UserName) });
       stats.sessionsCreated += 1;
-      const location = `${SESSIONS_PATH}/${id}`;
-      send(response, 201, { '@odata.id': location, Id: id, UserName: credentials.UserName }, { 'x-auth-token': token, location });
+      const location = `${path}/${id}`;
+      if (options.sessionAnswer === 'dmtf') {
+        response.writeHead(204, { 'x-auth-token': token, location });
+        response.end();
+      } else send(response, 201, { '@odata.id': location, Id: id, UserName: credentials.UserName }, { 'x-auth-token': token, location });
       return;
     }
 
@@ -204,8 +257,9 @@ export async function startMockupServer(options: MockupServerOptions): Promise<M
       return;
     }
 
-    if (method === 'DELETE' && path.startsWith(`${SESSIONS_PATH}/`)) {
-      const id = path.slice(SESSIONS_PATH.length + 1);
+    const sessionCollection = [...(await sessionPaths())].find((collection) => path.startsWith(`${collection}/`));
+    if (method === 'DELETE' && sessionCollection) {
+      const id = path.slice(sessionCollection.length + 1);
       const entry = [...sessions.entries()].find(([, session]) => session.id === id);
       if (!entry) {
         send(response, 404);
@@ -241,7 +295,7 @@ export async function startMockupServer(options: MockupServerOptions): Promise<M
       return;
     }
 
-    const found = await resource(key);
+    const found = (await resource(key)) ?? (await impliedCollection(key));
     if (found === undefined) {
       send(response, 404, { error: { code: 'Base.1.8.ResourceMissingAtURI', message: `The resource at the URI ${key} was not found.` } });
       return;

@@ -20,18 +20,32 @@ export type GpuSource =
   | { kind: 'chassis'; id: RegExp }
   | { kind: 'pcie-device'; id: RegExp };
 
+/** Markers of a dialect; every present one must hold. OEM conditions name a key of that resource's `Oem`. */
+export interface DetectRule {
+  vendor?: RegExp;
+  product?: RegExp;
+  rootOem?: string;
+  managerModel?: RegExp;
+  managerFirmware?: RegExp;
+  managerOem?: string;
+  systemManufacturer?: RegExp;
+  systemOem?: string;
+  chassisManufacturer?: RegExp;
+  /** A key of the `Oem` of any chassis. */
+  chassisOem?: string;
+}
+
 export interface RedfishDialect {
   id: string;
   vendor: string;
   generation: string;
-  /** All present conditions must hold. Evaluated on the service root and the first manager. */
-  detect: {
-    vendor?: RegExp;
-    product?: RegExp;
-    rootOem?: string;
-    managerModel?: RegExp;
-    managerFirmware?: RegExp;
-  };
+  /**
+   * All present conditions must hold. Evaluated on the service root, the first manager, the first system and the
+   * first chassis. Older firmware sends no `ServiceRoot.Vendor`, so a record may also be recognised by other
+   * markers (`alsoDetect`: any one of those rule sets, each in full).
+   */
+  detect: DetectRule;
+  alsoDetect?: DetectRule[];
   /** Id conventions as seen in captures (documentation, and used to pick the primary system). */
   ids: { systems: string[]; managers: string[]; primarySystem?: RegExp };
   /** OEM namespaces this record understands enough to not report them as unrecognized. */
@@ -61,6 +75,8 @@ export const dellIdrac9: RedfishDialect = {
   vendor: 'Dell',
   generation: 'iDRAC9 (14G-16G)',
   detect: { vendor: /^Dell/i, managerModel: /^1[4-7]G/ },
+  // iDRAC's Manager model names the server generation (`14G Monolithic`): reliable without the root's Vendor.
+  alsoDetect: [{ managerModel: /^1[4-7]G( |$)/, systemManufacturer: /^Dell/i }],
   ids: { systems: ['System.Embedded.1'], managers: ['iDRAC.Embedded.1'] },
   oemNamespaces: ['Dell'],
   firmware: {
@@ -92,7 +108,10 @@ export const dellIdrac8: RedfishDialect = {
   id: 'dell-idrac8',
   generation: 'iDRAC8 (12G/13G)',
   detect: { vendor: /^Dell/i, managerModel: /^1[23]G/ },
+  alsoDetect: [{ managerModel: /^1[23]G( |$)/, systemManufacturer: /^Dell/i }],
   quirks: [
+    { id: 'no-root-vendor', description: 'The service root has no Vendor (Redfish 1.0.x); the Manager model says the generation (13G Modular)', fixture: 'redfish-partial/dell_idrac8_m630/redfish/v1/Managers/iDRAC.Embedded.1/index.json' },
+    { id: 'sessions-at-root', description: 'Links.Sessions is /redfish/v1/Sessions, not under SessionService', fixture: 'redfish-partial/dell_idrac8_m630/redfish/v1/index.json' },
     { id: 'session-create-405', description: 'Some firmware answers 405 to POST SessionService/Sessions; basic auth is the fallback', fixture: 'redfish-errors/dell-idrac8-405-session-create-not-allowed.json' },
   ],
 };
@@ -102,6 +121,7 @@ export const hpeIlo5: RedfishDialect = {
   vendor: 'HPE',
   generation: 'iLO 5 (Gen10/Gen10 Plus)',
   detect: { vendor: /^HPE?$/i, managerModel: /^iLO 5/ },
+  alsoDetect: [{ managerFirmware: /^iLO 5 / }],
   ids: { systems: ['1'], managers: ['1'] },
   oemNamespaces: ['Hpe', 'Hp'],
   firmware: {
@@ -234,6 +254,86 @@ export const nvidiaBluefield: RedfishDialect = {
   ],
 };
 
+export const hpeIlo4: RedfishDialect = {
+  ...hpeIlo5,
+  id: 'hpe-ilo4',
+  generation: 'iLO 4 (Gen8/Gen9)',
+  // No Vendor and no Manager model: the root's `Oem.Hp` and the Manager firmware (`iLO 4 v2.54`) say it.
+  detect: { rootOem: 'Hp', managerFirmware: /^iLO 4 / },
+  alsoDetect: [],
+  quirks: [
+    { id: 'oem-hp-namespace', description: 'OEM data under Oem.Hp (iLO 5 uses Oem.Hpe); no ServiceRoot Vendor, no Manager Model', fixture: 'redfish-partial/hpe_ilo4_bl460c_gen9/redfish/v1/Managers/1/index.json' },
+  ],
+};
+
+export const supermicroX10: RedfishDialect = {
+  ...supermicroX13,
+  id: 'supermicro-x10',
+  generation: 'X10/X11 (ASPEED BMC 3.x)',
+  // The Manager's Oem holds Supermicro's settings directly, not under a `Supermicro` namespace (SMCRAKP, FanMode).
+  detect: { managerOem: 'SMCRAKP', systemManufacturer: /^Supermicro/i },
+  oemNamespaces: ['Supermicro', 'SMCRAKP', 'FanMode', 'MouseMode', 'Snooping', 'IPAccessControl', 'ActiveDirectory', 'LDAP', 'RADIUS', 'SMTP', 'SNMP', 'Syslog', 'NTP'],
+  quirks: [
+    { id: 'flat-oem', description: 'Manager Oem keys are settings (SMCRAKP, FanMode, ...), not a vendor namespace', fixture: 'redfish-partial/supermicro_x10dff/redfish/v1/Managers/1/index.json' },
+    { id: 'zero-prefixed-uuid', description: 'The System UUID is zeros but for the last group (00000000-0000-0000-0000-0CC47AB721C4): kept, it is unique', fixture: 'redfish-partial/supermicro_x10dff/redfish/v1/Systems/1/index.json' },
+  ],
+};
+
+export const amiMegarac: RedfishDialect = {
+  id: 'ami-megarac',
+  vendor: 'AMI (MegaRAC, OEM boards such as Gigabyte)',
+  generation: 'MegaRAC SP-X',
+  detect: { vendor: /^AMI$/i },
+  alsoDetect: [{ rootOem: 'Ami' }],
+  ids: { systems: ['Self'], managers: ['Self'] },
+  oemNamespaces: ['Ami', 'Dre', 'Vendor', 'GBTChassisOemProperty'],
+  firmware: { bmc: /^BMC|BMCImage/i, bios: /^BIOS/i, slotPrefixes: [], versionRules: [] },
+  gpuSources: [],
+  cpuCountAcrossSystems: 'sum',
+  dpuModel: DPU,
+  paging: { followNextLink: true },
+  quirks: [
+    { id: 'board-vendor-oem', description: 'The board vendor adds its own Oem namespace beside AMI\'s (GBTChassisOemProperty on Gigabyte)', fixture: 'redfish-more/gigabyte_ami/redfish/v1/index.json' },
+  ],
+};
+
+export const intelS2600: RedfishDialect = {
+  id: 'intel-s2600',
+  vendor: 'Intel (server boards, also sold under other names)',
+  generation: 'S2600 family (Purley)',
+  detect: { managerModel: /^S2600/ },
+  alsoDetect: [{ systemOem: 'Intel_RackScale' }],
+  ids: { systems: [], managers: ['BMC'] },
+  oemNamespaces: ['Intel_RackScale', 'Intel'],
+  firmware: { bmc: /BMC/i, bios: /BIOS/i, slotPrefixes: [], versionRules: [] },
+  gpuSources: [],
+  cpuCountAcrossSystems: 'sum',
+  dpuModel: DPU,
+  paging: { followNextLink: true },
+  quirks: [
+    { id: 'rebranded-system', description: 'The System names the reseller (Cray Inc.) while the Manager model names the Intel board (S2600BPB)', fixture: 'redfish-more/intel_s2600bpb/redfish/v1/Managers/BMC/index.json' },
+  ],
+};
+
+export const hpeCrayEx: RedfishDialect = {
+  id: 'hpe-cray-ex',
+  vendor: 'HPE',
+  generation: 'Cray EX blades (nC controller, one BMC for several nodes)',
+  // No Vendor, no Manager model or firmware: the node chassis' `Oem.CrayVoltageMargins` says it.
+  detect: { chassisOem: 'CrayVoltageMargins' },
+  ids: { systems: ['Node0', 'Node1', 'Node2', 'Node3'], managers: ['BMC', 'MCU0'], primarySystem: /^Node0$/ },
+  oemNamespaces: ['CrayVoltageMargins', 'Alarms', 'TriggeredAlarms'],
+  firmware: { bmc: /^BMC$/, bios: /^Node0\.BIOS$/, slotPrefixes: [], versionRules: [] },
+  gpuSources: [],
+  cpuCountAcrossSystems: 'sum',
+  dpuModel: DPU,
+  paging: { followNextLink: true },
+  quirks: [
+    { id: 'bmc-version-in-inventory-only', description: 'The Managers (an EnclosureManager and four AuxiliaryControllers) carry no Model or FirmwareVersion; the BMC version is FirmwareInventory/BMC', fixture: 'redfish-more/hpe_cray_ex4252/redfish/v1/Managers/BMC/index.json' },
+    { id: 'one-bmc-four-nodes', description: 'One BMC serves four Systems (Node0..Node3), each with its own BIOS in the firmware inventory', fixture: 'redfish-more/hpe_cray_ex4252/redfish/v1/UpdateService/FirmwareInventory/index.json' },
+  ],
+};
+
 /** The standard-schema path for vendors with no record: nothing assumed beyond DMTF Redfish. */
 export const genericDialect: RedfishDialect = {
   id: 'generic',
@@ -255,7 +355,12 @@ export const redfishDialects: readonly RedfishDialect[] = [
   dellIdrac9,
   dellIdrac8,
   hpeIlo5,
+  hpeIlo4,
   supermicroX13,
+  supermicroX10,
+  amiMegarac,
+  intelS2600,
+  hpeCrayEx,
   nvidiaGb200,
   nvidiaGh200,
   nvidiaNvswitch,
@@ -263,27 +368,41 @@ export const redfishDialects: readonly RedfishDialect[] = [
   genericDialect,
 ];
 
-/** What detection looks at: the service root and the first manager. */
+/** What detection looks at: the service root, the first manager, the first system and the first chassis. */
 export interface DialectFingerprint {
   vendor?: string;
   product?: string;
   rootOemKeys: string[];
   managerModel?: string;
   managerFirmware?: string;
+  managerOemKeys?: string[];
+  systemManufacturer?: string;
+  systemOemKeys?: string[];
+  chassisManufacturer?: string;
+  /** The `Oem` keys of every chassis. */
+  chassisOemKeys?: string[];
 }
 
-/** The first record whose every detection condition holds; `generic` when none does. */
+function ruleHolds(rule: DetectRule, fingerprint: DialectFingerprint): boolean {
+  const conditions = [
+    rule.vendor ? rule.vendor.test(fingerprint.vendor ?? '') : undefined,
+    rule.product ? rule.product.test(fingerprint.product ?? '') : undefined,
+    rule.rootOem ? fingerprint.rootOemKeys.includes(rule.rootOem) : undefined,
+    rule.managerModel ? rule.managerModel.test(fingerprint.managerModel ?? '') : undefined,
+    rule.managerFirmware ? rule.managerFirmware.test(fingerprint.managerFirmware ?? '') : undefined,
+    rule.managerOem ? (fingerprint.managerOemKeys ?? []).includes(rule.managerOem) : undefined,
+    rule.systemManufacturer ? rule.systemManufacturer.test(fingerprint.systemManufacturer ?? '') : undefined,
+    rule.systemOem ? (fingerprint.systemOemKeys ?? []).includes(rule.systemOem) : undefined,
+    rule.chassisManufacturer ? rule.chassisManufacturer.test(fingerprint.chassisManufacturer ?? '') : undefined,
+    rule.chassisOem ? (fingerprint.chassisOemKeys ?? []).includes(rule.chassisOem) : undefined,
+  ].filter((value): value is boolean => value !== undefined);
+  return conditions.length > 0 && conditions.every(Boolean);
+}
+
+/** The first record whose `detect` (or one of its `alsoDetect` rules) holds in full; `generic` when none does. */
 export function detectDialect(fingerprint: DialectFingerprint): RedfishDialect {
   for (const dialect of redfishDialects) {
-    const rule = dialect.detect;
-    const conditions = [
-      rule.vendor ? rule.vendor.test(fingerprint.vendor ?? '') : undefined,
-      rule.product ? rule.product.test(fingerprint.product ?? '') : undefined,
-      rule.rootOem ? fingerprint.rootOemKeys.includes(rule.rootOem) : undefined,
-      rule.managerModel ? rule.managerModel.test(fingerprint.managerModel ?? '') : undefined,
-      rule.managerFirmware ? rule.managerFirmware.test(fingerprint.managerFirmware ?? '') : undefined,
-    ].filter((value): value is boolean => value !== undefined);
-    if (conditions.length > 0 && conditions.every(Boolean)) return dialect;
+    if ([dialect.detect, ...(dialect.alsoDetect ?? [])].some((rule) => ruleHolds(rule, fingerprint))) return dialect;
   }
   return genericDialect;
 }

@@ -115,6 +115,11 @@ export async function readRedfishNode(fetch: FetchResource, options: ReadNodeOpt
       rootOemKeys: Object.keys(asResource(root.Oem) ?? {}),
       managerModel: firstManager && typeof firstManager.resource.Model === 'string' ? firstManager.resource.Model : undefined,
       managerFirmware: firstManager && typeof firstManager.resource.FirmwareVersion === 'string' ? firstManager.resource.FirmwareVersion : undefined,
+      managerOemKeys: Object.keys(asResource(firstManager?.resource.Oem) ?? {}),
+      systemManufacturer: typeof systems[0]?.resource.Manufacturer === 'string' ? systems[0].resource.Manufacturer : undefined,
+      systemOemKeys: Object.keys(asResource(systems[0]?.resource.Oem) ?? {}),
+      chassisManufacturer: typeof chassis[0]?.resource.Manufacturer === 'string' ? chassis[0].resource.Manufacturer : undefined,
+      chassisOemKeys: [...new Set(chassis.flatMap((located) => Object.keys(asResource(located.resource.Oem) ?? {})))],
     });
 
   inventory.oem(root, rootPath, dialect.oemNamespaces);

@@ -17,6 +17,8 @@ import { storableValue } from '../storable-text.js';
  * A body parsed into what the ledger can store: a NUL or a lone surrogate can reach a string only through a `\u`
  * escape, so the walk that replaces them runs only for the rare body whose text has one.
  */
+const standardSessionsPath = '/redfish/v1/SessionService/Sessions';
+
 function parsedStorable(text: string): unknown {
   const parsed = JSON.parse(text) as unknown;
   return /\\u(?:0000|[dD][89a-fA-F])/.test(text) ? storableValue(parsed) : parsed;
@@ -75,6 +77,8 @@ export class RedfishClient {
   private session: { token: string; location: string } | undefined;
   private basicAuth = false;
   private lastAuthentication: 'session' | 'basic' | 'none' = 'none';
+  /** Where the last session was opened (the advertised path or the standard one). */
+  sessionPath: string | undefined;
   /** Sessions this client created and sessions it deleted; equal after every `logout()`. */
   sessionsOpened = 0;
   sessionsClosed = 0;
@@ -182,43 +186,72 @@ export class RedfishClient {
     });
   }
 
-  /** Opens a session (or settles on basic auth) unless one is already held. Idempotent. */
-  async login(sessionsPath = '/redfish/v1/SessionService/Sessions'): Promise<void> {
+  /**
+   * Opens a session (or settles on basic auth) unless one is already held. Idempotent. The order is fixed:
+   * 1. a session at the path the service root advertises (`Links.Sessions`), when given;
+   * 2. a session at the standard path, `/redfish/v1/SessionService/Sessions`;
+   * 3. basic auth (in `auto` mode), when no path takes sessions (404, 405, 501).
+   * A path that refuses the credential (401/403) counts as a refusal: the credential is tried again once at the
+   * next path (some services advertise a path that refuses and take sessions at the standard one), never more in
+   * one login, so a wrong password costs at most two attempts against a BMC that locks accounts out.
+   */
+  async login(advertisedPath?: string): Promise<void> {
     if (this.session || this.basicAuth || this.options.authMode === 'none') return;
     if (this.options.authMode === 'basic') {
       this.basicAuth = true;
       this.lastAuthentication = 'basic';
       return;
     }
-    const answer = await this.send('POST', sessionsPath, 'login', { UserName: this.options.username ?? '', Password: this.options.password ?? '' });
-    if (answer.status >= 200 && answer.status < 300) {
-      const token = headerValue(answer.headers['x-auth-token']);
-      let location = headerValue(answer.headers.location);
-      if (!location) {
-        try {
-          const id = (JSON.parse(answer.text) as { '@odata.id'?: unknown })['@odata.id'];
-          if (typeof id === 'string') location = id;
-        } catch {
-          // No body id either: the session cannot be deleted, which is reported below.
-        }
+    const paths = [...new Set([advertisedPath, standardSessionsPath].filter((path): path is string => typeof path === 'string' && path.length > 0).map((path) => path.replace(/\/+$/, '')))];
+    let refused: DriverError | undefined;
+    let unsupported: DriverError | undefined;
+    for (const path of paths) {
+      const answer = await this.send('POST', path, 'login', { UserName: this.options.username ?? '', Password: this.options.password ?? '' });
+      if (answer.status >= 200 && answer.status < 300) {
+        await this.adoptSession(answer, path);
+        return;
       }
-      if (!token || !location) {
-        // A session may exist that we cannot use or cannot delete. Delete what we can, then report.
-        if (location && token) await this.deleteSession({ token, location });
-        throw new DriverError('DRIVER_PROTOCOL', 'session created without X-Auth-Token or Location', { status: answer.status, url: answer.url, method: 'POST' });
+      const error = normalizeRedfishError({ status: answer.status, bodyText: answer.text, method: 'POST', url: answer.url, phase: 'login' });
+      if (error.code === 'DRIVER_SESSIONS_UNSUPPORTED' || error.code === 'DRIVER_NOT_FOUND') {
+        unsupported = error;
+        continue;
       }
-      this.session = { token, location };
-      this.sessionsOpened += 1;
-      this.lastAuthentication = 'session';
-      return;
+      if (error.code === 'DRIVER_AUTH' && !refused) {
+        refused = error;
+        continue;
+      }
+      throw error;
     }
-    const error = normalizeRedfishError({ status: answer.status, bodyText: answer.text, method: 'POST', url: answer.url, phase: 'login' });
-    if (error.code === 'DRIVER_SESSIONS_UNSUPPORTED' && this.options.authMode === 'auto') {
+    if (this.options.authMode === 'auto' && unsupported) {
+      // No path takes sessions. After a refusal, basic auth is the credential's one retry; its first read tells.
       this.basicAuth = true;
       this.lastAuthentication = 'basic';
       return;
     }
-    throw error;
+    throw refused ?? unsupported ?? new DriverError('DRIVER_PROTOCOL', 'no session path to log in at');
+  }
+
+  /** The session a 2xx answer to a session POST created: `X-Auth-Token`, and `Location` or the body's `@odata.id`. */
+  private async adoptSession(answer: { status: number; headers: Record<string, string | string[] | undefined>; text: string; url: string }, path: string): Promise<void> {
+    const token = headerValue(answer.headers['x-auth-token']);
+    let location = headerValue(answer.headers.location);
+    if (!location && answer.text) {
+      try {
+        const id = (JSON.parse(answer.text) as { '@odata.id'?: unknown })['@odata.id'];
+        if (typeof id === 'string') location = id;
+      } catch {
+        // No body id either: the session cannot be deleted, which is reported below.
+      }
+    }
+    if (!token || !location) {
+      // A session may exist that we cannot use or cannot delete. Delete what we can, then report.
+      if (location && token) await this.deleteSession({ token, location });
+      throw new DriverError('DRIVER_PROTOCOL', 'session created without X-Auth-Token or Location', { status: answer.status, url: answer.url, method: 'POST' });
+    }
+    this.session = { token, location };
+    this.sessionsOpened += 1;
+    this.lastAuthentication = 'session';
+    this.sessionPath = path;
   }
 
   private async deleteSession(session: { token: string; location: string }): Promise<void> {

@@ -56,6 +56,11 @@ export class RedfishDriver implements DeviceDriver {
     return { opened: this.client.sessionsOpened, closed: this.client.sessionsClosed, held: this.client.hasSession };
   }
 
+  /** Where the last session was opened (the root's advertised path or the standard one), if a session was. */
+  get sessionPath(): string | undefined {
+    return this.client.authenticationUsed === 'session' ? this.client.sessionPath : undefined;
+  }
+
   get authentication(): 'session' | 'basic' | 'none' {
     return this.client.authenticationUsed;
   }

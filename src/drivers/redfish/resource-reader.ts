@@ -115,7 +115,12 @@ export class ObservationRecorder {
     return undefined;
   }
 
-  /** Records every OEM namespace the dialect does not understand. */
+  readonly #oemNamespacesNoted = new Set<string>();
+
+  /**
+   * Records each OEM namespace the dialect does not understand, once per reading (at the first resource that has
+   * it): a generic read of a vendor's tree names what it did not understand in a few lines, not one per resource.
+   */
   oem(resource: Resource, path: string, known: readonly string[]): void {
     const oem = resource.Oem;
     if (oem === undefined || oem === null) return;
@@ -127,7 +132,9 @@ export class ObservationRecorder {
     for (const [namespace, value] of Object.entries(record)) {
       // `@odata.id`/`@odata.type` annotate the Oem object itself; they are not vendor data.
       if (namespace.startsWith('@odata.')) continue;
-      if (!known.includes(namespace)) this.note(`${path}#Oem.${namespace}`, value);
+      if (known.includes(namespace) || this.#oemNamespacesNoted.has(namespace)) continue;
+      this.#oemNamespacesNoted.add(namespace);
+      this.note(`${path}#Oem.${namespace}`, value);
     }
   }
 }
