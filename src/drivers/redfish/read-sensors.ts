@@ -1,7 +1,10 @@
 /**
  * Reads the sensors summary of every chassis: legacy `Thermal`/`Power` where a chassis links them (iLO 5 has
- * nothing else), else the `Sensors` collection (GB200/GH200 have no legacy resources), bounded by a sensor budget.
- * Every reading keeps its unit.
+ * nothing else); then, for what they left empty (a legacy resource can exist and list nothing, while the PSUs and
+ * fans are in the newer resources), `PowerSubsystem` (PowerSupplies and their Metrics), `ThermalSubsystem` (Fans)
+ * and the `Sensors` collection (GB200/GH200 have no legacy resources), bounded by a sensor budget. Every reading
+ * keeps its unit: a fan given in percent (`Reading`/`ReadingUnits`, or the older `CurrentReading`/`Units` of iLO 4)
+ * is `%`, never RPM.
  */
 import type { Health, SensorReading, SensorsObservedData } from '../../../events/driver-observations.js';
 import { asResource, canonicalPath, lastSegment, settleAll, type ObservationRecorder, type Resource, type ResourceReader } from './resource-reader.js';
@@ -35,6 +38,9 @@ export async function readChassisSensors(
   let powerConsumedWatts: number | undefined;
   let sensorBudget = maxSensors;
   for (const located of chassis) {
+    const chassisTemperatures = temperatures.length;
+    const chassisFans = fans.length;
+    const chassisSupplies = powerSupplies.length;
     const thermalLink = sensorsRec.link(located.resource, located.path, 'Thermal');
     const powerLink = sensorsRec.link(located.resource, located.path, 'Power');
     const sensorsLink = sensorsRec.link(located.resource, located.path, 'Sensors');
@@ -67,10 +73,10 @@ export async function readChassisSensors(
             sensorsRec.note(at, raw);
             continue;
           }
-          const units = sensorsRec.text(item, at, 'ReadingUnits');
+          const units = sensorsRec.text(item, at, 'ReadingUnits') ?? sensorsRec.text(item, at, 'Units');
           const reading: SensorReading = {
             name: sensorsRec.text(item, at, 'Name') ?? sensorsRec.text(item, at, 'FanName') ?? `Fan ${index}`,
-            reading: sensorsRec.number(item, at, 'Reading') ?? null,
+            reading: sensorsRec.number(item, at, 'Reading') ?? sensorsRec.number(item, at, 'CurrentReading') ?? sensorsRec.number(item, at, 'ReadingRPM') ?? null,
             unit: units === 'Percent' ? '%' : units ?? 'RPM',
           };
           const health = parseHealth(asResource(item.Status)?.Health, `${at}#Status.Health`, sensorsRec);
@@ -103,7 +109,13 @@ export async function readChassisSensors(
         const consumed = control ? sensorsRec.number(control, `${powerLink}#PowerControl/0`, 'PowerConsumedWatts') : undefined;
         if (powerConsumedWatts === undefined && consumed !== undefined) powerConsumedWatts = consumed;
       }
-    } else if (sensorsLink && sensorBudget > 0) {
+    }
+    if (powerSupplies.length === chassisSupplies) {
+      const subsystem = await readPowerSubsystem(located, reader, sensorsRec);
+      powerSupplies.push(...subsystem.powerSupplies);
+      if (powerConsumedWatts === undefined && subsystem.consumedWatts !== undefined) powerConsumedWatts = subsystem.consumedWatts;
+    }
+    if (temperatures.length === chassisTemperatures && sensorsLink && sensorBudget > 0) {
       const links = (await reader.memberLinks(sensorsLink, sensorsRec)).slice(0, sensorBudget);
       sensorBudget -= links.length;
       const sensors = await settleAll(links.map((sensorLink) => reader.read(sensorLink, sensorsRec)));
@@ -124,7 +136,71 @@ export async function readChassisSensors(
         else other.push(reading);
       });
     }
+    if (fans.length === chassisFans) fans.push(...(await readThermalSubsystemFans(located, reader, sensorsRec)));
   }
 
   return { temperatures, fans, other, powerSupplies, ...(powerConsumedWatts !== undefined ? { powerConsumedWatts } : {}) };
+}
+
+/** The reading of a `{ Reading }` excerpt (`SpeedPercent`, `OutputPowerWatts`, `PowerWatts`), if it is a number. */
+function excerpt(resource: Resource | undefined, key: string): number | undefined {
+  const reading = asResource(resource?.[key])?.Reading;
+  return typeof reading === 'number' && Number.isFinite(reading) ? reading : undefined;
+}
+
+/** `PowerSubsystem`'s power supplies (with each one's output from its Metrics) and the chassis' consumption. */
+async function readPowerSubsystem(
+  located: { path: string; resource: Resource },
+  reader: ResourceReader,
+  sensorsRec: ObservationRecorder,
+): Promise<{ powerSupplies: SensorsObservedData['powerSupplies']; consumedWatts?: number }> {
+  const subsystemLink = sensorsRec.link(located.resource, located.path, 'PowerSubsystem');
+  if (!subsystemLink) return { powerSupplies: [] };
+  const subsystem = await reader.read(subsystemLink, sensorsRec);
+  const suppliesLink = subsystem ? sensorsRec.link(subsystem, subsystemLink, 'PowerSupplies') : undefined;
+  const members = suppliesLink ? await reader.members(suppliesLink, sensorsRec) : [];
+  const powerSupplies: SensorsObservedData['powerSupplies'] = [];
+  let total: number | undefined;
+  for (const { path, resource } of members) {
+    const supply: SensorsObservedData['powerSupplies'][number] = { name: sensorsRec.text(resource, path, 'Name') ?? lastSegment(path) };
+    const status = asResource(resource.Status);
+    const health = parseHealth(status?.Health, `${path}#Status.Health`, sensorsRec);
+    if (health) supply.health = health;
+    if (typeof status?.State === 'string') supply.state = status.State;
+    const model = sensorsRec.text(resource, path, 'Model');
+    if (model) supply.model = model;
+    const firmware = sensorsRec.text(resource, path, 'FirmwareVersion');
+    if (firmware) supply.firmwareVersion = firmware;
+    const metricsLink = sensorsRec.link(resource, path, 'Metrics');
+    const metrics = metricsLink ? await reader.read(metricsLink, sensorsRec) : undefined;
+    const watts = excerpt(metrics, 'OutputPowerWatts');
+    if (watts !== undefined) {
+      supply.outputWatts = watts;
+      total = (total ?? 0) + watts;
+    }
+    powerSupplies.push(supply);
+  }
+  // The chassis' own consumption where it says it (EnvironmentMetrics), else what its supplies put out.
+  const environmentLink = sensorsRec.link(located.resource, located.path, 'EnvironmentMetrics');
+  const environment = environmentLink ? await reader.read(environmentLink, sensorsRec) : undefined;
+  const consumed = excerpt(environment, 'PowerWatts') ?? total;
+  return { powerSupplies, ...(consumed !== undefined ? { consumedWatts: consumed } : {}) };
+}
+
+/** `ThermalSubsystem`'s fans: RPM where a fan gives `SpeedPercent.SpeedRPM`, else its percentage, in `%`. */
+async function readThermalSubsystemFans(located: { path: string; resource: Resource }, reader: ResourceReader, sensorsRec: ObservationRecorder): Promise<SensorReading[]> {
+  const subsystemLink = sensorsRec.link(located.resource, located.path, 'ThermalSubsystem');
+  if (!subsystemLink) return [];
+  const subsystem = await reader.read(subsystemLink, sensorsRec);
+  const fansLink = subsystem ? sensorsRec.link(subsystem, subsystemLink, 'Fans') : undefined;
+  const members = fansLink ? await reader.members(fansLink, sensorsRec) : [];
+  return members.map(({ path, resource }) => {
+    const speed = asResource(resource.SpeedPercent);
+    const rpm = typeof speed?.SpeedRPM === 'number' && Number.isFinite(speed.SpeedRPM) ? speed.SpeedRPM : undefined;
+    const percent = excerpt(resource, 'SpeedPercent');
+    const reading: SensorReading = { name: sensorsRec.text(resource, path, 'Name') ?? lastSegment(path), reading: rpm ?? percent ?? null, unit: rpm !== undefined ? 'RPM' : '%' };
+    const health = parseHealth(asResource(resource.Status)?.Health, `${path}#Status.Health`, sensorsRec);
+    if (health) reading.health = health;
+    return reading;
+  });
 }

@@ -509,7 +509,7 @@ export const nvidiaGb200ComputeTray: BmcProfile = {
             status: { state: 'Enabled', health: 'OK', healthRollup: 'OK' },
           },
         ],
-        environmentMetrics: {},
+        environmentMetrics: { powerWatts: 1073.19 },
         powerSubsystem: { supplies: [] },
         thermalSubsystem: { fans: [] },
       },
