@@ -174,6 +174,30 @@ export function createMetrics(ctx: Omit<ApiContext, 'timeAppend'>, options: { pr
   new Gauge({ name: 'fleet_ledger_poller_outcomes_dropped', help: 'Poll outcomes dropped because the ledger stayed unreachable past the pending budget', registers, collect() { const s = ctx.poller?.stats(); if (s) this.set(s.outcomesDropped); } });
   new Gauge({ name: 'fleet_ledger_poller_unrecorded_latches', help: 'Lockout latches taken but not yet in the log (the ledger unreachable); retried at every flush', registers, collect() { const s = ctx.poller?.stats(); if (s) this.set(s.unrecordedLatches); } });
   new Gauge({ name: 'fleet_ledger_poller_circuit_open_targets', help: 'Targets polled less often after consecutive failures', registers, collect() { const s = ctx.poller?.stats(); if (s) this.set(s.circuitOpen); } });
+  // Per-BMC health in a bounded form: five buckets, two counts and at most five named targets, whatever the fleet's
+  // size (one series per BMC would hand a metrics backend 25,000 series per metric).
+  new Gauge({
+    name: 'fleet_ledger_poller_targets_by_consecutive_failures',
+    help: 'Targets by consecutive failed visits (0, 1, 2-3, 4-7, 8+)',
+    labelNames: ['failures'] as const,
+    registers,
+    collect() {
+      const s = ctx.poller?.stats();
+      if (s) for (const [failures, targets] of Object.entries(s.failureBuckets)) this.set({ failures }, targets);
+    },
+  });
+  new Gauge({ name: 'fleet_ledger_poller_session_limited_targets', help: 'Targets whose last visits met a full session table (each such visit doubles their wait)', registers, collect() { const s = ctx.poller?.stats(); if (s) this.set(s.sessionLimitedTargets); } });
+  new Gauge({ name: 'fleet_ledger_poller_credential_refused_targets', help: 'Targets whose credential is not sent: their address is not one it is bound to, or plain http on a site that does not allow it', registers, collect() { const s = ctx.poller?.stats(); if (s) this.set(s.credentialRefusedTargets); } });
+  new Gauge({
+    name: 'fleet_ledger_poller_worst_target_consecutive_failures',
+    help: 'The few targets failing longest (at most 5 series), by node and site',
+    labelNames: ['node', 'site'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const worst of ctx.poller?.stats().worstTargets ?? []) this.set({ node: worst.nodeId, site: worst.site }, worst.consecutiveFailures);
+    },
+  });
 
   if (ctx.simulator) {
     const simulator = ctx.simulator;

@@ -65,7 +65,29 @@ export interface PollerStats {
   unrecordedLatches: number;
   /** For each target contacted at least once, ms since its last successful contact (max and p99). */
   sinceContactMaxMs: number;
+  /**
+   * Per-BMC health in a bounded form (a fixed number of values however large the fleet, so a metrics backend is not
+   * handed one series per BMC): targets by consecutive failed visits, in buckets...
+   */
+  failureBuckets: Record<FailureBucket, number>;
+  /** ...targets whose last visits met a full session table... */
+  sessionLimitedTargets: number;
+  /** ...targets whose credential was not sent (the address is not one it is bound to, or plain http)... */
+  credentialRefusedTargets: number;
+  /** ...and the few failing longest, by name, for an operator's first look (at most `worstTargetsShown`). */
+  worstTargets: Array<{ nodeId: string; site: string; consecutiveFailures: number; sessionLimitStreak: number }>;
 }
+
+/** The buckets of consecutive failed visits per target. */
+export const failureBucketNames = ['0', '1', '2-3', '4-7', '8+'] as const;
+export type FailureBucket = (typeof failureBucketNames)[number];
+
+function failureBucket(failures: number): FailureBucket {
+  return failures <= 0 ? '0' : failures === 1 ? '1' : failures <= 3 ? '2-3' : failures <= 7 ? '4-7' : '8+';
+}
+
+/** How many of the targets failing longest `stats()` names. */
+export const worstTargetsShown = 5;
 
 /** A short digest that tells credential versions apart without revealing anything of the secret. */
 export function credentialFingerprint(credentialRef: string, version: string): string {
@@ -88,6 +110,8 @@ export function credentialFingerprint(credentialRef: string, version: string): s
 export class Poller {
   readonly #states = new Map<string, TargetState>();
   readonly #refusalsLogged = new Set<string>();
+  /** Targets whose credential was last refused by its binding (kept for the stats; a node that is accepted again leaves). */
+  readonly #credentialRefused = new Set<string>();
   /** Latches the ledger has not taken yet (it was unreachable), by node: retried at every flush until stored. */
   readonly #unrecordedLatches = new Map<string, ProposedEvent>();
   /** Liveness checks: never-contacted targets first, then by due time (most overdue first). */
@@ -371,7 +395,11 @@ export class Poller {
     if (!credential) return undefined;
     const plainHttp = this.options.plainHttpSites?.some((site) => site === '*' || site === target.site) ?? false;
     const refusal = credentialRefusal(credential, target.baseUrl, plainHttp);
-    if (refusal === null) return credential;
+    if (refusal === null) {
+      this.#credentialRefused.delete(target.nodeId);
+      return credential;
+    }
+    this.#credentialRefused.add(target.nodeId);
     const key = `${target.nodeId}\u0000${target.baseUrl}\u0000${refusal}`;
     if (!this.#refusalsLogged.has(key)) {
       this.#refusalsLogged.add(key);
@@ -442,10 +470,22 @@ export class Poller {
     let latched = 0;
     let circuitOpen = 0;
     let sinceContactMaxMs = 0;
+    let sessionLimitedTargets = 0;
+    const failureBuckets = Object.fromEntries(failureBucketNames.map((name) => [name, 0])) as Record<FailureBucket, number>;
+    const worst: TargetState[] = [];
     for (const state of this.#states.values()) {
       if (state.latch) latched += 1;
       if (state.consecutiveFailures >= this.#policy.breakerThreshold) circuitOpen += 1;
       if (state.lastContactAt !== null) sinceContactMaxMs = Math.max(sinceContactMaxMs, now - state.lastContactAt);
+      failureBuckets[failureBucket(state.consecutiveFailures)] += 1;
+      if (state.sessionLimitStreak > 0) sessionLimitedTargets += 1;
+      if (state.consecutiveFailures > 0) {
+        // A bounded insertion: the list never holds more than `worstTargetsShown`.
+        const at = worst.findIndex((other) => other.consecutiveFailures < state.consecutiveFailures);
+        if (at >= 0) worst.splice(at, 0, state);
+        else worst.push(state);
+        if (worst.length > worstTargetsShown) worst.pop();
+      }
     }
     return {
       targets: this.#states.size,
@@ -460,6 +500,10 @@ export class Poller {
       outcomesDropped: this.#recorder.outcomesDropped,
       unrecordedLatches: this.#unrecordedLatches.size,
       sinceContactMaxMs,
+      failureBuckets,
+      sessionLimitedTargets,
+      credentialRefusedTargets: [...this.#credentialRefused].filter((nodeId) => this.#states.has(nodeId)).length,
+      worstTargets: worst.map((state) => ({ nodeId: state.target.nodeId, site: state.target.site, consecutiveFailures: state.consecutiveFailures, sessionLimitStreak: state.sessionLimitStreak })),
     };
   }
 

@@ -4,6 +4,7 @@ import { DriverError } from '../../src/drivers/index.js';
 import { EventStore } from '../../src/ledger/index.js';
 import { Poller, type Credential, type PollTarget, type PollWork, type Visitor, type VisitResult } from '../../src/poller/index.js';
 import { backends, freshDatabase } from '../support/backends.js';
+import { buildApi, TokenTable } from '../../src/api/index.js';
 
 /** A fake fleet: per node, a behaviour; counts visits and concurrent visits per node. */
 class ScriptedVisitor implements Visitor {
@@ -83,6 +84,40 @@ describe('the per-target poll scheduler', () => {
     await poller.stop();
     expect(poller.isLatched(nodeId)).toBe(false);
     expect(visitor.logins.filter((l) => l.nodeId === nodeId).length).toBeGreaterThan(1);
+  });
+
+  it('per-BMC health is exported in a bounded form: failure buckets, counts and at most five named targets, never one series per BMC', async () => {
+    const visitor = new ScriptedVisitor((nodeId) => (nodeId.startsWith('sick') ? new DriverError('DRIVER_TIMEOUT', 'deadline passed', {}) : nodeId.startsWith('full') ? new DriverError('DRIVER_SESSION_LIMIT', 'RAC0218', {}) : 'ok'));
+    const poller = new Poller({ store, visitor, credentials: { get: () => ({ username: 'u', password: 'p', version: '1', endpoints: ['*'] }) }, plainHttpSites: ['dc1'], policy: { jitter: 0, breakerThreshold: 100 } });
+    for (let index = 0; index < 12; index += 1) poller.addTarget(target(`sick-${index}`, 0.05 + index * 0.02));
+    for (let index = 0; index < 3; index += 1) poller.addTarget(target(`well-${index}`, 0.05));
+    poller.addTarget(target('full-0', 0.05));
+    // Plain http on a site that does not allow it: the credential is not sent.
+    poller.addTarget({ ...target('refused', 0.05), site: 'dc2' });
+    poller.start();
+    await sleep(1500);
+    const stats = poller.stats();
+    await poller.stop();
+    expect(Object.values(stats.failureBuckets).reduce((a, b) => a + b, 0)).toBe(stats.targets);
+    expect(stats.failureBuckets['0']).toBeGreaterThanOrEqual(3);
+    expect(stats.worstTargets.length).toBe(5);
+    expect(stats.worstTargets.every((worst) => worst.nodeId.startsWith('sick'))).toBe(true);
+    const failures = stats.worstTargets.map((worst) => worst.consecutiveFailures);
+    expect(failures).toEqual([...failures].sort((a, b) => b - a));
+    // The shortest interval fails most often.
+    expect(stats.worstTargets[0]!.nodeId).toBe('sick-0');
+    expect(stats.sessionLimitedTargets).toBe(1);
+    expect(stats.credentialRefusedTargets).toBe(1);
+
+    // Over /metrics: the same, in a fixed number of series.
+    const app = await buildApi({ store, poller, tokens: new TokenTable([]) });
+    const text = (await app.inject({ method: 'GET', url: '/metrics' })).body;
+    await app.close();
+    const series = (name: string) => text.split('\n').filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `));
+    expect(series('fleet_ledger_poller_targets_by_consecutive_failures')).toHaveLength(5);
+    expect(series('fleet_ledger_poller_worst_target_consecutive_failures')).toHaveLength(5);
+    expect(series('fleet_ledger_poller_credential_refused_targets')).toEqual(['fleet_ledger_poller_credential_refused_targets 1']);
+    expect(series('fleet_ledger_poller_session_limited_targets')).toEqual(['fleet_ledger_poller_session_limited_targets 1']);
   });
 
   it('a credential goes only to the addresses it is bound to, over https unless the site allows http: a node re-registered elsewhere is sent nothing', async () => {
