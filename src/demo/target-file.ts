@@ -14,8 +14,8 @@ export const targetFileSchema = z.object({
         nodeId: nodeIdSchema,
         site: siteIdSchema,
         rack: z.string().min(1).max(64),
-        /** Redfish base URL, `https://10.1.2.3`. */
-        bmc: z.string().url(),
+        /** Redfish base URL, `https://10.1.2.3`; or `ipmi://10.1.2.3[:623]` for a BMC without Redfish (RMCP+). */
+        bmc: z.string().url().refine((url) => /^(https?|ipmi):\/\//i.test(url), { message: 'must be an https://, http:// or ipmi:// address' }),
         credentialRef: z.string().min(1),
         sessionLimit: z.number().int().min(1).max(64).optional(),
         intervalS: z.number().int().min(1).max(86_400).default(60),
@@ -45,7 +45,13 @@ export async function registerTargets(store: EventStore, file: TargetFile, opera
     await store.append(stream, [
       {
         type: 'NodeRegistered',
-        data: { nodeId: target.nodeId, site: target.site, rack: target.rack, bmc: { protocol: 'redfish', address: target.bmc, credentialRef: target.credentialRef, sessionLimit: target.sessionLimit }, expectedIntervalS: target.intervalS },
+        data: {
+          nodeId: target.nodeId,
+          site: target.site,
+          rack: target.rack,
+          bmc: { protocol: /^ipmi:/i.test(target.bmc) ? 'ipmi' : 'redfish', address: target.bmc, credentialRef: target.credentialRef, sessionLimit: target.sessionLimit },
+          expectedIntervalS: target.intervalS,
+        },
         actor: { kind: 'operator', id: operatorId },
       },
     ]);

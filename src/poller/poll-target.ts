@@ -3,8 +3,13 @@ export interface PollTarget {
   nodeId: string;
   site: string;
   rack: string;
-  /** Redfish base URL of the BMC. */
+  /**
+   * How the BMC is reached: its Redfish base URL (`https://bmc.example`), or for IPMI (RMCP+ over UDP, no Redfish)
+   * `ipmi://host[:port]`.
+   */
   baseUrl: string;
+  /** `redfish` (default) or `ipmi`; SNMP devices (PDUs) are read by their own driver, not polled here. */
+  protocol?: 'redfish' | 'ipmi';
   /** Name of the credential in the credential provider; the secret never enters the log. */
   credentialRef: string;
   /** Configured concurrent-session limit (else the dialect's hint, else 2). */
@@ -27,6 +32,12 @@ export interface Credential {
   endpoints: readonly string[];
 }
 
+/** The poll address of a registered BMC: Redfish addresses as given, IPMI ones as `ipmi://host[:port]`. */
+export function pollAddress(protocol: string, address: string): string {
+  if (protocol !== 'ipmi' || address.startsWith('ipmi://')) return address;
+  return `ipmi://${address.replace(/^[a-z]+:\/\//i, '')}`;
+}
+
 /** Why a credential may not be sent to a BMC address, or null when it may. */
 export function credentialRefusal(credential: Pick<Credential, 'endpoints'>, baseUrl: string, plainHttpAllowed: boolean): string | null {
   let url: URL;
@@ -36,7 +47,8 @@ export function credentialRefusal(credential: Pick<Credential, 'endpoints'>, bas
     return `the BMC address ${JSON.stringify(baseUrl)} is not a URL`;
   }
   if (url.protocol === 'http:' && !plainHttpAllowed) return `plain http to ${url.host}: https is required unless the site allows http`;
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `the BMC address scheme ${url.protocol} is not http(s)`;
+  // IPMI's RMCP+ authenticates and encrypts on its own (lanplus): its addresses are bound like any other.
+  if (url.protocol !== 'http:' && url.protocol !== 'https:' && url.protocol !== 'ipmi:') return `the BMC address scheme ${url.protocol} is not http(s) or ipmi`;
   const origin = `${url.protocol}//${url.host}`.toLowerCase();
   const host = url.hostname.toLowerCase();
   const matches = credential.endpoints.some((pattern) => {

@@ -5,8 +5,8 @@ import { nameUuid, type EventStore, type ProposedEvent } from '../ledger/index.j
 import { DueQueue } from './due-queue.js';
 import { OutcomeRecorder } from './outcome-recorder.js';
 import { defaultPollPolicy, type PollPolicy } from './poll-policy.js';
-import { credentialRefusal, pollWorks, type Credential, type CredentialProvider, type PollTarget, type PollWork } from './poll-target.js';
-import { RedfishVisitor, type Visitor } from './redfish-visitor.js';
+import { credentialRefusal, pollAddress, pollWorks, type Credential, type CredentialProvider, type PollTarget, type PollWork } from './poll-target.js';
+import { ProtocolVisitor, type Visitor } from './redfish-visitor.js';
 import { latchesCredentials, outcomeOfError, retryWithinVisit } from './visit-outcome.js';
 
 export interface PollerOptions {
@@ -137,7 +137,7 @@ export class Poller {
 
   constructor(private readonly options: PollerOptions) {
     this.#policy = { ...defaultPollPolicy, ...options.policy, intervals: { ...defaultPollPolicy.intervals, ...options.policy?.intervals } };
-    this.#visitor = options.visitor ?? new RedfishVisitor();
+    this.#visitor = options.visitor ?? new ProtocolVisitor();
     this.#clock = options.clock ?? Date.now;
     this.#random = options.random ?? Math.random;
     this.#recorder = new OutcomeRecorder(options.store, 20_000, options.maxPendingOutcomes ?? 1_000_000, (message, fields) => options.log?.(message, fields));
@@ -526,9 +526,18 @@ export class Poller {
     switch (event.type) {
       case 'NodeRegistered': {
         const bmc = data.bmc as { protocol: string; address: string; credentialRef: string; sessionLimit?: number };
-        if (bmc.protocol !== 'redfish') return;
+        if (bmc.protocol !== 'redfish' && bmc.protocol !== 'ipmi') return;
         this.addTarget(
-          { nodeId: data.nodeId, site: String(data.site), rack: String(data.rack), baseUrl: bmc.address, credentialRef: bmc.credentialRef, sessionLimit: bmc.sessionLimit, expectedIntervalS: Number(data.expectedIntervalS ?? 60) },
+          {
+            nodeId: data.nodeId,
+            site: String(data.site),
+            rack: String(data.rack),
+            protocol: bmc.protocol,
+            baseUrl: pollAddress(bmc.protocol, bmc.address),
+            credentialRef: bmc.credentialRef,
+            sessionLimit: bmc.sessionLimit,
+            expectedIntervalS: Number(data.expectedIntervalS ?? 60),
+          },
           { spreadFirstVisit: true },
         );
         return;

@@ -1,5 +1,5 @@
 import type { DriverObservation, DriverObservationType } from '../../events/index.js';
-import { RedfishClient, RedfishDriver } from '../drivers/index.js';
+import { IpmiDriver, RedfishClient, RedfishDriver } from '../drivers/index.js';
 import type { Credential, PollTarget, PollWork } from './poll-target.js';
 
 /** What one visit to a BMC produced: one result per kind of work, and the observations read. */
@@ -78,5 +78,75 @@ export class RedfishVisitor implements Visitor {
     } finally {
       await driver.close();
     }
+  }
+}
+
+/**
+ * Visits over IPMI (RMCP+, `ipmitool -I lanplus`), for BMCs without Redfish. Each ipmitool run is one session
+ * that ends with the command, so a visit holds at most one session at a time. The liveness check is one `mc info`;
+ * heavy work reads what the IPMI driver can (identity, power state, health and sensors; IPMI has no firmware
+ * inventory, so firmware work yields nothing and is not an error).
+ */
+export class IpmiVisitor implements Visitor {
+  /** The RMCP+ cipher suite that worked with each BMC: asked for first next time. */
+  readonly #suites = new Map<string, number>();
+
+  constructor(private readonly ipmitool?: string) {}
+
+  async visit(target: PollTarget, credential: Credential, works: readonly PollWork[], options: VisitOptions): Promise<VisitResult> {
+    const started = performance.now();
+    const known = this.#suites.get(target.nodeId);
+    // Suite 17 (SHA-256, AES) first, then 3 (SHA-1, AES), which older BMCs and OpenIPMI offer alone. A BMC that does
+    // not offer a suite says so at once ("invalid authentication algorithm"); only that moves to the next suite, so a
+    // silent BMC costs one deadline, not two. Letting ipmitool negotiate instead costs 10 s on such BMCs.
+    const suites = known !== undefined ? [known] : [17, 3];
+    let lastError: unknown;
+    for (const suite of suites) {
+      try {
+        const observations = await this.#visitWith(target, credential, works, options, suite);
+        this.#suites.set(target.nodeId, suite);
+        return { ok: true, latencyMs: performance.now() - started, observations };
+      } catch (error) {
+        lastError = error;
+        const stderr = (error as { details?: { stderr?: string } }).details?.stderr ?? '';
+        if (!/invalid (authentication|integrity|confidentiality) algorithm|cipher suite/i.test(stderr)) break;
+      }
+    }
+    return { ok: false, latencyMs: performance.now() - started, observations: [], error: lastError };
+  }
+
+  async #visitWith(target: PollTarget, credential: Credential, works: readonly PollWork[], options: VisitOptions, cipherSuite: number): Promise<DriverObservation[]> {
+    const address = new URL(target.baseUrl);
+    const driver = new IpmiDriver({
+      host: address.hostname,
+      ...(address.port ? { port: Number(address.port) } : {}),
+      username: credential.username,
+      password: credential.password,
+      cipherSuite,
+      commandTimeoutMs: options.requestTimeoutMs,
+      ...(this.ipmitool ? { ipmitool: this.ipmitool } : {}),
+    });
+    const heavy = works.filter((w): w is Exclude<PollWork, 'liveness'> => w !== 'liveness');
+    try {
+      if (heavy.length === 0) {
+        await driver.run(['mc', 'info']);
+        return [];
+      }
+      return await driver.observe({ only: heavy.flatMap((w) => observationTypes[w]) });
+    } finally {
+      await driver.close();
+    }
+  }
+}
+
+/** The visitor for a target's protocol: Redfish unless the target says IPMI. */
+export class ProtocolVisitor implements Visitor {
+  constructor(
+    private readonly redfish: Visitor = new RedfishVisitor(),
+    private readonly ipmi: Visitor = new IpmiVisitor(),
+  ) {}
+
+  visit(target: PollTarget, credential: Credential, works: readonly PollWork[], options: VisitOptions): Promise<VisitResult> {
+    return (target.protocol === 'ipmi' ? this.ipmi : this.redfish).visit(target, credential, works, options);
   }
 }
