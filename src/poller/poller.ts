@@ -46,6 +46,8 @@ interface TargetState {
   observationHashes: Map<string, string>;
   maintenanceUntil: number;
   lastContactAt: number | null;
+  /** The ETag of the last liveness answer (sent as `If-None-Match`). */
+  livenessEtag?: string;
 }
 
 export interface PollerStats {
@@ -151,6 +153,8 @@ export class Poller {
   addTarget(target: PollTarget, options: { spreadFirstVisit?: boolean } = {}): void {
     const existing = this.#states.get(target.nodeId);
     if (existing) {
+      // Another BMC answers at another address: what was known of the old one's answers does not apply.
+      if (existing.target.baseUrl !== target.baseUrl) delete existing.livenessEtag;
       existing.target = target;
       return;
     }
@@ -354,13 +358,15 @@ export class Poller {
     this.#visits += 1;
     try {
       const sessionLimit = target.sessionLimit ?? this.#policy.defaultSessionLimit;
-      let result = await this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit });
+      const visitOptions = { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(state.livenessEtag ? { ifNoneMatch: state.livenessEtag } : {}) };
+      let result = await this.#visitor.visit(target, credential, works, visitOptions);
       for (let attempt = 1; !result.ok && attempt <= this.#policy.maxRetries && retryWithinVisit(result.error); attempt += 1) {
         await new Promise((resolve) => setTimeout(resolve, this.#policy.retryBaseMs * 2 ** (attempt - 1) * (0.5 + this.#random())));
-        result = await this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit });
+        result = await this.#visitor.visit(target, credential, works, visitOptions);
       }
       const done = this.#clock();
-      const outcome: PollOutcomeKind = result.ok ? 'success' : outcomeOfError(result.error);
+      const outcome: PollOutcomeKind = result.ok ? (result.notModified ? 'not-modified' : 'success') : outcomeOfError(result.error);
+      if (result.ok && result.etag) state.livenessEtag = result.etag;
       this.#record(target, 'liveness', outcome, result.latencyMs, done);
       if (!this.#states.has(target.nodeId)) return; // decommissioned meanwhile
       if (result.ok) {

@@ -8,6 +8,10 @@ export interface VisitResult {
   latencyMs: number;
   observations: DriverObservation[];
   error?: unknown;
+  /** The liveness check was answered 304 to its `If-None-Match`: a contact, recorded as `not-modified`. */
+  notModified?: boolean;
+  /** The ETag of what the liveness check read, to send next time. */
+  etag?: string;
 }
 
 /** Performs the requests of one visit. The poller guarantees one visit per BMC at a time. */
@@ -21,6 +25,8 @@ export interface VisitOptions {
   /** Everything a heavy visit does, all requests together (logout excepted): a slow BMC cannot hold a slot for hours. */
   visitDeadlineMs: number;
   sessionLimit: number;
+  /** The ETag the last liveness check read: sent as `If-None-Match`, so an unchanged answer costs the BMC no body. */
+  ifNoneMatch?: string;
 }
 
 const observationTypes: Record<Exclude<PollWork, 'liveness'>, DriverObservationType[]> = {
@@ -49,8 +55,8 @@ export class RedfishVisitor implements Visitor {
       });
       try {
         await client.login(); // basic auth: sets the header, opens no session
-        await client.get('/redfish/v1/Systems');
-        return { ok: true, latencyMs: performance.now() - started, observations: [] };
+        const answer = await client.get('/redfish/v1/Systems', options.ifNoneMatch ? { ifNoneMatch: options.ifNoneMatch } : {});
+        return { ok: true, latencyMs: performance.now() - started, observations: [], notModified: answer.status === 304, ...(answer.etag ? { etag: answer.etag } : {}) };
       } catch (error) {
         return { ok: false, latencyMs: performance.now() - started, observations: [], error };
       } finally {

@@ -49,7 +49,10 @@ export interface RedfishClientOptions {
 export interface RedfishResponse {
   status: number;
   url: string;
+  /** The resource; undefined on 304 (not modified since the ETag sent). */
   body: unknown;
+  /** The resource's ETag header, when the BMC sends one. */
+  etag?: string;
 }
 
 /** A counting semaphore: at most `limit` holders at once, FIFO. */
@@ -143,6 +146,7 @@ export class RedfishClient {
     path: string,
     phase: RedfishRequestPhase,
     body?: unknown,
+    extraHeaders: Record<string, string> = {},
   ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string; url: string }> {
     const url = this.resolve(path);
     return this.gate.run(async () => {
@@ -150,7 +154,7 @@ export class RedfishClient {
       const signal = this.options.deadline ? AbortSignal.any([own, this.options.deadline]) : own;
       try {
         if (this.options.deadline?.aborted) throw this.options.deadline.reason;
-        const headers = this.headers();
+        const headers = { ...this.headers(), ...extraHeaders };
         if (body !== undefined) headers['content-type'] = 'application/json';
         const response = await request(url, {
           method,
@@ -285,20 +289,24 @@ export class RedfishClient {
    * GETs a resource and parses it as JSON. A session the BMC forgot (401 NoValidSession) is replaced once:
    * the old one is deleted before the new one is opened, so the client never holds two.
    */
-  async get(path: string): Promise<RedfishResponse> {
-    let answer = await this.send('GET', path, 'read');
+  async get(path: string, options: { ifNoneMatch?: string } = {}): Promise<RedfishResponse> {
+    const conditional: Record<string, string> = options.ifNoneMatch ? { 'if-none-match': options.ifNoneMatch } : {};
+    let answer = await this.send('GET', path, 'read', undefined, conditional);
     if (answer.status === 401 && this.session) {
       await this.logout();
       await this.login();
-      answer = await this.send('GET', path, 'read');
+      answer = await this.send('GET', path, 'read', undefined, conditional);
     }
+    const etag = headerValue(answer.headers.etag);
+    // Not modified since the ETag sent: a contact that cost the BMC no body.
+    if (answer.status === 304 && options.ifNoneMatch) return { status: 304, url: answer.url, body: undefined, ...(etag ? { etag } : { etag: options.ifNoneMatch }) };
     if (answer.status < 200 || answer.status >= 300) {
       // Under basic auth a 401 is the credentials themselves, never an expired session.
       const phase = this.basicAuth ? 'login' : 'read';
       throw normalizeRedfishError({ status: answer.status, bodyText: answer.text, method: 'GET', url: answer.url, phase });
     }
     try {
-      return { status: answer.status, url: answer.url, body: parsedStorable(answer.text) };
+      return { status: answer.status, url: answer.url, body: parsedStorable(answer.text), ...(etag ? { etag } : {}) };
     } catch (error) {
       throw new DriverError('DRIVER_PROTOCOL', `GET ${answer.url} answered invalid JSON`, { status: answer.status, url: answer.url, method: 'GET', cause: String(error).slice(0, 200) });
     }
