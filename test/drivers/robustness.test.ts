@@ -10,6 +10,7 @@ import {
 import { DriverError, RedfishDriver, startMockupServer, type MockupServer } from '../../src/drivers/index.js';
 import { profileMockup } from '../support/profile-mockup.js';
 import { canonicalJson } from '../../src/ledger/index.js';
+import { jsonPlaces } from '../support/json-places.js';
 
 const schemas = {
   NodeInventoryObserved: NodeInventoryObserved.schema,
@@ -31,20 +32,9 @@ type Mutation =
   | { kind: 'status'; status: number }
   | { kind: 'hang' };
 
-/** Every (object, key) pair inside a JSON value, depth first. */
-function fieldsOf(value: unknown, into: Array<{ holder: Record<string, unknown> | unknown[]; key: string | number }> = []) {
-  if (Array.isArray(value)) value.forEach((item, index) => (into.push({ holder: value, key: index }), fieldsOf(item, into)));
-  else if (typeof value === 'object' && value !== null) {
-    for (const [key, item] of Object.entries(value)) {
-      into.push({ holder: value as Record<string, unknown>, key });
-      fieldsOf(item, into);
-    }
-  }
-  return into;
-}
 
 function mutate(body: unknown, mutation: Mutation): unknown {
-  const fields = fieldsOf(body);
+  const fields = jsonPlaces(body);
   const field = 'pick' in mutation && fields.length > 0 ? fields[mutation.pick % fields.length]! : undefined;
   const set = (value: unknown) => {
     if (!field) return;

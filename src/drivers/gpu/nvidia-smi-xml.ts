@@ -3,7 +3,7 @@
  *
  * The XML is nvidia-smi's own, flat and regular (no namespaces, no CDATA, attributes only on `<gpu id=...>`), so a
  * small element reader is enough; it is bounded (depth, size) and anything that is not such a document is a typed
- * `DRIVER_PROTOCOL` error, never an empty or invented GPU. What the captures show (`../shared/fixtures/README.md`):
+ * `DRIVER_PROTOCOL` error, never an empty or invented GPU. What the captures show (the README of the team's captures, under `$FLEET_LEDGER_FIXTURES`):
  * - ECC counters come per memory (`sram_correctable`, `dram_uncorrectable`, Ada and Hopper) or as `single_bit` /
  *   `double_bit` groups with a `total` (Volta and older);
  * - `<remapped_rows>` is a container on GPUs that remap rows and the bare text `N/A` on those that do not;
