@@ -4,7 +4,7 @@
  * accounts out after a few failures, and a poller that retried every path would do it for them.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { RedfishDriver, startMockupServer, type MockupServer, type MockupServerOptions } from '../../src/drivers/index.js';
+import { RedfishClient, RedfishDriver, startMockupServer, type MockupServer, type MockupServerOptions } from '../../src/drivers/index.js';
 import { profileMockup } from '../support/profile-mockup.js';
 
 const standard = '/redfish/v1/SessionService/Sessions';
@@ -68,6 +68,34 @@ describe('login order', () => {
     expect(posts).toEqual(['/redfish/v1/Sessions', standard]);
     expect(server.stats.basicAuthRequests).toBeGreaterThan(0);
     expect(server.stats.sessionsCreated).toBe(0);
+  });
+
+  it('a session that expires is opened again at the path that took it, not at the standard path', async () => {
+    let expired = false;
+    const { server, posts } = await bmc('/redfish/v1/Sessions', {
+      fault: ({ method, path }) => {
+        // The standard path refuses this account; the second read of Systems finds the session gone (NoValidSession).
+        if (method === 'POST' && path === standard) return { kind: 'status', status: 401 };
+        if (method === 'GET' && path === '/redfish/v1/Systems' && posts.length === 1 && !expired) {
+          expired = true;
+          return { kind: 'status', status: 401, body: { error: { '@Message.ExtendedInfo': [{ MessageId: 'Base.1.4.NoValidSession' }] } } };
+        }
+        return undefined;
+      },
+    });
+    const client = new RedfishClient({ baseUrl: server.url, username: 'root', password: 'calvin' });
+    try {
+      await client.login('/redfish/v1/Sessions');
+      const answer = await client.get('/redfish/v1/Systems');
+      expect(answer.status).toBe(200);
+      expect(expired).toBe(true);
+      expect(posts).toEqual(['/redfish/v1/Sessions', '/redfish/v1/Sessions']);
+      expect(client.sessionPath).toBe('/redfish/v1/Sessions');
+    } finally {
+      await client.logout();
+      await client.close();
+    }
+    expect(server.activeSessions()).toBe(0);
   });
 
   it('a session answered as DMTF\'s mockup server answers it (204, no body, Location and X-Auth-Token) is used and closed', async () => {

@@ -13,12 +13,12 @@ import { DriverError, toDriverError } from '../driver-error.js';
 import { normalizeRedfishError, type RedfishRequestPhase } from './redfish-error.js';
 import { storableValue } from '../storable-text.js';
 
+const standardSessionsPath = '/redfish/v1/SessionService/Sessions';
+
 /**
  * A body parsed into what the ledger can store: a NUL or a lone surrogate can reach a string only through a `\u`
  * escape, so the walk that replaces them runs only for the rare body whose text has one.
  */
-const standardSessionsPath = '/redfish/v1/SessionService/Sessions';
-
 function parsedStorable(text: string): unknown {
   const parsed = JSON.parse(text) as unknown;
   return /\\u(?:0000|[dD][89a-fA-F])/.test(text) ? storableValue(parsed) : parsed;
@@ -293,8 +293,10 @@ export class RedfishClient {
     const conditional: Record<string, string> = options.ifNoneMatch ? { 'if-none-match': options.ifNoneMatch } : {};
     let answer = await this.send('GET', path, 'read', undefined, conditional);
     if (answer.status === 401 && this.session) {
+      // The session expired: log in again where the last one was opened (an older iDRAC's advertised path).
+      const where = this.sessionPath;
       await this.logout();
-      await this.login();
+      await this.login(where);
       answer = await this.send('GET', path, 'read', undefined, conditional);
     }
     const etag = headerValue(answer.headers.etag);
