@@ -72,7 +72,9 @@ describe('faults', { timeout: 30_000 }, () => {
   });
 
   it('a firmware update runs as a task and changes the firmware inventory when it completes', async () => {
-    sim = await startSimulator({ scenario: scenario('dell', { firmwareUpdateDuration: '2m', resetDark: '30s' }), clockFactor: 100 });
+    // The reboot's dark window is 5 minutes of simulated time (3 s real at this clock factor): wide enough that a
+    // loaded machine's late timers still land inside it.
+    sim = await startSimulator({ scenario: scenario('dell', { firmwareUpdateDuration: '2m', resetDark: '5m' }), clockFactor: 100 });
     const bmc = sim.bmcs.find((candidate) => candidate.firmware !== '7.10.30.00') ?? sim.bmcs[0]!;
     const catalogue = sim.firmwareCatalogue()[0]!;
     const target = catalogue.revisions.find((revision) => revision.version === '7.10.30.00')!;
@@ -90,10 +92,10 @@ describe('faults', { timeout: 30_000 }, () => {
     expect(halfway['TaskState']).toBe('Running');
     expect(halfway['PercentComplete']).toBeGreaterThanOrEqual(40);
 
-    // At 2 minutes the update completes and the BMC reboots into the new firmware (dark for 30 s)
+    // At 2 minutes the update completes and the BMC reboots into the new firmware (dark for 5 minutes)
     await sim.clock.sleep(62_000);
     expect(await answerWithin(bmc, '/redfish/v1', 50)).toBe('timeout');
-    await sim.clock.sleep(30_000);
+    await sim.clock.sleep(300_000);
     const done = (await call(taskUrl, { headers: { authorization: basic(bmc) } })).body as Json;
     expect(done).toMatchObject({ TaskState: 'Completed', TaskStatus: 'OK', PercentComplete: 100 });
     const manager = (await get(bmc, '/redfish/v1/Managers/iDRAC.Embedded.1')).body as Json;
