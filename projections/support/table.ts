@@ -3,7 +3,13 @@
  * writes batches into it with one statement per batch (`INSERT ... SELECT FROM json_to_recordset(...) ON
  * CONFLICT DO UPDATE`: one parameter whatever the number of rows), which is what keeps a rebuild fast.
  * Every statement goes through kysely builders, so the schema the runner binds (`withSchema`) applies.
+ *
+ * Every projection reads and writes its tables only through `loadRows`, `upsertRows` and `deleteRows`. That is what
+ * lets time travel answer without copying a snapshot (`replay/as-of/materialize.ts`): inside `withTableOverlay`, the
+ * tables the apply writes start empty, and the rows a load or a delete selects are first pulled from a read-only base
+ * (the snapshot) and marked as claimed, so the base's row is never seen again beside the overlay's.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { sql, type Kysely, type Transaction } from 'kysely';
 
 export type ColumnType = 'text' | 'integer' | 'bigint' | 'boolean' | 'timestamptz' | 'json' | 'jsonb' | 'double precision';
@@ -66,6 +72,8 @@ export async function upsertRows(db: Db, spec: TableSpec, rows: readonly Row[]):
     sql`, `,
   );
   const others = columns.filter((column) => !spec.primaryKey.includes(column));
+  // Inside an overlay, the base's version of every row written here is superseded, whatever is done with it later.
+  await claimWritten(db, spec, records);
   await db
     .insertInto(spec.name)
     .columns(columns)
@@ -79,9 +87,87 @@ export async function upsertRows(db: Db, spec: TableSpec, rows: readonly Row[]):
     .execute();
 }
 
+/**
+ * Copy on read: where the overlay is, `schema.<table>` holds only the rows touched so far and `base.<table>` the rest
+ * (read only). `claimedTable(table)` in `schema` holds the primary key of every row the overlay pulled or wrote: the
+ * base's row of such a key is superseded by the overlay's version, or was deleted there, and is never read again.
+ */
+export interface TableOverlay {
+  schema: string;
+  base: string;
+  /** The tables that have a base (the others start empty and stay plain tables). */
+  tables: ReadonlySet<string>;
+}
+
+/** An overlay at work, with the keys it claimed (the claimed tables' rows, kept here to spare statements). */
+interface ActiveOverlay extends TableOverlay {
+  claimed: Map<string, Set<string>>;
+}
+
+const overlays = new AsyncLocalStorage<ActiveOverlay>();
+
+/** Runs `work` with the loads and deletes of `overlay.tables` reading through to `overlay.base` first. */
+export function withTableOverlay<T>(overlay: TableOverlay, work: () => Promise<T>): Promise<T> {
+  return overlays.run({ ...overlay, claimed: new Map([...overlay.tables].map((table) => [table, new Set<string>()])) }, work);
+}
+
+/** The table of an overlay that lists the primary keys of the base rows it pulled. */
+export function claimedTable(table: string): string {
+  return `${table}__claimed`;
+}
+
+function keyOf(spec: TableSpec, row: Row): string {
+  return spec.primaryKey.length === 1 ? String(row[spec.primaryKey[0]!]) : JSON.stringify(spec.primaryKey.map((key) => String(row[key])));
+}
+
+/** Claims the keys of rows written into the overlay that it had not claimed yet (rows written without a load). */
+async function claimWritten(db: Db, spec: TableSpec, records: ReadonlyArray<Record<string, unknown>>): Promise<void> {
+  const overlay = overlays.getStore();
+  const claimed = overlay?.claimed.get(spec.name);
+  if (!overlay || !claimed) return;
+  const fresh = records.filter((record) => !claimed.has(keyOf(spec, record)));
+  if (fresh.length === 0) return;
+  const keys = sql.join(spec.primaryKey.map((key) => sql.id(key)));
+  const definitions = sql.join(spec.primaryKey.map((key) => sql`${sql.id(key)} ${sql.raw(spec.columns[key]!.type)}`));
+  const rows = fresh.map((record) => Object.fromEntries(spec.primaryKey.map((key) => [key, record[key]])));
+  await sql`INSERT INTO ${sql.id(overlay.schema, claimedTable(spec.name))} (${keys})
+    SELECT ${keys} FROM json_to_recordset(${JSON.stringify(rows)}::json) AS r(${definitions}) ON CONFLICT DO NOTHING`.execute(db);
+  for (const record of fresh) claimed.add(keyOf(spec, record));
+}
+
+/**
+ * Pulls into the overlay the base rows whose `column` is one of `values` and whose key was not claimed before, and
+ * claims them. Values of a one-column key already claimed are not asked again.
+ */
+async function pullFromBase(db: Db, spec: TableSpec, column: string, values: readonly unknown[]): Promise<void> {
+  const overlay = overlays.getStore();
+  const claimed = overlay?.claimed.get(spec.name);
+  if (!overlay || !claimed) return;
+  if (!(column in spec.columns)) throw new Error(`${spec.name} has no column ${column}`);
+  const byKey = spec.primaryKey.length === 1 && spec.primaryKey[0] === column;
+  const wanted = byKey ? values.filter((value) => !claimed.has(String(value))) : values;
+  if (wanted.length === 0) return;
+  const columns = Object.keys(spec.columns);
+  const keys = sql.join(spec.primaryKey.map((key) => sql.id(key)));
+  const claimedRef = sql.id(overlay.schema, claimedTable(spec.name));
+  const unclaimed = sql.join(spec.primaryKey.map((key) => sql`c.${sql.id(key)} = b.${sql.id(key)}`), sql` AND `);
+  const pulled = await sql<Row>`
+    WITH candidates AS MATERIALIZED (
+      SELECT ${sql.join(columns.map((c) => sql`b.${sql.id(c)}`))} FROM ${sql.id(overlay.base, spec.name)} b
+       WHERE b.${sql.id(column)} = any(${[...wanted]}) AND NOT EXISTS (SELECT 1 FROM ${claimedRef} c WHERE ${unclaimed})
+    ), copied AS (
+      INSERT INTO ${sql.id(overlay.schema, spec.name)} (${sql.join(columns.map((c) => sql.id(c)))})
+      SELECT ${sql.join(columns.map((c) => sql.id(c)))} FROM candidates
+      ON CONFLICT (${keys}) DO NOTHING
+    )
+    INSERT INTO ${claimedRef} (${keys}) SELECT ${keys} FROM candidates RETURNING ${keys}`.execute(db);
+  for (const row of pulled.rows) claimed.add(keyOf(spec, row));
+}
+
 /** Every row whose `column` is one of `values`. */
 export async function loadRows(db: Db, spec: TableSpec, column: string, values: readonly unknown[]): Promise<Row[]> {
   if (values.length === 0) return [];
+  await pullFromBase(db, spec, column, values);
   return (await db
     .selectFrom(spec.name)
     .selectAll()
@@ -91,6 +177,7 @@ export async function loadRows(db: Db, spec: TableSpec, column: string, values: 
 
 export async function deleteRows(db: Db, spec: TableSpec, column: string, values: readonly unknown[]): Promise<void> {
   if (values.length === 0) return;
+  await pullFromBase(db, spec, column, values);
   await db.deleteFrom(spec.name).where(sql<boolean>`${sql.ref(column)} = any(${[...values]})`).execute();
 }
 

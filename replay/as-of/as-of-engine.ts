@@ -7,10 +7,14 @@
  *   `as_of_snapshot_parts`), every `snapshotEveryEvents` positions of projection progress or every `snapshotEveryMs`,
  *   whichever first; older snapshots are thinned by a retention policy.
  * - A question as of position P materializes only the projections it reads: for each, the newest snapshot at or before
- *   P is cloned into an UNLOGGED view schema (`as_of_view_<engine>_<n>`) and the tail (snapshot, P] is applied through
- *   the projection's own `apply` (read with the store's `readAll`, only the projection's event types), all in one
- *   transaction. The ordinary query functions then answer from that schema, in a READ ONLY transaction whose search
- *   path holds the view alone: nothing asked through time travel can write, or read a live table by accident.
+ *   P is the base, never copied: the tail (snapshot, P] is applied through the projection's own `apply` (read with the
+ *   store's `readAll`, only the projection's event types) to empty UNLOGGED overlay tables (`as_of_view_<engine>_<n>_w`)
+ *   that pull from the snapshot, by key, only the rows the tail loads or deletes; the view schema
+ *   (`as_of_view_<engine>_<n>`) holds one SQL view per table: the overlay's rows and the snapshot's rows the overlay
+ *   did not claim (`materialize.ts`). All of it is one transaction. A question costs its tail and the rows it reads,
+ *   not the size of the read model (copying a 120 MB snapshot per question was most of its time before). The
+ *   ordinary query functions then answer from the view schema, in a READ ONLY transaction whose search path holds the
+ *   view alone: nothing asked through time travel can write, or read a live table by accident.
  * - Views are cached (LRU, default 4); identical concurrent questions share one materialization; a view is dropped on
  *   eviction once its last reader is done, and at stop. Each engine holds a session advisory lock while it lives; a
  *   view schema whose engine holds none (the process died) is dropped by the next engine to start, or by a live one's
@@ -35,11 +39,11 @@ import { AsOfError } from './as-of-error.js';
 import { parsePoint, positionAtOrBefore, recordedAtOf, type AsOfPoint, type PointQuestion } from './as-of-point.js';
 import { dropStale, ensureCatalogue, newEngineKey, viewSchema } from './as-of-storage.js';
 import { EngineLock } from './engine-lock.js';
-import { applyTail, clonePart, completeIndexes, createViewTables, materializeProjection, type MaterializeStats } from './materialize.js';
+import { applyTail, clonePart, completeIndexes, createViewTables, materializeProjection, workSchemaOf, type MaterializeStats } from './materialize.js';
 import { pruneSnapshots, type RetentionPolicy } from './retention.js';
 import { rolloutAsOf, rolloutsAsOf, stepAsOf } from './rollouts-as-of.js';
 import { Snapshotter } from './snapshotter.js';
-import { indexDefinitions, listSnapshots, measureSnapshot, newestPart, recordSnapshot, takeSnapshot, type SnapshotSummary } from './snapshot-store.js';
+import { indexDefinitions, indexSnapshotTables, listSnapshots, measureSnapshot, newestPart, recordSnapshot, takeSnapshot, type SnapshotSummary } from './snapshot-store.js';
 import { asOfTypes } from './timestamp-parser.js';
 import { ViewCache } from './view-cache.js';
 
@@ -130,8 +134,11 @@ export class AsOfEngine {
     this.#lock = new EngineLock(store.connectionString, this.engineKey, this.#options.log);
     this.#cache = new ViewCache(this.#options.cachedViews, {
       nameView: () => viewSchema(this.engineKey, (this.#viewSequence += 1)),
-      createSchema: async (schema) => void (await sql`CREATE SCHEMA ${sql.id(schema)}`.execute(this.#db)),
-      dropSchema: async (schema) => void (await sql`DROP SCHEMA IF EXISTS ${sql.id(schema)} CASCADE`.execute(this.#db)),
+      createSchema: async (schema) => {
+        await sql`CREATE SCHEMA ${sql.id(schema)}`.execute(this.#db);
+        await sql`CREATE SCHEMA ${sql.id(workSchemaOf(schema))}`.execute(this.#db);
+      },
+      dropSchema: async (schema) => void (await sql`DROP SCHEMA IF EXISTS ${sql.id(schema)}, ${sql.id(workSchemaOf(schema))} CASCADE`.execute(this.#db)),
       materialize: (schema, position, name) => this.#materialize(schema, position, name),
       onDropError: (schema, error) => this.#options.log('as-of view not dropped (the first engine to sweep after this one stops will)', { schema, error: String(error) }),
     });
@@ -353,8 +360,9 @@ export class AsOfEngine {
             for (const projection of projections) parts.push({ projection, position: target, indexes: await indexDefinitions(trx, working, projection.tables) });
             const { id, schema, takenAt, recordedAt } = await recordSnapshot(trx, parts, head.position);
             await sql`CREATE SCHEMA ${sql.id(schema)}`.execute(trx);
-            for (const projection of projections) {
-              for (const table of projection.tables) await sql`CREATE TABLE ${sql.id(schema, table)} AS TABLE ${sql.id(working, table)}`.execute(trx);
+            for (const part of parts) {
+              for (const table of part.projection.tables) await sql`CREATE TABLE ${sql.id(schema, table)} AS TABLE ${sql.id(working, table)}`.execute(trx);
+              await indexSnapshotTables(trx, schema, part.indexes);
             }
             const seconds = (performance.now() - started) / 1000;
             const bytes = await measureSnapshot(trx, id, schema, seconds);

@@ -5,10 +5,11 @@
  * - `as_of_snapshots`: one row per snapshot (its schema, when it was taken, the head then, its size and cost);
  * - `as_of_snapshot_parts`: per snapshot, each projection copied, with the version and the checkpoint position its
  *   tables were copied at, and the definitions of the tables' indexes;
- * - `as_of_snapshot_<id>` schemas: the copied tables, without indexes (they are only ever read whole, to clone; a
- *   clone builds its indexes after loading, which is about twice as fast as loading indexed tables);
- * - `as_of_view_<engine>_<n>` schemas: views materialized for questions, UNLOGGED, owned by one engine, which holds
- *   a session advisory lock (`asOfLockSpace`, its engine key) for as long as it lives.
+ * - `as_of_snapshot_<id>` schemas: the copied tables, with the live tables' indexes (built after the rows are in):
+ *   questions read through to them by key and never write them;
+ * - `as_of_view_<engine>_<n>` schemas (SQL views) and their `_w` work schemas (UNLOGGED overlay tables): views
+ *   materialized for questions, owned by one engine, which holds a session advisory lock (`asOfLockSpace`, its engine
+ *   key) for as long as it lives.
  *
  * Garbage is bounded: a snapshot's schema and rows commit in one transaction (a crash leaves neither); a view's tables
  * are built in one transaction (a crash leaves at most its empty schema); and a view schema whose engine holds no lock
@@ -44,7 +45,7 @@ export function viewSchema(engineKey: number, sequence: number): string {
 
 /** The engine key a view schema belongs to, or null for a name that is not a view's. */
 export function engineOfViewSchema(schema: string): number | null {
-  const match = /^as_of_view_([0-9]+)_[0-9]+$/.exec(schema);
+  const match = /^as_of_view_([0-9]+)_[0-9]+(_w)?$/.exec(schema);
   return match ? Number(match[1]) : null;
 }
 

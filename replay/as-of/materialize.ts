@@ -1,15 +1,20 @@
 /**
- * One projection as of a position, in a view schema: its newest snapshot at or before the position cloned into
- * UNLOGGED tables (a view is disposable) with the unique indexes `apply` upserts on, then the tail of the log from the
- * snapshot's position to the one asked applied through the projection's own `apply`, then the other indexes (cheaper
- * built once than maintained through the tail). The result is what the live projection held at that position. All of
- * it is one transaction: a crash or a failure leaves no half-built tables.
+ * One projection as of a position, in a view schema, without copying its snapshot: the tail of the log from the newest
+ * snapshot at or before the position to the one asked is applied through the projection's own `apply` to empty
+ * UNLOGGED overlay tables (a view is disposable) that pull from the snapshot only the rows the tail touches, and each
+ * table of the view is a SQL view of the overlay beside the snapshot's untouched rows (`materializeProjection`). The
+ * result is what the live projection held at that position. All of it is one transaction: a crash or a failure leaves
+ * no half-built tables.
+ *
+ * The backfill of snapshots still clones (`clonePart`): it walks the whole log, touching every row.
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { RecordedEvent } from '../../events/index.js';
 import type { EventStore, Projection } from '../../src/ledger/index.js';
 import { AsOfError } from './as-of-error.js';
-import { newestPart, type IndexDefinition, type SnapshotPart } from './snapshot-store.js';
+import { claimedTable, withTableOverlay } from '../../projections/index.js';
+import { asOfLockSpace } from './as-of-storage.js';
+import { createIndex, indexSnapshotTables, newestPart, type SnapshotPart } from './snapshot-store.js';
 
 export interface MaterializeOptions {
   /** Events read and applied at a time (bounded memory: a poll-outcome batch holds a thousand outcomes). */
@@ -28,14 +33,6 @@ export interface MaterializeStats {
   tailEvents: number;
   cloneMs: number;
   tailMs: number;
-}
-
-/** Only plain column indexes are rebuilt from the catalogue (what `createTable` makes); anything else is refused. */
-const plainIndex = /^[a-z]+ \(("?[A-Za-z0-9_]+"?)(, "?[A-Za-z0-9_]+"?)*\)$/;
-
-async function createIndex(trx: Kysely<any>, schema: string, index: IndexDefinition): Promise<void> {
-  if (!plainIndex.test(index.using)) throw new Error(`index ${index.name} of ${index.table} is not a plain column index (${index.using}); it cannot be rebuilt in a view`);
-  await sql`CREATE ${sql.raw(index.unique ? 'UNIQUE ' : '')}INDEX ${sql.id(index.name)} ON ${sql.id(schema, index.table)} USING ${sql.raw(index.using)}`.execute(trx);
 }
 
 /**
@@ -96,29 +93,61 @@ export async function applyTail(trx: Transaction<any>, store: EventStore, projec
   return applied;
 }
 
-/** Builds `projection` as of `position` in `schema` (which exists), in one transaction of `db`. */
+/**
+ * Makes sure a snapshot part's tables carry their indexes (snapshots taken before views read through to them were
+ * stored without): built once, kept with the snapshot. Serialized per snapshot across processes.
+ */
+export async function ensureBaseIndexes(db: Kysely<any>, part: SnapshotPart): Promise<void> {
+  const present = await sql<{ name: string }>`
+    SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ${part.schema} AND c.relkind = 'i'`.execute(db);
+  const have = new Set(present.rows.map((row) => row.name));
+  if (part.indexes.every((index) => have.has(index.name))) return;
+  await db.transaction().execute(async (trx) => {
+    await sql`SELECT pg_advisory_xact_lock(${asOfLockSpace + 1}, ${part.snapshotId})`.execute(trx);
+    await indexSnapshotTables(trx, part.schema, part.indexes);
+  });
+}
+
+/** The work schema of a view: the overlay tables an apply writes, and the keys of the base rows they superseded. */
+export function workSchemaOf(schema: string): string {
+  return `${schema}_w`;
+}
+
+/**
+ * Builds `projection` as of `position` in `schema` (which exists, with its work schema), in one transaction of `db`,
+ * without copying the snapshot: the view reads through to it.
+ * - The newest snapshot part at or before `position` is the base (kept: a snapshot is only ever read).
+ * - The tail (part, position] is applied through the projection's own `apply` to empty overlay tables in the work
+ *   schema (`withTableOverlay`): a load or a delete first pulls the base rows it selects, so `apply` sees exactly the
+ *   rows the live table held, and each pulled row's key is claimed.
+ * - Each table of the view is then a SQL view: the overlay's rows, and the base's rows that no overlay row supersedes
+ *   and that were not claimed.
+ * What a question costs is the tail it applies and the rows it reads, not the size of the read model.
+ */
 export async function materializeProjection(db: Kysely<any>, store: EventStore, projection: Projection, schema: string, position: number, options: MaterializeOptions): Promise<MaterializeStats> {
+  const work = workSchemaOf(schema);
+  let part: SnapshotPart | null = null;
+  if (options.useSnapshots) {
+    part = await newestPart(db, projection, position);
+    if (part) await ensureBaseIndexes(db, part);
+  }
   return db.transaction().execute(async (trx) => {
     const started = performance.now();
-    let part: SnapshotPart | null = null;
-    if (options.useSnapshots) {
-      // The snapshot row is locked against pruning until this transaction ends; if it went meanwhile, take the next.
-      for (let attempt = 0; attempt < 3; attempt += 1) {
-        part = await newestPart(trx, projection, position);
-        if (!part) break;
-        const held = await sql`SELECT 1 FROM as_of_snapshots WHERE id = ${part.snapshotId} FOR SHARE`.execute(trx);
-        if (held.rows.length === 1) break;
-        part = null;
-      }
+    if (part) {
+      // The snapshot is locked against pruning while this view is built; if it went meanwhile, take the next.
+      const held = await sql`SELECT 1 FROM as_of_snapshots WHERE id = ${part.snapshotId} FOR SHARE`.execute(trx);
+      if (held.rows.length === 0) part = null;
     }
-    if (part) await clonePart(trx, part, schema);
-    else await createViewTables(trx, projection, schema);
-    // `apply` is bound to the view by `withSchema`; with the view alone on the search path, SQL that names a table
+    await createViewTables(trx, projection, work);
+    if (part) for (const table of projection.tables) await createClaimedTable(trx, work, part.schema, table);
+    // `apply` is bound to the work schema by `withSchema`; with it alone on the search path, SQL that names a table
     // without a schema cannot reach a live table either.
-    await sql`SET LOCAL search_path TO ${sql.id(schema)}`.execute(trx);
+    await sql`SET LOCAL search_path TO ${sql.id(work)}`.execute(trx);
     const cloned = performance.now();
-    const tailEvents = await applyTail(trx, store, projection, schema, (part?.position ?? 0) + 1, position, options.pageSize);
-    if (part) await completeIndexes(trx, part, schema);
+    const from = (part?.position ?? 0) + 1;
+    const tail = (): Promise<number> => applyTail(trx, store, projection, work, from, position, options.pageSize);
+    const tailEvents = part ? await withTableOverlay({ schema: work, base: part.schema, tables: new Set(projection.tables) }, tail) : await tail();
+    for (const table of projection.tables) await createReadView(trx, schema, work, part?.schema ?? null, table);
     return {
       projection: projection.name,
       position,
@@ -129,4 +158,41 @@ export async function materializeProjection(db: Kysely<any>, store: EventStore, 
       tailMs: performance.now() - cloned,
     };
   });
+}
+
+async function primaryKeyOf(trx: Kysely<any>, schema: string, table: string): Promise<string[]> {
+  const rows = await sql<{ name: string }>`
+    SELECT a.attname AS name FROM pg_index i
+      JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+     WHERE i.indrelid = (quote_ident(${schema}) || '.' || quote_ident(${table}))::regclass AND i.indisprimary
+     ORDER BY array_position(i.indkey::int2[], a.attnum)`.execute(trx);
+  if (rows.rows.length === 0) throw new Error(`${schema}.${table} has no primary key; a view cannot read through to a snapshot without one`);
+  return rows.rows.map((row) => row.name);
+}
+
+/** The table of `work` that records the primary keys of the rows pulled from `base.table` (its key is theirs). */
+export async function createClaimedTable(trx: Kysely<any>, work: string, base: string, table: string): Promise<void> {
+  const keys = sql.join((await primaryKeyOf(trx, work, table)).map((key) => sql.id(key)));
+  await sql`CREATE UNLOGGED TABLE ${sql.id(work, claimedTable(table))} AS SELECT ${keys} FROM ${sql.id(base, table)} WITH NO DATA`.execute(trx);
+  await sql`ALTER TABLE ${sql.id(work, claimedTable(table))} ADD PRIMARY KEY (${keys})`.execute(trx);
+}
+
+/** `schema.table` as the overlay's rows beside the base's rows whose key the overlay did not claim. */
+export async function createReadView(trx: Kysely<any>, schema: string, work: string, base: string | null, table: string): Promise<void> {
+  const columns = (
+    await sql<{ name: string }>`
+      SELECT attname AS name FROM pg_attribute WHERE attrelid = (quote_ident(${work}) || '.' || quote_ident(${table}))::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`.execute(trx)
+  ).rows.map((row) => row.name);
+  const list = sql.join(columns.map((column) => sql.id(column)));
+  if (!base) {
+    await sql`CREATE VIEW ${sql.id(schema, table)} AS SELECT ${list} FROM ${sql.id(work, table)}`.execute(trx);
+    return;
+  }
+  const keys = await primaryKeyOf(trx, work, table);
+  await sql`
+    CREATE VIEW ${sql.id(schema, table)} AS
+      SELECT ${list} FROM ${sql.id(work, table)}
+      UNION ALL
+      SELECT ${sql.join(columns.map((column) => sql`b.${sql.id(column)}`))} FROM ${sql.id(base, table)} b
+       WHERE NOT EXISTS (SELECT 1 FROM ${sql.id(work, claimedTable(table))} c WHERE ${sql.join(keys.map((key) => sql`c.${sql.id(key)} = b.${sql.id(key)}`), sql` AND `)})`.execute(trx);
 }

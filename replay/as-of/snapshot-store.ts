@@ -70,6 +70,22 @@ export async function indexDefinitions(db: Kysely<any>, schema: string, tables: 
   });
 }
 
+/** Only plain column indexes are rebuilt from the catalogue (what `createTable` makes); anything else is refused. */
+const plainIndex = /^[a-z]+ \(("?[A-Za-z0-9_]+"?)(, "?[A-Za-z0-9_]+"?)*\)$/;
+
+export async function createIndex(trx: Kysely<any>, schema: string, index: IndexDefinition): Promise<void> {
+  if (!plainIndex.test(index.using)) throw new Error(`index ${index.name} of ${index.table} is not a plain column index (${index.using}); it cannot be rebuilt in a view`);
+  await sql`CREATE ${sql.raw(index.unique ? 'UNIQUE ' : '')}INDEX ${sql.id(index.name)} ON ${sql.id(schema, index.table)} USING ${sql.raw(index.using)}`.execute(trx);
+}
+
+/** Builds in `schema` every index of `indexes` it lacks (a snapshot's tables, after their rows are in). */
+export async function indexSnapshotTables(trx: Kysely<any>, schema: string, indexes: readonly IndexDefinition[]): Promise<void> {
+  const present = await sql<{ name: string }>`
+    SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ${schema} AND c.relkind = 'i'`.execute(trx);
+  const have = new Set(present.rows.map((row) => row.name));
+  for (const index of indexes) if (!have.has(index.name)) await createIndex(trx, schema, index);
+}
+
 async function schemaBytes(db: Kysely<any>, schema: string): Promise<number> {
   const rows = await sql<{ bytes: string | number | null }>`
     SELECT sum(pg_total_relation_size(c.oid)) AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -115,7 +131,10 @@ export async function takeSnapshot(db: Kysely<any>, projections: readonly Projec
       for (const projection of runnable) {
         for (const table of projection.tables) await sql`CREATE TABLE ${sql.id(schema, table)} AS TABLE ${sql.id('public', table)}`.execute(trx);
         const position = Number(byName.get(projection.name)!.position);
-        await insertPart(trx, id, projection, position, await indexDefinitions(trx, 'public', projection.tables));
+        const indexes = await indexDefinitions(trx, 'public', projection.tables);
+        // Indexed once here, after the rows are in: the views of time travel read through to these tables by key.
+        await indexSnapshotTables(trx, schema, indexes);
+        await insertPart(trx, id, projection, position, indexes);
         parts.push({ projection: projection.name, version: projection.version, position });
       }
       const seconds = (performance.now() - started) / 1000;
