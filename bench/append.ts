@@ -1,13 +1,16 @@
 /**
  * Append throughput and latency: fleet-ledger against @event-driven-io/emmett-postgresql on the same
- * PostgreSQL, identical ~300-byte payloads to distinct streams. One JSON object per scenario and line.
+ * PostgreSQL, identical ~300-byte payloads to distinct streams. One JSON object per scenario and line. The batch1000
+ * line also carries `raw`: the same rows, hashed beforehand, inserted by a plain set-based INSERT (the floor).
  *
  *   npm run bench:append -- --json [--seconds 5]
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { getPostgreSQLEventStore } from '@event-driven-io/emmett-postgresql';
-import { EventStore } from '../src/ledger/index.js';
+import pg from 'pg';
+import { canonicalJson, chainHash, EventStore, genesisHash } from '../src/ledger/index.js';
+import { canonicalEvent } from '../src/ledger/event-row.js';
 import { benchPostgres, percentile, round } from './support/bench-database.js';
 
 const { values } = parseArgs({ options: { json: { type: 'boolean' }, seconds: { type: 'string', default: '5' } } });
@@ -66,6 +69,61 @@ async function measure(appender: Appender, callers: number, perAppend: number): 
   return { eps: events / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
 }
 
+/**
+ * PostgreSQL itself, the floor under any append path: the same rows as `store.append` writes them (same table, same
+ * indexes and triggers), chained and hashed beforehand, inserted `perBatch` at a time by one plain
+ * `INSERT ... SELECT FROM unnest(...)` in a transaction of their own, for `seconds`.
+ */
+async function measureRaw(url: string, perBatch: number): Promise<{ eps: number; p50: number }> {
+  const schema = await EventStore.open({ connectionString: url, poolSize: 1 });
+  await schema.close();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const batches = Math.ceil(seconds * 60); // more than this machine can insert in `seconds` (60,000 rows/s)
+  const recordedAt = new Date();
+  let prev = genesisHash;
+  let position = 0;
+  const prepared = Array.from({ length: batches }, (_, b) => {
+    const rows = { position: [] as number[], id: [] as string[], stream: [] as string[], version: [] as number[], actor: [] as string[], data: [] as string[], prev: [] as Buffer[], hash: [] as Buffer[] };
+    for (let k = 0; k < perBatch; k += 1) {
+      position += 1;
+      const row = { position, eventId: randomUUID(), stream: `node-raw-${b}`, streamVersion: k + 1, type: 'NodeCordoned', schemaVersion: 1, recordedAt, observedAt: null, actor, correlationId: null, causationId: null, data: payload(position) };
+      const hash = chainHash(prev, canonicalEvent(row));
+      rows.position.push(position);
+      rows.id.push(row.eventId);
+      rows.stream.push(row.stream);
+      rows.version.push(row.streamVersion);
+      rows.actor.push(canonicalJson(actor));
+      rows.data.push(canonicalJson(row.data));
+      rows.prev.push(Buffer.from(prev, 'hex'));
+      rows.hash.push(Buffer.from(hash, 'hex'));
+      prev = hash;
+    }
+    return rows;
+  });
+  const latencies: number[] = [];
+  let events = 0;
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  for (const rows of prepared) {
+    if (performance.now() >= deadline) break;
+    const t0 = performance.now();
+    await client.query('BEGIN');
+    await client.query(
+      `INSERT INTO ledger_events (position, event_id, stream, stream_version, type, schema_version, recorded_at, observed_at, actor, correlation_id, causation_id, data, prev_hash, hash)
+       SELECT p, i, s, v, 'NodeCordoned', 1, $9, NULL, a::jsonb, NULL, NULL, d::jsonb, ph, h FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::int[], $5::text[], $6::text[], $7::bytea[], $8::bytea[]) AS u(p, i, s, v, a, d, ph, h)`,
+      [rows.position, rows.id, rows.stream, rows.version, rows.actor, rows.data, rows.prev, rows.hash, recordedAt],
+    );
+    await client.query('COMMIT');
+    latencies.push(performance.now() - t0);
+    events += perBatch;
+  }
+  const elapsed = (performance.now() - started) / 1000;
+  await client.end();
+  latencies.sort((a, b) => a - b);
+  return { eps: events / elapsed, p50: percentile(latencies, 50) };
+}
+
 const postgres = await benchPostgres();
 const ours = await oursAppender(await postgres.freshDatabase());
 const peer = await peerAppender(await postgres.freshDatabase());
@@ -96,7 +154,19 @@ for (const [scenario, callers, perAppend] of scenarios) {
 }
 const batch = await measure(ours, 1, 1000);
 const peerBatch = await measure(peer, 1, 1000);
-lines.push({ scenario: 'batch1000', backend: postgres.kind, ours_eps: Math.round(batch.eps), peer_eps: Math.round(peerBatch.eps), ratio: round(batch.eps / peerBatch.eps), ours_p50_ms: round(batch.p50), ours_p99_ms: round(batch.p99) });
+const raw = await measureRaw(await postgres.freshDatabase(), 1000);
+lines.push({
+  scenario: 'batch1000',
+  backend: postgres.kind,
+  ours_eps: Math.round(batch.eps),
+  peer_eps: Math.round(peerBatch.eps),
+  ratio: round(batch.eps / peerBatch.eps),
+  raw_eps: Math.round(raw.eps),
+  ratio_to_raw: round(batch.eps / raw.eps),
+  ours_p50_ms: round(batch.p50),
+  ours_p99_ms: round(batch.p99),
+  raw_p50_ms: round(raw.p50),
+});
 
 for (const line of lines) process.stdout.write(values.json ? `${JSON.stringify(line)}\n` : `${Object.entries(line).map(([k, v]) => `${k}=${v}`).join(' ')}\n`);
 await ours.close();

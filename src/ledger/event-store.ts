@@ -7,10 +7,10 @@ import { chainHash, genesisHash } from './canonical-json.js';
 import type { LedgerDatabase, LedgerEventsTable } from './database.js';
 import { canonicalEvent, recordedEvent, storedEvent, type EventRow } from './event-row.js';
 import { LedgerError, isLedgerError } from './ledger-error.js';
-import { arrayLiteral, literal } from './sql-literal.js';
+import { arrayLiteral } from './sql-literal.js';
 import { migrateToLatest } from './migrations/index.js';
 import { boundedConnection, type ConnectionBounds } from './connection-bounds.js';
-import { contentDigest, prepareAppend, type PreparedEvent } from './prepare-append.js';
+import { canonicalObjectOf, contentDigest, prepareAppend, type PreparedEvent } from './prepare-append.js';
 import { StorageReserve, isDiskFullError } from './storage-reserve.js';
 
 /** An ordered, limited page of the log, before a byte bound is put on it. */
@@ -176,22 +176,55 @@ function isStatementError(error: unknown): boolean {
   return typeof candidate?.code === 'string' && /^[0-9A-Z]{5}$/.test(candidate.code) && typeof candidate.severity === 'string';
 }
 
-function writeStatements(rows: EventRow[], touched: Map<string, { version: number; lastPosition: number }>, position: number, headHash: string, recordedAt: Date): string {
-  const at = literal(recordedAt);
-  const values = rows
-    .map(
-      (r) =>
-        `(${r.position},${literal(r.event_id)},${literal(r.stream)},${r.stream_version},${literal(r.type)},${r.schema_version},${at},${literal(r.observed_at)},` +
-        `${literal(JSON.stringify(r.actor))},${literal(r.correlation_id)},${literal(r.causation_id)},${literal(JSON.stringify(r.data))},` +
-        `'\\x${r.prev_hash.toString('hex')}','\\x${r.hash.toString('hex')}')`,
-    )
-    .join(',');
-  const streams = [...touched.entries()].map(([stream, t]) => `(${literal(stream)},${t.version},${t.lastPosition},${at},${at})`).join(',');
-  return `INSERT INTO ledger_events (position, event_id, stream, stream_version, type, schema_version, recorded_at, observed_at, actor, correlation_id, causation_id, data, prev_hash, hash) VALUES ${values};
-    INSERT INTO ledger_streams (stream, version, last_position, created_at, updated_at) VALUES ${streams}
-      ON CONFLICT (stream) DO UPDATE SET version = EXCLUDED.version, last_position = EXCLUDED.last_position, updated_at = EXCLUDED.updated_at;
-    UPDATE ledger_head SET position = ${position}, hash = '\\x${headHash}', recorded_at = ${at};
-    SELECT pg_notify('${APPENDED_CHANNEL}', '${position}')`;
+/** The columns of one group commit's new rows, as the arrays its one INSERT unnests. */
+interface WriteColumns {
+  position: number[];
+  eventId: string[];
+  stream: string[];
+  version: number[];
+  type: string[];
+  schemaVersion: number[];
+  observedAt: Array<string | null>;
+  actor: string[];
+  correlationId: Array<string | null>;
+  causationId: Array<string | null>;
+  data: string[];
+  prevHash: Buffer[];
+  hash: Buffer[];
+}
+
+function emptyColumns(): WriteColumns {
+  return { position: [], eventId: [], stream: [], version: [], type: [], schemaVersion: [], observedAt: [], actor: [], correlationId: [], causationId: [], data: [], prevHash: [], hash: [] };
+}
+
+/**
+ * One parameterised statement that writes a group commit: the rows (unnested from one array per column: no SQL text
+ * grows with the batch, and nothing in it is escaped by hand), the streams' versions, the head, and the NOTIFY.
+ * Data-modifying CTEs all run, to completion, whether or not the final SELECT reads them.
+ */
+function writeStatement(columns: WriteColumns, touched: Map<string, { version: number; lastPosition: number }>, position: number, headHash: string, recordedAt: Date): { text: string; values: unknown[] } {
+  const streams = [...touched.entries()];
+  return {
+    text: `WITH written AS (
+        INSERT INTO ledger_events (position, event_id, stream, stream_version, type, schema_version, recorded_at, observed_at, actor, correlation_id, causation_id, data, prev_hash, hash)
+        SELECT p, i, s, v, t, sv, $7::timestamptz, o, a::jsonb, c, ca, d::jsonb, ph, h
+          FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::int[], $5::text[], $6::int[], $8::timestamptz[], $9::text[], $10::text[], $11::text[], $12::text[], $13::bytea[], $14::bytea[])
+            AS u(p, i, s, v, t, sv, o, a, c, ca, d, ph, h)
+      ), versions AS (
+        INSERT INTO ledger_streams (stream, version, last_position, created_at, updated_at)
+        SELECT s, v, l, $7::timestamptz, $7::timestamptz FROM unnest($15::text[], $16::int[], $17::bigint[]) AS u(s, v, l)
+        ON CONFLICT (stream) DO UPDATE SET version = EXCLUDED.version, last_position = EXCLUDED.last_position, updated_at = EXCLUDED.updated_at
+      ), head AS (
+        UPDATE ledger_head SET position = $18::bigint, hash = $19::bytea, recorded_at = $7::timestamptz
+      )
+      SELECT pg_notify('${APPENDED_CHANNEL}', $20::text)`,
+    values: [
+      columns.position, columns.eventId, columns.stream, columns.version, columns.type, columns.schemaVersion, recordedAt.toISOString(), columns.observedAt,
+      columns.actor, columns.correlationId, columns.causationId, columns.data, columns.prevHash, columns.hash,
+      streams.map(([stream]) => stream), streams.map(([, t]) => t.version), streams.map(([, t]) => t.lastPosition),
+      position, Buffer.from(headHash, 'hex'), String(position),
+    ],
+  };
 }
 
 function escapeLike(prefix: string): string {
@@ -328,7 +361,7 @@ export class EventStore {
   }
 
   /**
-   * One group-commit transaction in two round trips (see the comments inline). The lock is taken in its
+   * One group-commit transaction in three round trips (see the comments inline). The lock is taken in its
    * own statement so the read that follows sees every earlier commit (READ COMMITTED takes its snapshot
    * per statement); positions and hashes are computed here, under the lock, in batch order.
    */
@@ -367,7 +400,8 @@ export class EventStore {
       const headTime = new Date(headRow.recorded_at);
       // The ledger clock never runs backwards along the log, so time-travel queries by instant are sound.
       const recordedAt = now.getTime() >= headTime.getTime() ? now : headTime;
-      const rows: EventRow[] = [];
+      const columns = emptyColumns();
+      const recordedAtText = JSON.stringify(recordedAt.toISOString());
       const touched = new Map<string, { version: number; lastPosition: number }>();
 
       for (const pending of batch) {
@@ -391,24 +425,35 @@ export class EventStore {
           for (const event of pending.events) {
             position += 1;
             version += 1;
-            const canonical = canonicalEvent({ ...event, position, stream: pending.stream, streamVersion: version, recordedAt });
+            // canonicalEvent's text, assembled from the parts prepared (and canonicalized) before the lock.
+            const canonical = canonicalObjectOf([
+              ['position', String(position)],
+              ['eventId', JSON.stringify(event.eventId)],
+              ['stream', JSON.stringify(pending.stream)],
+              ['streamVersion', String(version)],
+              ['type', JSON.stringify(event.type)],
+              ['schemaVersion', String(event.schemaVersion)],
+              ['recordedAt', recordedAtText],
+              ['observedAt', event.observedAt === null ? 'null' : JSON.stringify(event.observedAt.toISOString())],
+              ['actor', event.canonicalActor],
+              ['correlationId', JSON.stringify(event.correlationId)],
+              ['causationId', JSON.stringify(event.causationId)],
+              ['data', event.canonicalData],
+            ]);
             const hash = chainHash(prevHash, canonical);
-            rows.push({
-              position,
-              event_id: event.eventId,
-              stream: pending.stream,
-              stream_version: version,
-              type: event.type,
-              schema_version: event.schemaVersion,
-              recorded_at: recordedAt,
-              observed_at: event.observedAt,
-              actor: event.actor,
-              correlation_id: event.correlationId,
-              causation_id: event.causationId,
-              data: event.data,
-              prev_hash: Buffer.from(prevHash, 'hex'),
-              hash: Buffer.from(hash, 'hex'),
-            });
+            columns.position.push(position);
+            columns.eventId.push(event.eventId);
+            columns.stream.push(pending.stream);
+            columns.version.push(version);
+            columns.type.push(event.type);
+            columns.schemaVersion.push(event.schemaVersion);
+            columns.observedAt.push(event.observedAt === null ? null : event.observedAt.toISOString());
+            columns.actor.push(event.canonicalActor);
+            columns.correlationId.push(event.correlationId);
+            columns.causationId.push(event.causationId);
+            columns.data.push(event.canonicalData);
+            columns.prevHash.push(Buffer.from(prevHash, 'hex'));
+            columns.hash.push(Buffer.from(hash, 'hex'));
             known.set(event.eventId, { stream: pending.stream, position, streamVersion: version, digest: event.contentDigest });
             positions.push(position);
             prevHash = hash;
@@ -420,9 +465,13 @@ export class EventStore {
           settled.push({ ok: false, error });
         }
       }
-      // Round trip 2: rows, stream versions, head, NOTIFY and COMMIT in one message.
-      written = rows.map((row) => row.event_id);
-      await client.query(rows.length > 0 ? `${writeStatements(rows, touched, position, prevHash, recordedAt)}; COMMIT` : 'COMMIT');
+      // Round trip 2: rows, stream versions, head and NOTIFY in one parameterised statement; round trip 3: COMMIT.
+      written = columns.eventId;
+      if (written.length > 0) {
+        const statement = writeStatement(columns, touched, position, prevHash, recordedAt);
+        await client.query(statement.text, statement.values);
+      }
+      await client.query('COMMIT');
     } catch (error) {
       await client?.query('ROLLBACK').catch(() => undefined);
       // Once COMMIT may have been sent, the outcome is asked of the database, never guessed: a lost connection

@@ -15,10 +15,21 @@ export interface PreparedEvent {
   causationId: string | null;
   /** Digest of everything the caller supplied; equal digests mean a retry of the same event. */
   contentDigest: string;
+  /** The canonical JSON of `data` and of `actor`, computed once: hashed into the chain and stored as given. */
+  canonicalData: string;
+  canonicalActor: string;
+}
+
+/**
+ * The canonical JSON of an object whose members are given already canonical, in any order: what `canonicalJson`
+ * gives for the object of those values (keys sorted; the keys here are plain ASCII names).
+ */
+export function canonicalObjectOf(members: ReadonlyArray<readonly [string, string]>): string {
+  return `{${[...members].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, text]) => `"${key}":${text}`).join(',')}}`;
 }
 
 /** The caller-supplied content of an event, as hashed for idempotency (no position, version or ledger time). */
-export function contentDigest(stream: string, event: Omit<PreparedEvent, 'contentDigest' | 'eventId'>): string {
+export function contentDigest(stream: string, event: Omit<PreparedEvent, 'contentDigest' | 'eventId' | 'canonicalData' | 'canonicalActor'>): string {
   return sha256Hex(
     canonicalJson({
       stream,
@@ -109,12 +120,28 @@ export function prepareAppend(stream: string, events: readonly ProposedEvent[], 
       causationId: event.causationId ?? null,
     };
     let digest: string;
+    let canonicalData: string;
+    let canonicalActor: string;
     try {
-      digest = contentDigest(stream, prepared);
+      canonicalData = canonicalJson(prepared.data, 'data');
+      canonicalActor = canonicalJson(prepared.actor, 'actor');
+      // What `contentDigest` computes, from the parts already canonical (data is most of the work).
+      digest = sha256Hex(
+        canonicalObjectOf([
+          ['stream', canonicalJson(stream)],
+          ['type', canonicalJson(prepared.type)],
+          ['schemaVersion', canonicalJson(prepared.schemaVersion)],
+          ['data', canonicalData],
+          ['observedAt', canonicalJson(prepared.observedAt)],
+          ['actor', canonicalActor],
+          ['correlationId', canonicalJson(prepared.correlationId, 'correlationId')],
+          ['causationId', canonicalJson(prepared.causationId, 'causationId')],
+        ]),
+      );
     } catch (error) {
       if (error instanceof UnrepresentableValueError) throw invalid(error.path, error.message);
       throw error;
     }
-    return { ...prepared, eventId: eventId.toLowerCase(), contentDigest: digest };
+    return { ...prepared, eventId: eventId.toLowerCase(), contentDigest: digest, canonicalData, canonicalActor };
   });
 }

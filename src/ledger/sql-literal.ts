@@ -1,8 +1,8 @@
 /**
- * SQL literals for the append path, which sends each group commit as two simple-protocol round trips
- * (several statements per message). Safe because every append transaction first sets
- * `standard_conforming_strings = on` (backslashes are plain characters; only quotes need doubling) and
- * NUL characters are refused before any event reaches SQL.
+ * SQL literals for the first round trip of the append path (begin, lock, and the reads under the lock, several
+ * statements in one simple-protocol message; the rows themselves travel as parameters). Safe because every append
+ * transaction first sets `standard_conforming_strings = on` (backslashes are plain characters; only quotes need
+ * doubling) and NUL characters are refused before any event reaches SQL.
  */
 export function literal(value: string | number | Date | null): string {
   if (value === null) return 'NULL';

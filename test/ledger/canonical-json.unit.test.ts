@@ -4,7 +4,11 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineEvent, EventCatalogue } from '../../events/index.js';
 import { canonicalJson } from '../../src/ledger/index.js';
+import { canonicalEvent } from '../../src/ledger/event-row.js';
+import { canonicalObjectOf, contentDigest, prepareAppend } from '../../src/ledger/prepare-append.js';
 
 /** A JSON value, with some of its arrays made sparse and some of its members wrapped in an object with toJSON. */
 const awkwardValue = fc.letrec<{ value: unknown }>((tie) => ({
@@ -38,5 +42,44 @@ describe('canonical JSON hashes what is stored', () => {
     expect(canonicalJson({ a: [1, , 3] })).toBe('{"a":[1,null,3]}');
     expect(canonicalJson({ u: new URL('https://bmc.example/redfish/v1') })).toBe('{"u":"https://bmc.example/redfish/v1"}');
     expect(() => canonicalJson({ at: new Date(Number.NaN) })).toThrow(/invalid Date/);
+  });
+});
+
+describe('the append path hashes what the reference functions define', () => {
+  const catalogue = new EventCatalogue([defineEvent({ family: 'system', type: 'Anything', description: 'any value', schema: z.object({ value: z.unknown() }) })]);
+  const actor = fc.oneof(
+    fc.record({ kind: fc.constant('operator' as const), id: fc.string({ minLength: 1, maxLength: 20 }).filter((s) => s.trim().length > 0 && !s.includes('\u0000')) }),
+    fc.record({ kind: fc.constant('system' as const), id: fc.constantFrom('poller', 'liveness') }),
+  );
+  const optionalId = fc.option(fc.string({ minLength: 1, maxLength: 30 }).filter((s) => !/[\u0000\ud800-\udfff]/.test(s)), { nil: undefined });
+
+  it('for any event, the digest and the chain text assembled from prepared parts equal contentDigest and canonicalEvent', () => {
+    fc.assert(
+      fc.property(
+        awkwardValue.filter((value) => { try { canonicalJson(value); return true; } catch { return false; } }),
+        actor,
+        fc.option(fc.date({ min: new Date('1971-01-01'), max: new Date('9999-01-01'), noInvalidDate: true }), { nil: undefined }),
+        optionalId,
+        optionalId,
+        fc.integer({ min: 1, max: 2 ** 40 }),
+        fc.integer({ min: 1, max: 2 ** 30 }),
+        (value, who, observedAt, correlationId, causationId, position, streamVersion) => {
+          const [event] = prepareAppend('node-n1', [{ type: 'Anything', data: { value }, actor: who, observedAt, correlationId, causationId }], catalogue, () => Date.now());
+          const { canonicalData, canonicalActor, contentDigest: digest, eventId, ...content } = event!;
+          expect(digest).toBe(contentDigest('node-n1', content));
+          expect(canonicalData).toBe(canonicalJson(content.data));
+          expect(canonicalActor).toBe(canonicalJson(content.actor));
+          const recordedAt = new Date(1_796_000_000_000 + position);
+          const reference = canonicalEvent({ ...content, eventId, position, stream: 'node-n1', streamVersion, recordedAt });
+          const assembled = canonicalObjectOf([
+            ['position', String(position)], ['eventId', JSON.stringify(eventId)], ['stream', JSON.stringify('node-n1')], ['streamVersion', String(streamVersion)],
+            ['type', JSON.stringify(content.type)], ['schemaVersion', String(content.schemaVersion)], ['recordedAt', JSON.stringify(recordedAt.toISOString())],
+            ['observedAt', content.observedAt === null ? 'null' : JSON.stringify(content.observedAt.toISOString())], ['actor', canonicalActor],
+            ['correlationId', JSON.stringify(content.correlationId)], ['causationId', JSON.stringify(content.causationId)], ['data', canonicalData],
+          ]);
+          expect(assembled).toBe(reference);
+        },
+      ),
+    );
   });
 });

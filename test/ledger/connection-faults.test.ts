@@ -42,6 +42,7 @@ class FaultProxy {
     });
     server.on('close', () => client.destroy());
     client.on('close', () => server.destroy());
+    let armed = false;
     client.on('data', (chunk) => {
       if (frozen) return;
       const mode = this.mode;
@@ -52,7 +53,11 @@ class FaultProxy {
         setTimeout(() => (frozen = true), 200);
         return;
       }
-      if (mode.kind === 'cut-after-commit' && text.includes('INSERT INTO ledger_events') && text.includes('COMMIT')) {
+      // The append writes its rows in one statement and commits in the next message: the COMMIT that follows the
+      // rows' INSERT is the one cut.
+      if (mode.kind === 'cut-after-commit' && text.includes('INSERT INTO ledger_events')) armed = true;
+      if (mode.kind === 'cut-after-commit' && armed && /\bCOMMIT\b/.test(text) && !text.includes('INSERT INTO ledger_events')) {
+        armed = false;
         this.mode = { kind: 'pass' };
         if (mode.forwardCommit) server.write(chunk);
         // The server commits (or, without the message, sees its client vanish and rolls back); the answer is lost.
