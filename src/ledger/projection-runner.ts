@@ -325,48 +325,138 @@ export class ProjectionRunner {
 
   async #rebuildLocked(projection: Projection, options: { toPosition?: number; onProgress?: (progress: RebuildProgress) => void } = {}): Promise<RebuildResult> {
     const started = performance.now();
-    const schema = rebuildSchema(projection.name);
     const target = Math.min(options.toPosition ?? Number.POSITIVE_INFINITY, (await this.store.head()).position);
-    await sql`DROP SCHEMA IF EXISTS ${sql.id(schema)} CASCADE`.execute(this.db);
-    await sql`CREATE SCHEMA ${sql.id(schema)}`.execute(this.db);
-    await projection.createTables(this.db.withSchema(schema));
-    await this.db.updateTable('projection_checkpoints').set({ status: 'rebuilding', updated_at: new Date() }).where('name', '=', projection.name).execute();
+    const rebuild = await this.#prepareRebuild(projection);
     let position = 0;
     let applied = 0;
-    const setAside: ProjectionFailure[] = [];
     while (position < target) {
       const events = await this.store.readAll({ fromPosition: position + 1, toPosition: target, limit: 5000, types: projection.eventTypes });
       const reached = events.length === 5000 ? events[events.length - 1]!.position : target;
-      // An event the projection cannot apply is set aside here too: a fixed projection replays what was set aside
-      // before, and what still fails is set aside again (the dead letters are replaced at the swap).
-      let pending: readonly RecordedEvent[] = events;
-      while (pending.length > 0) {
-        try {
-          await this.db.transaction().execute((trx) => projection.apply(trx.withSchema(schema), pending));
-          pending = [];
-        } catch (error) {
-          if (isTransientDatabaseError(error)) throw error;
-          const failure = await this.#locateFailure(projection, pending, error, schema);
-          if (this.#options.onFailure === 'stop' || failure.located === false) {
-            await this.db.updateTable('projection_checkpoints').set({ status: 'failed', error: JSON.stringify(failure), updated_at: new Date() }).where('name', '=', projection.name).execute();
-            throw new BatchApplyError(failure);
-          }
-          const index = pending.findIndex((event) => event.position === failure.position);
-          const prefix = pending.slice(0, index);
-          await this.#setAside(projection, failure, async (trx) => {
-            if (prefix.length > 0) await projection.apply(trx.withSchema(schema), prefix);
-          }, { record: false });
-          setAside.push(failure);
-          this.#options.log('rebuild set an event aside and goes on', { projection: projection.name, ...failure });
-          pending = pending.slice(index + 1);
-        }
-      }
+      await this.#applyRebuildPage(rebuild, events);
       applied += events.length;
       position = reached;
       options.onProgress?.({ name: projection.name, position, target });
     }
-    // The swap: old tables out, rebuilt tables in, checkpoint to the rebuilt position, all at once. Views that
-    // analysts built on the old tables are dropped with them and made again on the new ones, with their grants.
+    const views = await this.#finishRebuild(rebuild, position);
+    return { position, events: applied, seconds: (performance.now() - started) / 1000, viewsRestored: views.restored, viewsLost: views.lost };
+  }
+
+  /**
+   * Rebuilds several projections from zero at once over one read of the log (each page read once, while the one
+   * before is applied; each projection applies the events of its types in its own transaction, side by side), each
+   * into its own scratch schema, each swapped in when the log is read to the end. Their live loops in this process
+   * pause meanwhile. Refused (nothing changed) if any of them is live in another process.
+   */
+  async rebuildAll(names: readonly string[] = this.projections.map((p) => p.name), options: { toPosition?: number; maxPageBytes?: number } = {}): Promise<Map<string, RebuildResult>> {
+    const chosen = names.map((name) => {
+      const projection = this.projections.find((p) => p.name === name);
+      if (!projection) throw new Error(`unknown projection '${name}' (known: ${this.projections.map((p) => p.name).join(', ')})`);
+      return projection;
+    });
+    const paused = chosen.filter((projection) => this.#live.has(projection.name));
+    for (const projection of paused) this.#live.get(projection.name)!.abort.abort();
+    await Promise.all(paused.map((projection) => this.#live.get(projection.name)?.done));
+    const client = new pg.Client(boundedConnection(this.store.connectionString));
+    client.on('error', () => undefined);
+    await client.connect();
+    try {
+      for (const projection of chosen) {
+        await this.#ensureTables(projection);
+        const locked = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [lockKey(projection.name).toString()]);
+        if (!locked.rows[0]?.locked) throw new Error(`projection ${projection.name} is live in another process; stop it there or rebuild there`);
+      }
+      const started = performance.now();
+      const target = Math.min(options.toPosition ?? Number.POSITIVE_INFINITY, (await this.store.head()).position);
+      const rebuilds = [];
+      for (const projection of chosen) rebuilds.push({ ...(await this.#prepareRebuild(projection)), types: new Set<string>(projection.eventTypes), events: 0 });
+      const types = [...new Set(chosen.flatMap((projection) => [...projection.eventTypes]))];
+      const maxBytes = options.maxPageBytes ?? 16 * 1024 * 1024;
+      const read = (from: number) => (from > target ? Promise.resolve({ events: [] as RecordedEvent[], cut: false }) : this.store.readAllBounded({ fromPosition: from, toPosition: target, limit: 5000, types, maxBytes }));
+      let page = await read(1);
+      while (page.events.length > 0) {
+        const last = page.events[page.events.length - 1]!.position;
+        const next = read(page.events.length === 5000 || page.cut ? last + 1 : target + 1);
+        // A read that fails while this page is applied is reported by the await below, not as an unhandled rejection.
+        next.catch(() => undefined);
+        const events = page.events;
+        await Promise.all(
+          rebuilds.map(async (rebuild) => {
+            const own = events.filter((event) => rebuild.types.has(event.type));
+            rebuild.events += own.length;
+            await this.#applyRebuildPage(rebuild, own);
+          }),
+        );
+        page = await next;
+      }
+      const results = new Map<string, RebuildResult>();
+      for (const rebuild of rebuilds) {
+        const views = await this.#finishRebuild(rebuild, target);
+        results.set(rebuild.projection.name, { position: target, events: rebuild.events, seconds: (performance.now() - started) / 1000, viewsRestored: views.restored, viewsLost: views.lost });
+      }
+      return results;
+    } finally {
+      await client.end();
+      for (const projection of paused) this.#startOne(projection);
+    }
+  }
+
+  /**
+   * Fresh tables for a rebuild in its scratch schema, without their secondary indexes (built once before the swap:
+   * cheaper than maintaining them row by row through the whole log; the unique ones stay, upserts need them).
+   */
+  async #prepareRebuild(projection: Projection): Promise<{ projection: Projection; schema: string; deferred: string[]; setAside: ProjectionFailure[] }> {
+    const schema = rebuildSchema(projection.name);
+    await sql`DROP SCHEMA IF EXISTS ${sql.id(schema)} CASCADE`.execute(this.db);
+    await sql`CREATE SCHEMA ${sql.id(schema)}`.execute(this.db);
+    await projection.createTables(this.db.withSchema(schema));
+    const secondary = await sql<{ name: string; definition: string }>`
+      SELECT c.relname AS name, pg_get_indexdef(i.indexrelid) AS definition
+        FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = ${schema} AND NOT i.indisunique`.execute(this.db);
+    for (const index of secondary.rows) await sql`DROP INDEX ${sql.id(schema, index.name)}`.execute(this.db);
+    await this.db.updateTable('projection_checkpoints').set({ status: 'rebuilding', updated_at: new Date() }).where('name', '=', projection.name).execute();
+    return { projection, schema, deferred: secondary.rows.map((index) => index.definition), setAside: [] };
+  }
+
+  /**
+   * Applies one page of a rebuild. An event the projection cannot apply is set aside here too: a fixed projection
+   * replays what was set aside before, and what still fails is set aside again (the dead letters are replaced at the
+   * swap).
+   */
+  async #applyRebuildPage(rebuild: { projection: Projection; schema: string; setAside: ProjectionFailure[] }, events: readonly RecordedEvent[]): Promise<void> {
+    const { projection, schema } = rebuild;
+    let pending: readonly RecordedEvent[] = events;
+    while (pending.length > 0) {
+      try {
+        await this.db.transaction().execute((trx) => projection.apply(trx.withSchema(schema), pending));
+        pending = [];
+      } catch (error) {
+        if (isTransientDatabaseError(error)) throw error;
+        const failure = await this.#locateFailure(projection, pending, error, schema);
+        if (this.#options.onFailure === 'stop' || failure.located === false) {
+          await this.db.updateTable('projection_checkpoints').set({ status: 'failed', error: JSON.stringify(failure), updated_at: new Date() }).where('name', '=', projection.name).execute();
+          throw new BatchApplyError(failure);
+        }
+        const index = pending.findIndex((event) => event.position === failure.position);
+        const prefix = pending.slice(0, index);
+        await this.#setAside(projection, failure, async (trx) => {
+          if (prefix.length > 0) await projection.apply(trx.withSchema(schema), prefix);
+        }, { record: false });
+        rebuild.setAside.push(failure);
+        this.#options.log('rebuild set an event aside and goes on', { projection: projection.name, ...failure });
+        pending = pending.slice(index + 1);
+      }
+    }
+  }
+
+  /**
+   * Builds the deferred indexes, then the swap: old tables out, rebuilt tables in, checkpoint to the rebuilt position,
+   * all at once. Views that analysts built on the old tables are dropped with them and made again on the new ones,
+   * with their grants.
+   */
+  async #finishRebuild(rebuild: { projection: Projection; schema: string; deferred: string[]; setAside: ProjectionFailure[] }, position: number): Promise<ViewsRestored> {
+    const { projection, schema, setAside } = rebuild;
+    for (const definition of rebuild.deferred) await sql.raw(definition).execute(this.db);
     let views: ViewsRestored = { restored: [], lost: [] };
     await this.db.transaction().execute(async (trx) => {
       const dependents = await dependentViews(trx, projection.tables);
@@ -386,7 +476,7 @@ export class ProjectionRunner {
     });
     await projection.createTables(this.db);
     for (const lost of views.lost) this.#options.log('rebuild could not make a dependent view again', { projection: projection.name, ...lost });
-    return { position, events: applied, seconds: (performance.now() - started) / 1000, viewsRestored: views.restored, viewsLost: views.lost };
+    return views;
   }
 
   /** Position, lag and state of every projection (for health and metrics). */
