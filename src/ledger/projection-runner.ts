@@ -347,7 +347,10 @@ export class ProjectionRunner {
    * into its own scratch schema, each swapped in when the log is read to the end. Their live loops in this process
    * pause meanwhile. Refused (nothing changed) if any of them is live in another process.
    */
-  async rebuildAll(names: readonly string[] = this.projections.map((p) => p.name), options: { toPosition?: number; maxPageBytes?: number } = {}): Promise<Map<string, RebuildResult>> {
+  async rebuildAll(
+    names: readonly string[] = this.projections.map((p) => p.name),
+    options: { toPosition?: number; maxPageBytes?: number; onProgress?: (progress: RebuildProgress) => void } = {},
+  ): Promise<Map<string, RebuildResult>> {
     const chosen = names.map((name) => {
       const projection = this.projections.find((p) => p.name === name);
       if (!projection) throw new Error(`unknown projection '${name}' (known: ${this.projections.map((p) => p.name).join(', ')})`);
@@ -386,8 +389,10 @@ export class ProjectionRunner {
             await this.#applyRebuildPage(rebuild, own);
           }),
         );
+        options.onProgress?.({ name: chosen.length === 1 ? chosen[0]!.name : `${chosen.length} read models`, position: last, target });
         page = await next;
       }
+      options.onProgress?.({ name: chosen.length === 1 ? chosen[0]!.name : `${chosen.length} read models`, position: target, target });
       const results = new Map<string, RebuildResult>();
       for (const rebuild of rebuilds) {
         const views = await this.#finishRebuild(rebuild, target);

@@ -20,7 +20,7 @@ function progressBar(progress: RebuildProgress): string {
   const share = progress.target === 0 ? 1 : Math.min(1, progress.position / progress.target);
   const width = 30;
   const filled = Math.round(share * width);
-  return `\r${progress.name.padEnd(12)} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(share * 100).toFixed(0).padStart(3)}%  ${progress.position}/${progress.target}`;
+  return `\r${progress.name.padEnd(14)} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(share * 100).toFixed(0).padStart(3)}%  ${progress.position}/${progress.target}`;
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -46,9 +46,10 @@ export async function run(argv: string[]): Promise<number> {
   const ledger = await openLedger({ databaseUrl: process.env.DATABASE_URL, dataDir: values['data-dir'] ?? process.env.FLEET_LEDGER_DATA_DIR });
   try {
     const runner = new ProjectionRunner(ledger.store, projections);
-    for (const name of names) {
-      const result = await runner.rebuild(name, { toPosition, onProgress: (progress) => process.stderr.write(progressBar(progress)) });
-      process.stderr.write('\n');
+    // Several read models are rebuilt together over one read of the log.
+    const results = await runner.rebuildAll(names, { toPosition, onProgress: (progress) => process.stderr.write(progressBar(progress)) });
+    process.stderr.write('\n');
+    for (const [name, result] of results) {
       process.stdout.write(`${name}: rebuilt to position ${result.position} (${result.events} events in ${result.seconds.toFixed(1)} s)\n`);
       if (result.viewsRestored.length > 0) process.stdout.write(`  views made again on the rebuilt tables: ${result.viewsRestored.join(', ')}\n`);
       for (const lost of result.viewsLost) process.stderr.write(`  view ${lost.view} no longer fits the rebuilt tables and was dropped: ${lost.reason}\n`);
