@@ -73,7 +73,8 @@ export function observationContentHash(nodeId: string, observation: DriverObserv
 
 /**
  * Which of `observations` differ from the last hashes seen for the node; returns those to append and the new
- * hash map. `previous` is keyed by observation type and is not modified.
+ * hash map. `previous` is keyed by observation type and is not modified. A `SelEntriesObserved` is appended with
+ * only the entries the previous read did not hold (none new: not appended); its map value is those entries' keys.
  */
 export function changedObservations(
   nodeId: string,
@@ -83,6 +84,19 @@ export function changedObservations(
   const hashes = new Map(previous);
   const changed: DriverObservation[] = [];
   for (const observation of observations) {
+    if (observation.type === 'SelEntriesObserved') {
+      // An event log is not a state that changes but a list that grows: what is news is each entry not seen in
+      // the previous read, so only those are appended, and an entry read twice is one observation. What is kept
+      // is the keys of the entries the logs held at the last read (bounded by the driver's per-log cap), not every
+      // key ever seen: an entry that left the log (wrapped, cleared) cannot come back with the same `Created`.
+      const seen = new Set((previous.get(observation.type) ?? '').split(' ').filter(Boolean));
+      const fresh = observation.data.entries.filter((entry) => !seen.has(entry.key));
+      // A log that could not be read this time keeps its entries' keys, so they are not news when it is read again.
+      const kept = observation.data.unreadable?.length ? [...seen] : [];
+      hashes.set(observation.type, [...new Set([...kept, ...observation.data.entries.map((entry) => entry.key)])].join(' '));
+      if (fresh.length > 0) changed.push({ type: observation.type, data: { ...observation.data, entries: fresh } });
+      continue;
+    }
     const hash = observationContentHash(nodeId, observation);
     if (previous.get(observation.type) !== hash) changed.push(observation);
     hashes.set(observation.type, hash);
