@@ -83,8 +83,10 @@ export async function answerBmcRequest(
     response.writeHead(204).end();
     return;
   }
-  if (method === 'POST' && (path.endsWith('/UpdateService.SimpleUpdate') || path === multipartPathOf(bmc, context.seed))) {
-    const kind = path.endsWith('/UpdateService.SimpleUpdate') ? 'simple' : 'multipart';
+  // SimpleUpdate at the standard target, or where the tree says (AMI posts to `UpdateService/Actions/SimpleUpdate`).
+  const simpleUpdate = path.endsWith('/UpdateService.SimpleUpdate') || path === '/redfish/v1/UpdateService/Actions/SimpleUpdate';
+  if (method === 'POST' && (simpleUpdate || path === multipartPathOf(bmc, context.seed))) {
+    const kind = simpleUpdate ? 'simple' : 'multipart';
     await acceptUpdate(context.updates, bmc, request, response, kind, (status, body, headers) => sendJson(response, status, body, headers), (image) => versionOfImage(image, bmc.profile));
     return;
   }
