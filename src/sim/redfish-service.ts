@@ -55,7 +55,8 @@ export async function answerBmcRequest(
   const method = request.method ?? 'GET';
   const idleTimeoutMs = idleTimeoutOf(bmc, behaviour);
 
-  if (method === 'POST' && path === SESSIONS) {
+  // Sessions are created at the standard path and at the one the service root advertises, if another (iDRAC 8).
+  if (method === 'POST' && (path === SESSIONS || path === bmc.capture.sessionsPath)) {
     await login(context, bmc, request, response, idleTimeoutMs);
     return;
   }

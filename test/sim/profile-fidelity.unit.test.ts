@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { bmcProfiles, generateTree, readMockupTree } from '../../src/sim/index.js';
 import { fixturesRequirement } from '../support/fixtures-requirement.js';
 import { fingerprintTree, type TreeFingerprint } from './support/tree-fingerprint.js';
-import { withImpliedCollections } from './support/tree-fetch.js';
+import { treeFetch, withImpliedCollections } from './support/tree-fetch.js';
 
 /** What a capture of single resources (`redfish-partial/`) shows, and so what its profile is held to. */
 const singleResourceFields = ['dialect', 'systemFields', 'systems', 'bmcFields', 'managers', 'biosVersion', 'sessionLimitHint', 'health', 'redfishVersion'] as const;
@@ -34,6 +34,27 @@ describe('vendor profiles against their captures', () => {
       const fromProfile = await fingerprintTree(generateTree(profile));
       expect(shown(fromProfile.fingerprint, profile.captureHolds)).toEqual(shown(fromCapture.fingerprint, profile.captureHolds));
     });
+  });
+
+  describe.skipIf(!fixtures.runnable)(fixtures.title('a capture of single resources: its Thermal and Power as the profile serves them'), () => {
+    type Json = Record<string, unknown>;
+    /** What a legacy Thermal or Power says, reduced to its layout: counts, states, fan units, whether watts are given. */
+    const layout = (body: Json) => ({
+      temperatures: ((body.Temperatures as Json[] | undefined) ?? []).map((t) => (t.Status as Json | undefined)?.State ?? 'none'),
+      fans: ((body.Fans as Json[] | undefined) ?? []).map((f) => f.ReadingUnits ?? f.Units ?? 'none'),
+      supplies: ((body.PowerSupplies as Json[] | undefined) ?? []).map((p) => (p.Status as Json | undefined)?.State ?? 'none'),
+      consumedWatts: typeof ((body.PowerControl as Json[] | undefined)?.[0]?.PowerConsumedWatts ?? body.PowerConsumedWatts) === 'number',
+    });
+    it.each(held.filter((profile) => profile.captureHolds === 'single-resources').map((profile) => [profile.name, profile] as const))(
+      '%s: the same temperatures (and which are Absent), fans and their units, supplies, and power reading',
+      async (_name, profile) => {
+        const capture = readMockupTree(join(fixtures.require(), profile.heldAgainst!));
+        const generated = treeFetch(generateTree(profile));
+        const held = [...capture.keys()].filter((path) => /^\/redfish\/v1\/Chassis\/[^/]+\/(Thermal|Power)$/.test(path));
+        expect(held.length).toBeGreaterThan(0);
+        for (const path of held) expect(layout((await generated(path)) as Json), path).toEqual(layout(capture.get(path) as Json));
+      },
+    );
   });
 
   describe.skipIf(!fixtures.runnable)(fixtures.title('each profile serves the system event logs its capture holds'), () => {

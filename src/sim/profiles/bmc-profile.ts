@@ -122,7 +122,7 @@ export interface SystemSpec {
 export interface ManagerSpec {
   id: string;
   name?: string;
-  managerType: 'BMC' | 'EnclosureManager' | 'ManagementController' | 'Service';
+  managerType: 'BMC' | 'EnclosureManager' | 'ManagementController' | 'AuxiliaryController' | 'Service';
   model?: string;
   manufacturer?: string;
   /** `Manager.FirmwareVersion` with `{bmc}` for the version core: `iLO 5 v{bmc}`. Omitted when undefined. */

@@ -7,7 +7,9 @@
  * and no UpdateService; OEM data is `Oem.Hp` (iLO 5 says `Hpe`); ids end with a slash; the System says
  * `Manufacturer: HPE`, SKU `813198-B21`, BIOS `I36 v2.40 (02/17/2017)`, and its `Processors` and `Memory` are
  * summaries (`Count`, `ProcessorFamily`), not links; the Manager has no Model, `FirmwareVersion` `iLO 4 v2.54`,
- * Status without Health, CommandShell 9, GraphicalConsole 10, SerialConsole 13 sessions.
+ * Status without Health, CommandShell 9, GraphicalConsole 10, SerialConsole 13 sessions; Thermal numbers its 32
+ * sensors in their names and marks empty bays `Absent`, its one (virtual) fan reads `CurrentReading` 81 in
+ * `Units: Percent`; Power says 73 W and lists no supply (the enclosure powers the blade).
  */
 import type { BmcProfile } from './bmc-profile.ts';
 import { iloNoValidSession, standardSessionLimit } from './error-bodies.ts';
@@ -78,15 +80,45 @@ export const hpeBl460cGen9Ilo4: BmcProfile = {
       computerSystems: ['1'],
       managedBy: ['1'],
       sensors: {
+        // iLO numbers its sensors in the name and marks the empty sockets and bays Absent (reading 0).
         thermal: {
           temperatures: [
-            { name: '01-Inlet Ambient', celsius: 19, upperCritical: 42 },
-            { name: '02-CPU {n}', count: 2, celsius: 40, upperCritical: 70 },
-            { name: '04-P1 DIMM 1-4', celsius: 27, upperCritical: 87 },
+            { name: '01-Inlet Ambient', celsius: 18 },
+            { name: '02-CPU 1', celsius: 40 },
+            { name: '03-CPU 2', celsius: 40 },
+            { name: '04-P1 DIMM 1-4', celsius: 23 },
+            { name: '05-P1 DIMM 5-8', celsius: 0, status: { state: 'Absent' } },
+            { name: '06-P2 DIMM 1-4', celsius: 22 },
+            { name: '07-P2 DIMM 5-8', celsius: 0, status: { state: 'Absent' } },
+            { name: '08-P1 Mem Zone', celsius: 22 },
+            { name: '09-P2 Mem Zone', celsius: 22 },
+            { name: '10-HD Max', celsius: 40 },
+            { name: '11-Exp Bay Drive', celsius: 0, status: { state: 'Absent' } },
+            { name: '12-Chipset', celsius: 26 },
+            { name: '13-VR P1', celsius: 26 },
+            { name: '14-VR P2', celsius: 26 },
+            { name: '15-VR P1 Mem-1', celsius: 22 },
+            { name: '16-VR P1 Mem-2', celsius: 20 },
+            { name: '17-VR P2 Mem-1', celsius: 18 },
+            { name: '18-VR P2 Mem-2', celsius: 21 },
+            { name: '19-Storage Batt', celsius: 20 },
+            { name: '20-HD Controller', celsius: 47 },
+            { name: '21-HDCntlr Inlet', celsius: 21 },
+            { name: '22-Mezz 1', celsius: 0, status: { state: 'Absent' } },
+            { name: '23-Mezz 1 Inlet', celsius: 0, status: { state: 'Absent' } },
+            { name: '24-Mezz 2', celsius: 0, status: { state: 'Absent' } },
+            { name: '25-Mezz 2 Inlet', celsius: 0, status: { state: 'Absent' } },
+            { name: '26-LOM Card', celsius: 40 },
+            { name: '27-LOMCard Inlet', celsius: 0, status: { state: 'Absent' } },
+            { name: '28-I/O Zone-1', celsius: 23 },
+            { name: '29-I/O Zone-2', celsius: 23 },
+            { name: '30-I/O Zone-3', celsius: 23 },
+            { name: '31-Sys Exhaust-1', celsius: 25 },
+            { name: '32-Sys Exhaust-2', celsius: 34 },
           ],
           fans: [],
         },
-        power: { consumedWatts: 120, supplies: [] },
+        power: { consumedWatts: 73, supplies: [] },
       },
       oem: { Hp: { '@odata.type': '#HpServerChassis.1.0.0.HpServerChassis', Type: 'HpServerChassis.1.0.0' } },
     },
@@ -110,6 +142,10 @@ export const hpeBl460cGen9Ilo4: BmcProfile = {
         Systems: { href: '/redfish/v1/Systems/' },
         self: { href: '/redfish/v1/' },
       },
+    },
+    // A blade's one virtual fan, in percent, as iLO 4 writes it: `FanName`, `CurrentReading`, `Units`.
+    '/redfish/v1/Chassis/1/Thermal': {
+      Fans: [{ FanName: 'Fan 1', CurrentReading: 81, Units: 'Percent', Status: { Health: 'OK', State: 'Enabled' } }],
     },
     // The System summarises processors and memory in place of the links.
     '/redfish/v1/Systems/1': {

@@ -7,7 +7,8 @@
  * Manager model is `ASPEED`, `FirmwareVersion` `3.25`; UUIDs are zeros but for the MAC in the last group
  * (`00000000-0000-0000-0000-0CC47AB721C4`); the System has an empty SerialNumber, SKU `Default string`, BIOS `2.0`,
  * a ProcessorSummary count of 16 and no Memory link; console limits CommandShell 0, GraphicalConsole 4,
- * SerialConsole 1.
+ * SerialConsole 1; Thermal lists every DIMM slot (empty ones `Absent` at 0) and ten fan headers (six at 0 RPM);
+ * Power says 176 W with four supply bays, two of them `Absent`.
  */
 import type { BmcProfile } from './bmc-profile.ts';
 import { standardNoValidSession, standardSessionLimit } from './error-bodies.ts';
@@ -70,14 +71,40 @@ export const supermicroX10dff: BmcProfile = {
       computerSystems: ['1'],
       managedBy: ['1'],
       sensors: {
+        // Empty DIMM slots and fan headers are listed: Absent at 0, or a fan at 0 RPM.
         thermal: {
           temperatures: [
-            { name: 'CPU{n} Temp', count: 2, celsius: 41, upperCritical: 95 },
-            { name: 'System Temp', celsius: 30, upperCritical: 85 },
+            { name: 'CPU{n} Temp', count: 2, celsius: 35, upperCritical: 87 },
+            { name: 'PCH Temp', celsius: 25, upperCritical: 95 },
+            { name: 'System Temp', celsius: 19, upperCritical: 85 },
+            { name: 'Peripheral Temp', celsius: 21, upperCritical: 85 },
+            { name: '10GLAN Temp', celsius: 29, upperCritical: 100 },
+            { name: 'Vcpu{n}VRM Temp', count: 2, celsius: 31, upperCritical: 100 },
+            { name: 'VDIMMABVRM Temp', celsius: 31, upperCritical: 100 },
+            { name: 'VDIMMCDVRM Temp', celsius: 24, upperCritical: 100 },
+            { name: 'VDIMMEFVRM Temp', celsius: 29, upperCritical: 100 },
+            { name: 'VDIMMGHVRM Temp', celsius: 30, upperCritical: 100 },
+            ...['A', 'B', 'C', 'D'].flatMap((slot) => [
+              { name: `P1-DIMM${slot}1 Temp`, celsius: 24, upperCritical: 85 },
+              { name: `P1-DIMM${slot}2 Temp`, celsius: 0, upperCritical: 0, status: { state: 'Absent' as const } },
+            ]),
+            ...['E', 'F', 'G', 'H'].flatMap((slot) => [
+              { name: `P2-DIMM${slot}1 Temp`, celsius: 25, upperCritical: 85 },
+              { name: `P2-DIMM${slot}2 Temp`, celsius: 0, upperCritical: 0, status: { state: 'Absent' as const } },
+            ]),
           ],
-          fans: [{ name: 'FAN{n}', count: 4, reading: 4800, units: 'RPM' }],
+          fans: [
+            { name: 'FAN{n}', count: 4, reading: 4600, units: 'RPM' },
+            { name: 'FAN{n}', from: 5, count: 6, reading: 0, units: 'RPM' },
+          ],
         },
-        power: { consumedWatts: 180, supplies: [] },
+        power: {
+          consumedWatts: 176,
+          supplies: [
+            { id: '{n}', count: 2, name: 'Power Supply Bay {n}', model: 'PWS-2K04A-1R', firmwareVersion: 'REV1.1', outputWatts: 380, status: { state: 'Enabled', health: 'OK' } },
+            { id: '{n}', from: 3, count: 2, name: 'Power Supply Bay {n}', status: { state: 'Absent' } },
+          ],
+        },
       },
     },
   ],
