@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedfishDriver } from '../../src/drivers/index.js';
-import { bmcProfileByName, startSimulator, type Simulator, type SimBmcInfo } from '../../src/sim/index.js';
+import { bmcProfileByName, bmcProfiles, loadScenario, planFleet, startSimulator, type Simulator, type SimBmcInfo } from '../../src/sim/index.js';
 import { profileNames } from '../../src/sim/capture-source.js';
 import type { NodeInventoryObservedData, SelEntriesObservedData } from '../../events/driver-observations.js';
 
@@ -71,6 +71,13 @@ describe('simulated older generations and other vendors', { timeout: 60_000 }, (
     }
     // Each BMC has its own identity.
     if (system.serialNumber) expect(readings[0]!.inventory.system.serialNumber).not.toBe(readings[1]!.inventory.system.serialNumber);
+  });
+
+  it('the demo fleet mixes every vendor profile in, the older generations included', () => {
+    const scenario = loadScenario(new URL('../../examples/scenario-demo.yaml', import.meta.url).pathname);
+    const plan = planFleet(scenario, scenario.fleet.mix.map((entry) => entry.firmware ?? [{ version: 'x', share: 1 }]));
+    const planned = new Set(plan.bmcs.map((bmc) => plan.fixtures[bmc.fixture]!.fixture));
+    expect([...planned].sort()).toEqual(bmcProfiles.map((profile) => profile.name).sort());
   });
 
   it('join a fleet only when named: a fleet that names no profile keeps its composition', () => {
