@@ -174,6 +174,19 @@ describe('SEL change detection', () => {
     );
   });
 
+  it('what is kept per node stays bounded by what the logs hold, even while another log keeps failing', () => {
+    const twoLogs = (window: number[]): DriverObservation => {
+      const one = observation(window);
+      const data = one.data as SelEntriesObservedData;
+      return { type: 'SelEntriesObserved', data: { ...data, logs: [...data.logs, '/redfish/v1/Managers/1/LogServices/SEL'], unreadable: [{ path: '/redfish/v1/Managers/1/LogServices/SEL/Entries', code: 'DRIVER_TIMEOUT' }] } };
+    };
+    let hashes = new Map<string, string>();
+    for (let newest = 1; newest <= 200; newest++) {
+      hashes = changedObservations('n1', [twoLogs(Array.from({ length: Math.min(5, newest) }, (_, i) => newest - i))], hashes).hashes;
+    }
+    expect(hashes.get('SelEntriesObserved')!.match(/\bk\d+\b/g)).toHaveLength(5);
+  });
+
   it('entries are not news again after a read that could not reach their log', () => {
     const first = changedObservations('n1', [observation([1, 2, 3])], new Map());
     const failed = changedObservations('n1', [observation([], true)], first.hashes);
