@@ -14,11 +14,11 @@ import type { NodeInventoryObservedData, SelEntriesObservedData } from '../../ev
 const cases: Record<string, { dialect: string; bmcFirmware: (version: string) => string }> = {
   gigabyte_ami: { dialect: 'ami-megarac', bmcFirmware: (v) => v },
   intel_s2600bpb: { dialect: 'intel-s2600', bmcFirmware: (v) => v },
-  hpe_ilo4: { dialect: 'hpe-ilo4', bmcFirmware: (v) => `iLO 4 v${v}` },
-  supermicro_x10: { dialect: 'supermicro-x10', bmcFirmware: (v) => v },
+  hpe_ilo4_bl460c_gen9: { dialect: 'hpe-ilo4', bmcFirmware: (v) => `iLO 4 v${v}` },
+  supermicro_x10dff: { dialect: 'supermicro-x10', bmcFirmware: (v) => v },
   // The Managers carry no version: it is the BMC's entry of the firmware inventory.
-  hpe_cray_ex: { dialect: 'hpe-cray-ex', bmcFirmware: (v) => v },
-  dell_idrac8: { dialect: 'dell-idrac8', bmcFirmware: (v) => v },
+  hpe_cray_ex4252: { dialect: 'hpe-cray-ex', bmcFirmware: (v) => v },
+  dell_idrac8_m630: { dialect: 'dell-idrac8', bmcFirmware: (v) => v },
 };
 
 async function read(bmc: SimBmcInfo) {
@@ -56,7 +56,7 @@ describe('simulated older generations and other vendors', { timeout: 60_000 }, (
     for (const [index, reading] of readings.entries()) {
       expect(reading.dialect).toBe(want.dialect);
       // A session at the path the root advertises (iDRAC 8: `/redfish/v1/Sessions`), else the standard one.
-      expect(reading.sessionPath).toBe(name === 'dell_idrac8' ? '/redfish/v1/Sessions' : '/redfish/v1/SessionService/Sessions');
+      expect(reading.sessionPath).toBe(name === 'dell_idrac8_m630' ? '/redfish/v1/Sessions' : '/redfish/v1/SessionService/Sessions');
       expect(reading.inventory.system).toMatchObject({ manufacturer: system.manufacturer, model: system.model });
       expect(reading.inventory.bmc.firmwareVersion).toBe(want.bmcFirmware(bmcs[index]!.firmware));
       expect(reading.inventory.biosVersion).toBe(system.biosVersion);

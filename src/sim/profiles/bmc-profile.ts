@@ -316,9 +316,10 @@ export interface BmcProfile {
    */
   captureHolds?: 'full' | 'single-resources';
   /**
-   * False for a profile that joins a fleet only when named (`--mockup hpe_ilo4`, a scenario's mix): a fleet that
-   * names no profile (`--bmcs N` alone) keeps the composition its tests and benchmarks were measured with. Older
-   * generations without an UpdateService would otherwise fail every rollout that lands on them. Default true.
+   * False for a profile that joins a fleet only when named (`--mockup hpe_ilo4_bl460c_gen9`, a scenario's mix): a
+   * fleet that names no profile (`--bmcs N` alone) keeps the composition its tests and benchmarks were measured
+   * with. Older generations without an UpdateService would otherwise fail every rollout that lands on them.
+   * Default true.
    */
   inDefaultFleet?: boolean;
 }

@@ -20,7 +20,7 @@ const IDRAC = 'iDRAC.Embedded.1';
 const TAG = '905DCC2';
 
 export const dellM630Idrac8: BmcProfile = {
-  name: 'dell_idrac8',
+  name: 'dell_idrac8_m630',
   family: 'dell',
   title: 'Dell PowerEdge M630 blade, iDRAC 8 2.41',
   redfishVersion: '1.0.2',

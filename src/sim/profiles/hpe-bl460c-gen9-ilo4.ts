@@ -15,7 +15,7 @@ import type { BmcProfile } from './bmc-profile.ts';
 import { iloNoValidSession, standardSessionLimit } from './error-bodies.ts';
 
 export const hpeBl460cGen9Ilo4: BmcProfile = {
-  name: 'hpe_ilo4',
+  name: 'hpe_ilo4_bl460c_gen9',
   family: 'hpe',
   title: 'HPE ProLiant BL460c Gen9, iLO 4 v2.54',
   redfishVersion: '1.0.0',

@@ -106,7 +106,7 @@ const mezz = (n: number): ChassisSpec => ({
 const aux = (id: string) => ({ id, name: id, managerType: 'AuxiliaryController' as const, status: { health: 'OK' as const } });
 
 export const hpeCrayEx4252: BmcProfile = {
-  name: 'hpe_cray_ex',
+  name: 'hpe_cray_ex4252',
   family: 'hpe',
   title: 'HPE Cray EX4252 blade, 4 nodes behind one nC controller (nc.1.8.3)',
   redfishVersion: '1.2.0',

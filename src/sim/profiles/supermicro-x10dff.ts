@@ -16,7 +16,7 @@ import { standardNoValidSession, standardSessionLimit } from './error-bodies.ts'
 const enabled = { ServiceEnabled: true };
 
 export const supermicroX10dff: BmcProfile = {
-  name: 'supermicro_x10',
+  name: 'supermicro_x10dff',
   family: 'supermicro',
   title: 'Supermicro X10DFF-CTG, ASPEED BMC 3.25',
   redfishVersion: '1.0.1',
