@@ -7,8 +7,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { changedObservations, readRedfishNode } from '../../src/drivers/index.js';
-import { readMockupTree, type RedfishTree } from '../../src/sim/index.js';
+import { changedObservations, readRedfishNode, RedfishDriver } from '../../src/drivers/index.js';
+import { readMockupTree, startSimulator, type RedfishTree } from '../../src/sim/index.js';
 import type { DriverObservation, SelEntriesObservedData, SelEntry } from '../../events/driver-observations.js';
 import { driverObservationEvents } from '../../events/driver-observations.js';
 import { treeFetch } from '../sim/support/tree-fetch.js';
@@ -135,6 +135,31 @@ describe('SEL entries by the Redfish schema (no capture shows these)', () => {
     expect(await logsOf(schemaTree({ expanded: true, count: 1, logEntryType: 'Event' }))).toHaveLength(0);
     expect(await logsOf(schemaTree({ expanded: true, count: 1, logEntryType: null, id: 'SEL' }))).toHaveLength(1);
     expect(await logsOf(schemaTree({ expanded: true, count: 1, logEntryType: null, id: 'Journal' }))).toHaveLength(0);
+  });
+});
+
+describe('the Redfish driver and the event logs', () => {
+  it('reads the logs only when SelEntriesObserved is asked for (or nothing is filtered): a poll lane costs no SEL', { timeout: 30_000 }, async () => {
+    const sim = await startSimulator({ bmcs: 1, mockups: ['dell'], behaviour: { latencyScale: 0 } });
+    try {
+      const bmc = sim.bmcs[0]!;
+      const requestsFor = async (only?: Array<'HealthObserved' | 'SelEntriesObserved'>) => {
+        const driver = new RedfishDriver({ baseUrl: bmc.baseUrl, username: bmc.username, password: bmc.password });
+        const before = sim.bmcStats(bmc.id)!.requests;
+        const observations = await driver.observe(only ? { only } : {});
+        await driver.close();
+        return { requests: sim.bmcStats(bmc.id)!.requests - before, types: observations.map((o) => o.type) };
+      };
+      const health = await requestsFor(['HealthObserved']);
+      const withSel = await requestsFor(['HealthObserved', 'SelEntriesObserved']);
+      expect(health.types).toEqual(['HealthObserved']);
+      expect(withSel.types).toEqual(['HealthObserved', 'SelEntriesObserved']);
+      // The iDRAC profile has three log services (Sel, FaultList, Lclog), each with its Entries: reading them costs more.
+      expect(withSel.requests - health.requests).toBeGreaterThanOrEqual(5);
+      expect((await requestsFor()).types).toContain('SelEntriesObserved');
+    } finally {
+      await sim.close();
+    }
   });
 });
 
