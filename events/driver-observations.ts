@@ -274,6 +274,44 @@ export const NetworkDeviceObserved = defineEvent({
   }),
 });
 
+/**
+ * One system event log entry (a `LogEntry` of a `LogService` whose `LogEntryType` is `SEL`, or whose id is `SEL`).
+ * `key` is the entry's identity, computed by the driver from the log, the entry's `Id`, `Created` and `MessageId`
+ * (never from the name or the text, which some BMCs spell differently in the collection and in the entry): the
+ * same entry read twice has the same key, and a log cleared and refilled gives new keys (new `Created`).
+ */
+export const selEntrySchema = z.strictObject({
+  key: z.string().min(1),
+  /** The LogService it was read from (`/redfish/v1/Managers/iDRAC.Embedded.1/LogServices/Sel`). */
+  log: z.string().min(1),
+  id: z.string(),
+  /** As the BMC wrote it (its clock, its offset); never re-interpreted. */
+  created: z.string().optional(),
+  severity: z.string().optional(),
+  entryType: z.string().optional(),
+  entryCode: z.string().optional(),
+  sensorType: z.string().optional(),
+  sensorNumber: z.number().int().optional(),
+  messageId: z.string().optional(),
+  message: z.string().optional(),
+});
+
+export const SelEntriesObserved = defineEvent({
+  family: 'driver-observation',
+  type: 'SelEntriesObserved',
+  description: 'System event log (SEL) entries a BMC holds that no earlier observation of the node recorded.',
+  schema: z.strictObject({
+    ...observationBase,
+    /** Every SEL LogService read, entries or not. */
+    logs: z.array(z.string()),
+    /**
+     * As a driver returns it: every entry read (at most a bounded number per log). As appended to a node's stream:
+     * only the entries that were not in the previous read of the node (`changedObservations`).
+     */
+    entries: z.array(selEntrySchema),
+  }),
+});
+
 export const driverObservationEvents = [
   NodeInventoryObserved,
   FirmwareInventoryObserved,
@@ -283,6 +321,7 @@ export const driverObservationEvents = [
   GpuTelemetryObserved,
   GpuXidObserved,
   NetworkDeviceObserved,
+  SelEntriesObserved,
 ] as const;
 
 export type NodeInventoryObservedData = z.infer<typeof NodeInventoryObserved.schema>;
@@ -293,6 +332,8 @@ export type SensorsObservedData = z.infer<typeof SensorsObserved.schema>;
 export type GpuTelemetryObservedData = z.infer<typeof GpuTelemetryObserved.schema>;
 export type GpuXidObservedData = z.infer<typeof GpuXidObserved.schema>;
 export type NetworkDeviceObservedData = z.infer<typeof NetworkDeviceObserved.schema>;
+export type SelEntriesObservedData = z.infer<typeof SelEntriesObserved.schema>;
+export type SelEntry = z.infer<typeof selEntrySchema>;
 export type UnrecognizedValue = z.infer<typeof unrecognizedValueSchema>;
 export type Health = z.infer<typeof healthSchema>;
 export type PowerState = z.infer<typeof powerStateSchema>;
@@ -312,7 +353,8 @@ export type DriverObservation =
   | { type: 'SensorsObserved'; data: SensorsObservedData }
   | { type: 'GpuTelemetryObserved'; data: GpuTelemetryObservedData }
   | { type: 'GpuXidObserved'; data: GpuXidObservedData }
-  | { type: 'NetworkDeviceObserved'; data: NetworkDeviceObservedData };
+  | { type: 'NetworkDeviceObserved'; data: NetworkDeviceObservedData }
+  | { type: 'SelEntriesObserved'; data: SelEntriesObservedData };
 export type GpuDevice = z.infer<typeof gpuDeviceSchema>;
 export type SystemIdentity = z.infer<typeof systemIdentitySchema>;
 export type BmcIdentity = z.infer<typeof bmcIdentitySchema>;

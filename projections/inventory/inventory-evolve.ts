@@ -33,6 +33,8 @@ export interface FirmwareFact {
   normalizedVersion: string;
   normalizationRule: string;
   dialect: string;
+  /** `Updateable` as the BMC states it; null when it does not say (Intel S2600, older firmware). */
+  updateable: boolean | null;
   firstSeenAt: number;
   lastObservedAt: number;
 }
@@ -110,6 +112,7 @@ export function observeFirmware(
       normalizedVersion: component.normalizedVersion,
       normalizationRule: component.normalizationRule,
       dialect: data.dialect,
+      updateable: component.updateable ?? null,
       firstSeenAt: sameVersion ? before.firstSeenAt : at,
       lastObservedAt: at,
     });

@@ -18,7 +18,8 @@ function nodeOf(event: RecordedEvent): string | null {
 
 export class InventoryProjection implements Projection {
   readonly name = 'inventory';
-  readonly version = 1;
+  // 2: inventory_firmware.updateable (the rollout needs to know what the BMC says it cannot update).
+  readonly version = 2;
   readonly eventTypes = inventoryEventTypes;
   readonly tables = [inventoryNodesTable.name, inventoryFirmwareTable.name];
 

@@ -37,6 +37,7 @@ export const inventoryFirmwareTable: TableSpec = {
     normalized_version: { type: 'text' },
     normalization_rule: { type: 'text' },
     dialect: { type: 'text' },
+    updateable: { type: 'boolean', nullable: true },
     first_seen_at: { type: 'timestamptz' },
     last_observed_at: { type: 'timestamptz' },
   },
@@ -80,6 +81,7 @@ export function firmwareToRow(fact: FirmwareFact): Row {
     normalized_version: fact.normalizedVersion,
     normalization_rule: fact.normalizationRule,
     dialect: fact.dialect,
+    updateable: fact.updateable,
     first_seen_at: fact.firstSeenAt,
     last_observed_at: fact.lastObservedAt,
   };
@@ -93,6 +95,7 @@ export function firmwareFromRow(row: Row): FirmwareFact {
     normalizedVersion: row.normalized_version as string,
     normalizationRule: row.normalization_rule as string,
     dialect: row.dialect as string,
+    updateable: (row.updateable as boolean | null | undefined) ?? null,
     firstSeenAt: toMillis(row.first_seen_at)!,
     lastObservedAt: toMillis(row.last_observed_at)!,
   };

@@ -87,6 +87,7 @@ const summaries: Summaries = {
   },
   GpuXidObserved: (d) => `GPU XID: ${list(d.events.map((x) => `${x.xid} ${x.meaning} (${x.severity}, ${x.pciBusId})`), 2)}`,
   NetworkDeviceObserved: (d) => `network device ${d.sysName ?? d.sysDescr ?? ''}: ${d.interfaces.filter((i) => i.operStatus === 'up').length}/${d.interfaces.length} ports up, ${d.outlets.filter((o) => o.state === 'on').length}/${d.outlets.length} outlets on`,
+  SelEntriesObserved: (d) => `SEL: ${d.entries.length} new ${d.entries.length === 1 ? 'entry' : 'entries'}${d.entries.length > 0 ? `: ${list(d.entries.map((e) => `${e.severity ?? ''} ${e.message ?? e.messageId ?? e.id}`.trim()), 2)}` : ''}`,
   // ---- poll outcomes ----
   PollOutcomesRecorded: (d) => {
     const nodes = new Set(d.nodeIds);

@@ -8,7 +8,7 @@
  * Pure: no clock, no I/O (the hash is SHA-256 from `node:crypto`, deterministic across processes).
  */
 import { createHash } from 'node:crypto';
-import type { DriverObservation } from '../../events/driver-observations.js';
+import type { DriverObservation, SelEntriesObservedData, SelEntry } from '../../events/driver-observations.js';
 
 /** Fields that vary between two reads of an unchanged device. */
 export const volatileObservationFields: readonly string[] = ['latencyMs', 'observedAt', 'recordedAt'];
@@ -71,9 +71,42 @@ export function observationContentHash(nodeId: string, observation: DriverObserv
     .digest('hex');
 }
 
+/** Per SEL log, the keys of the entries it held at the last read: `log\tkey key ...` lines. */
+function parseSelKeys(text: string | undefined): Map<string, Set<string>> {
+  const byLog = new Map<string, Set<string>>();
+  for (const line of (text ?? '').split('\n')) {
+    const [log, keys = ''] = line.split('\t');
+    if (log) byLog.set(log, new Set(keys.split(' ').filter(Boolean)));
+  }
+  return byLog;
+}
+
+/**
+ * The entries of a SEL reading that the previous one did not hold, and what to keep for the next: per log, the keys
+ * it holds now (bounded by the driver's per-log cap), not every key ever seen, since an entry that left the log
+ * (wrapped, cleared) does not come back with the same `Created`. A log whose entries could not be read this time
+ * (or, when something was unreadable, a log not listed at all) keeps its previous keys, so its entries are not news
+ * when it answers again.
+ */
+function newSelEntries(data: SelEntriesObservedData, previousText: string | undefined): { fresh: SelEntry[]; kept: string } {
+  const previous = parseSelKeys(previousText);
+  const unreadable = data.unreadable ?? [];
+  const next = new Map<string, Set<string>>();
+  for (const log of data.logs) {
+    const current = data.entries.filter((entry) => entry.log === log).map((entry) => entry.key);
+    const failed = unreadable.some((entry) => entry.path === log || entry.path.startsWith(`${log}/`));
+    next.set(log, new Set([...(failed ? (previous.get(log) ?? []) : []), ...current]));
+  }
+  if (unreadable.length > 0) for (const [log, keys] of previous) if (!next.has(log)) next.set(log, keys);
+  const fresh = data.entries.filter((entry) => !previous.get(entry.log)?.has(entry.key));
+  return { fresh, kept: [...next].map(([log, keys]) => `${log}\t${[...keys].join(' ')}`).join('\n') };
+}
+
 /**
  * Which of `observations` differ from the last hashes seen for the node; returns those to append and the new
- * hash map. `previous` is keyed by observation type and is not modified.
+ * hash map. `previous` is keyed by observation type and is not modified. A `SelEntriesObserved` is appended with
+ * only the entries the previous read did not hold (none new: not appended); its map value is, per log, the keys
+ * of the entries the log held.
  */
 export function changedObservations(
   nodeId: string,
@@ -83,6 +116,14 @@ export function changedObservations(
   const hashes = new Map(previous);
   const changed: DriverObservation[] = [];
   for (const observation of observations) {
+    if (observation.type === 'SelEntriesObserved') {
+      // An event log is not a state that changes but a list that grows: what is news is each entry not seen in
+      // the previous read, so only those are appended, and an entry read twice is one observation.
+      const { fresh, kept } = newSelEntries(observation.data, previous.get(observation.type));
+      hashes.set(observation.type, kept);
+      if (fresh.length > 0) changed.push({ type: observation.type, data: { ...observation.data, entries: fresh } });
+      continue;
+    }
     const hash = observationContentHash(nodeId, observation);
     if (previous.get(observation.type) !== hash) changed.push(observation);
     hashes.set(observation.type, hash);

@@ -39,9 +39,9 @@ export function mockupFoldersIn(dir: string): Array<{ name: string; dir: string 
   return found.sort((a, b) => a.name.localeCompare(b.name));
 }
 
-/** The names of the built-in profiles, in fleet-mix order. */
+/** The names of the built-in profiles a fleet that names none is made of, in fleet-mix order. */
 export function profileNames(): string[] {
-  return bmcProfiles.map((profile) => profile.name);
+  return bmcProfiles.filter((profile) => profile.inDefaultFleet !== false).map((profile) => profile.name);
 }
 
 /** Builds the capture tree of a profile: generated once, shared by every BMC built from it. */
@@ -71,7 +71,7 @@ export function resolveCaptureOrigin(nameOrPath: string, capturesDir?: string): 
   if (!profile) {
     throw new SimError(
       'SIM_SCENARIO_INVALID',
-      `unknown vendor profile ${nameOrPath}: use one of ${profileNames().join(', ')}, a path to a Mockup-Creator folder, or --captures DIR`,
+      `unknown vendor profile ${nameOrPath}: use one of ${bmcProfiles.map((known) => known.name).join(', ')}, a path to a Mockup-Creator folder, or --captures DIR`,
       { field: 'fleet.mix.fixture', value: nameOrPath },
     );
   }

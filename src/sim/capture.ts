@@ -49,7 +49,12 @@ export interface Capture {
   /** Slots that occur in some resource path (a Dell firmware inventory id holds the version, for instance). */
   pathSlots: number[];
   latency: CaptureLatency;
-  /** The BMC firmware version as captured (the core of the first manager's `FirmwareVersion`). */
+  /**
+   * Where the service root says sessions are created (`Links.Sessions`, iLO 4's `links.Sessions.href`), when that is
+   * not the standard `/redfish/v1/SessionService/Sessions` (iDRAC 8: `/redfish/v1/Sessions`).
+   */
+  sessionsPath?: string;
+  /** The BMC firmware version as captured (the core of the first manager's `FirmwareVersion`, else the inventory's `BMC` entry). */
   firmwareVersion: string | undefined;
   /** `SessionService.SessionTimeout` in seconds, when the capture has one. */
   sessionTimeoutS: number | undefined;
@@ -105,7 +110,8 @@ export function buildCapture({ name, dir, tree: raw, latency }: CaptureSource): 
   const managerFirmware = managers.map((manager) => manager?.['FirmwareVersion']).find((value) => typeof value === 'string') as
     | string
     | undefined;
-  const firmwareVersion = managerFirmware ? firmwareCore(managerFirmware) : undefined;
+  // A BMC whose Managers say no version (HPE Cray EX's nC) states it only in its firmware inventory entry `BMC`.
+  const firmwareVersion = managerFirmware ? firmwareCore(managerFirmware) : inventoryBmcVersion(raw);
 
   const slots: CaptureSlot[] = [{ kind: 'link' }];
   const patternSources: string[] = [escapeRegExp(LINK)];
@@ -152,6 +158,7 @@ export function buildCapture({ name, dir, tree: raw, latency }: CaptureSource): 
   return {
     name,
     dir,
+    ...advertisedSessions(serviceRoot),
     vendor: stringOr(serviceRoot?.['Vendor'], managers[0]?.['Manufacturer'], systems[0]?.['Manufacturer']),
     product: stringOr(serviceRoot?.['Product'], systems[0]?.['Model']),
     resources,
@@ -199,6 +206,27 @@ function walk(dir: string, path: string, into: Map<string, unknown>): void {
       into.set(canonicalPath(stored), parsed);
     }
   }
+}
+
+function advertisedSessions(serviceRoot: Record<string, unknown> | undefined): { sessionsPath?: string } {
+  const links = serviceRoot?.['Links'] as { Sessions?: { '@odata.id'?: unknown } } | undefined;
+  const legacy = serviceRoot?.['links'] as { Sessions?: { href?: unknown } } | undefined;
+  const advertised = links?.Sessions?.['@odata.id'] ?? legacy?.Sessions?.href;
+  if (typeof advertised !== 'string' || !advertised.startsWith('/redfish/v1/')) return {};
+  const path = canonicalPath(advertised);
+  return path === '/redfish/v1/SessionService/Sessions' ? {} : { sessionsPath: path };
+}
+
+/** The version of the firmware inventory member named `BMC` (by `Id` or `Name`), if the tree has one. */
+function inventoryBmcVersion(raw: RedfishTree): string | undefined {
+  const service = raw.get('/redfish/v1/UpdateService') as Record<string, unknown> | undefined;
+  const link = ((service?.['FirmwareInventory'] ?? service?.['SoftwareInventory']) as { '@odata.id'?: unknown } | undefined)?.['@odata.id'];
+  if (typeof link !== 'string') return undefined;
+  for (const path of membersOf(raw.get(link.replace(/\/+$/, '')))) {
+    const member = raw.get(path) as Record<string, unknown> | undefined;
+    if ((member?.['Id'] === 'BMC' || member?.['Name'] === 'BMC') && typeof member['Version'] === 'string' && member['Version'].length > 0) return member['Version'];
+  }
+  return undefined;
 }
 
 function membersOf(collection: unknown): string[] {

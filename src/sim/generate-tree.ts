@@ -7,6 +7,7 @@
  */
 import type {
   AdapterSpec,
+  LogServiceSpec,
   BmcProfile,
   ChassisSpec,
   EthernetSpec,
@@ -169,7 +170,7 @@ export function generateTree(profile: BmcProfile): RedfishTree {
     Systems: writer.link(`${ROOT}/Systems`),
     Chassis: writer.link(`${ROOT}/Chassis`),
     Managers: writer.link(`${ROOT}/Managers`),
-    UpdateService: writer.link(`${ROOT}/UpdateService`),
+    UpdateService: resolved.updateService.absent ? undefined : writer.link(`${ROOT}/UpdateService`),
     SessionService: writer.link(`${ROOT}/SessionService`),
     AccountService: writer.link(`${ROOT}/AccountService`),
     TaskService: writer.link(`${ROOT}/TaskService`),
@@ -187,36 +188,7 @@ export function generateTree(profile: BmcProfile): RedfishTree {
   for (const chassis of resolved.chassis) writeChassis(writer, chassis, chassisPath(chassis.id), uuidOf, systemPath, managerPath);
 
   const update = resolved.updateService;
-  writer.resource(`${ROOT}/UpdateService`, 'UpdateService', 'v1_11_0', {
-    Id: 'UpdateService',
-    Name: 'Update Service',
-    ServiceEnabled: true,
-    Status: status(undefined),
-    [inventory]: writer.link(`${ROOT}/UpdateService/${inventory}`),
-    HttpPushUri: update.httpPushUri ? `${ROOT}/UpdateService/update` : undefined,
-    MultipartHttpPushUri: update.multipartHttpPushUri ? `${ROOT}/UpdateService/upload` : undefined,
-    Actions: update.simpleUpdate
-      ? {
-          '#UpdateService.SimpleUpdate': {
-            target: `${ROOT}/UpdateService/Actions/UpdateService.SimpleUpdate`,
-            'TransferProtocol@Redfish.AllowableValues': update.transferProtocols ?? ['HTTP', 'HTTPS'],
-          },
-        }
-      : undefined,
-  });
-  const entries = expandRepeated(resolved.firmwareInventory.entries);
-  const entryPath = (id: string): string => `${ROOT}/UpdateService/${inventory}/${id}`;
-  writer.collection(`${ROOT}/UpdateService/${inventory}`, 'SoftwareInventoryCollection', 'Firmware Inventory Collection', entries.map((e) => entryPath(e.id)));
-  for (const entry of entries) {
-    writer.resource(entryPath(entry.id), 'SoftwareInventory', 'v1_4_0', {
-      Id: entry.id,
-      Name: entry.name ?? entry.id,
-      Version: entry.version,
-      Updateable: entry.updateable,
-      SoftwareId: entry.softwareId,
-      Status: status(entry.status),
-    });
-  }
+  if (!update.absent) writeUpdateService(writer, resolved, inventory);
 
   writer.resource(`${ROOT}/SessionService`, 'SessionService', 'v1_1_8', {
     Id: 'SessionService',
@@ -244,6 +216,85 @@ export function generateTree(profile: BmcProfile): RedfishTree {
   writer.collection(`${ROOT}/TaskService/Tasks`, 'TaskCollection', 'Task Collection', []);
   applyOverrides(writer.tree, resolved.overrides);
   return writer.tree;
+}
+
+/** The update service and its firmware (or software) inventory. */
+function writeUpdateService(writer: TreeWriter, resolved: BmcProfile, inventory: string): void {
+  const update = resolved.updateService;
+  writer.resource(`${ROOT}/UpdateService`, 'UpdateService', 'v1_11_0', {
+    Id: 'UpdateService',
+    Name: 'Update Service',
+    ServiceEnabled: true,
+    Status: status(undefined),
+    [inventory]: writer.link(`${ROOT}/UpdateService/${inventory}`),
+    HttpPushUri: update.httpPushUri ? `${ROOT}/UpdateService/update` : undefined,
+    MultipartHttpPushUri: update.multipartHttpPushUri ? `${ROOT}/UpdateService/upload` : undefined,
+    Actions: update.simpleUpdate
+      ? {
+          '#UpdateService.SimpleUpdate': {
+            target: update.simpleUpdateTarget ?? `${ROOT}/UpdateService/Actions/UpdateService.SimpleUpdate`,
+            'TransferProtocol@Redfish.AllowableValues': update.transferProtocols ?? ['HTTP', 'HTTPS'],
+          },
+        }
+      : undefined,
+  });
+  const entries = expandRepeated(resolved.firmwareInventory.entries);
+  const entryPath = (id: string): string => `${ROOT}/UpdateService/${inventory}/${id}`;
+  writer.collection(`${ROOT}/UpdateService/${inventory}`, 'SoftwareInventoryCollection', 'Firmware Inventory Collection', entries.map((e) => entryPath(e.id)));
+  for (const entry of entries) {
+    writer.resource(entryPath(entry.id), 'SoftwareInventory', 'v1_4_0', {
+      Id: entry.id,
+      Name: entry.name ?? entry.id,
+      Version: entry.version,
+      Updateable: entry.updateable,
+      SoftwareId: entry.softwareId,
+      Status: status(entry.status),
+    });
+  }
+
+}
+
+/** `LogServices` under `owner`: each log service and its `Entries`, the entries expanded in the collection as BMCs list them. */
+function writeLogServices(writer: TreeWriter, owner: string, services: readonly LogServiceSpec[] | undefined): Body | undefined {
+  if (!services || services.length === 0) return undefined;
+  const servicesPath = `${owner}/LogServices`;
+  writer.collection(servicesPath, 'LogServiceCollection', 'Log Service Collection', services.map((service) => `${servicesPath}/${service.id}`));
+  for (const service of services) {
+    const path = `${servicesPath}/${service.id}`;
+    writer.resource(path, 'LogService', 'v1_1_0', {
+      Id: service.id,
+      Name: `${service.id} Log Service`,
+      LogEntryType: service.logEntryType,
+      MaxNumberOfRecords: service.maxRecords,
+      OverWritePolicy: 'WrapsWhenFull',
+      ServiceEnabled: true,
+      Status: status(undefined),
+      Entries: writer.link(`${path}/Entries`),
+      Actions: { '#LogService.ClearLog': { target: `${path}/Actions/LogService.ClearLog` } },
+    });
+    writer.collection(`${path}/Entries`, 'LogEntryCollection', 'Log Entry Collection', []);
+    const collection = writer.tree.get(`${path}/Entries`) as Body;
+    collection['Members'] = service.entries.map((entry) => {
+      const head: Body = { ...writer.link(`${path}/Entries/${entry.id}`), '@odata.type': '#LogEntry.v1_4_2.LogEntry' };
+      const body = withoutUndefined({
+        ...head,
+        Id: entry.id,
+        Name: `Log Entry ${entry.id}`,
+        Created: entry.created,
+        EntryType: entry.entryType ?? 'SEL',
+        EntryCode: entry.entryCode,
+        SensorType: entry.sensorType,
+        SensorNumber: entry.sensorNumber,
+        Severity: entry.severity,
+        MessageId: entry.messageId,
+        Message: entry.message,
+      });
+      writer.tree.set(`${path}/Entries/${entry.id}`, body);
+      return body;
+    });
+    collection['Members@odata.count'] = service.entries.length;
+  }
+  return writer.link(servicesPath);
 }
 
 function applyOverrides(tree: RedfishTree, overrides: BmcProfile['overrides']): void {
@@ -292,6 +343,7 @@ function writeSystem(
     Processors: processors.length > 0 ? writer.link(`${path}/Processors`) : undefined,
     Memory: memory.length > 0 ? writer.link(`${path}/Memory`) : undefined,
     EthernetInterfaces: ethernet.length > 0 ? writer.link(`${path}/EthernetInterfaces`) : undefined,
+    LogServices: writeLogServices(writer, path, system.logServices),
     Links: {
       Chassis: writer.links((system.chassis ?? []).map(chassisPath)),
       ManagedBy: writer.links((system.managedBy ?? []).map(managerPath)),
@@ -385,6 +437,7 @@ function writeManager(
     GraphicalConsole: console('GraphicalConsole', ['KVMIP']),
     SerialConsole: console('SerialConsole', ['IPMI', 'SSH']),
     EthernetInterfaces: ethernet.length > 0 ? writer.link(`${path}/EthernetInterfaces`) : undefined,
+    LogServices: writeLogServices(writer, path, manager.logServices),
     Links: {
       ManagerForServers: writer.links((manager.managerForServers ?? []).map(systemPath)),
       ManagerForChassis: writer.links((manager.managerForChassis ?? []).map(chassisPath)),
@@ -440,6 +493,7 @@ function writeChassis(
     ThermalSubsystem: sensors.thermalSubsystem ? writer.link(`${path}/ThermalSubsystem`) : undefined,
     NetworkAdapters: adapters.length > 0 ? writer.link(`${path}/NetworkAdapters`) : undefined,
     PCIeDevices: pcie.length > 0 ? writer.link(`${path}/PCIeDevices`) : undefined,
+    LogServices: writeLogServices(writer, path, chassis.logServices),
     Links: {
       ComputerSystems: writer.links((chassis.computerSystems ?? []).map(systemPath)),
       ManagedBy: writer.links((chassis.managedBy ?? []).map(managerPath)),

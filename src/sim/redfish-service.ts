@@ -55,7 +55,8 @@ export async function answerBmcRequest(
   const method = request.method ?? 'GET';
   const idleTimeoutMs = idleTimeoutOf(bmc, behaviour);
 
-  if (method === 'POST' && path === SESSIONS) {
+  // Sessions are created at the standard path and at the one the service root advertises, if another (iDRAC 8).
+  if (method === 'POST' && (path === SESSIONS || path === bmc.capture.sessionsPath)) {
     await login(context, bmc, request, response, idleTimeoutMs);
     return;
   }
@@ -83,8 +84,10 @@ export async function answerBmcRequest(
     response.writeHead(204).end();
     return;
   }
-  if (method === 'POST' && (path.endsWith('/UpdateService.SimpleUpdate') || path === multipartPathOf(bmc, context.seed))) {
-    const kind = path.endsWith('/UpdateService.SimpleUpdate') ? 'simple' : 'multipart';
+  // SimpleUpdate at the standard target, or where the tree says (AMI posts to `UpdateService/Actions/SimpleUpdate`).
+  const simpleUpdate = path.endsWith('/UpdateService.SimpleUpdate') || path === '/redfish/v1/UpdateService/Actions/SimpleUpdate';
+  if (method === 'POST' && (simpleUpdate || path === multipartPathOf(bmc, context.seed))) {
+    const kind = simpleUpdate ? 'simple' : 'multipart';
     await acceptUpdate(context.updates, bmc, request, response, kind, (status, body, headers) => sendJson(response, status, body, headers), (image) => versionOfImage(image, bmc.profile));
     return;
   }

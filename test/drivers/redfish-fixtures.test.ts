@@ -5,6 +5,7 @@ import {
   HealthObserved,
   NodeInventoryObserved,
   PowerStateObserved,
+  SelEntriesObserved,
   SensorsObserved,
   type DriverObservation,
   type NodeInventoryObservedData,
@@ -57,6 +58,7 @@ const schemas = {
   PowerStateObserved: PowerStateObserved.schema,
   HealthObserved: HealthObserved.schema,
   SensorsObserved: SensorsObserved.schema,
+  SelEntriesObserved: SelEntriesObserved.schema,
 } as const;
 
 const redfishFolders = fixtures.dir === undefined ? [] : readdirSync(fixturePath('redfish'), { withFileTypes: true })

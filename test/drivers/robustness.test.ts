@@ -5,6 +5,7 @@ import {
   HealthObserved,
   NodeInventoryObserved,
   PowerStateObserved,
+  SelEntriesObserved,
   SensorsObserved,
 } from '../../events/driver-observations.js';
 import { DriverError, RedfishDriver, startMockupServer, type MockupServer } from '../../src/drivers/index.js';
@@ -18,6 +19,7 @@ const schemas = {
   PowerStateObserved: PowerStateObserved.schema,
   HealthObserved: HealthObserved.schema,
   SensorsObserved: SensorsObserved.schema,
+  SelEntriesObserved: SelEntriesObserved.schema,
 } as const;
 
 /** One damage done to one real response. */

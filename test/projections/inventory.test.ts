@@ -29,8 +29,9 @@ for (const backend of backends()) {
         inventory({ manufacturer: 'Dell Inc.', model: 'R750', serial: 'E1', bmcFirmware: '7.00.00.171', bios: '1.10.2', dialect: 'dell-idrac9' }, 5),
         firmware(
           [
-            { component: 'iDRAC', version: '7.00.00.171' },
+            { component: 'iDRAC', version: '7.00.00.171', updateable: true },
             { component: 'BIOS', version: '1.10.2' },
+            { component: 'TPM', version: '7.2.2.0', updateable: false },
           ],
           { dialect: 'dell-idrac9', seconds: 5 },
         ),
@@ -69,6 +70,15 @@ for (const backend of backends()) {
       const h1 = await db.selectFrom('inventory_firmware').selectAll().where('node_id', '=', 'h1').executeTakeFirstOrThrow();
       expect(h1.first_seen_at).toEqual(new Date(at(40)));
       expect(h1.last_observed_at).toEqual(new Date(at(40)));
+    });
+
+    it('each firmware fact keeps Updateable as the BMC stated it, null where it said nothing', async () => {
+      const rows = await harness.db.selectFrom('inventory_firmware').select(['component', 'updateable']).where('node_id', '=', 'e1').orderBy('component').execute();
+      expect(rows).toEqual([
+        { component: 'BIOS', updateable: null },
+        { component: 'TPM', updateable: false },
+        { component: 'iDRAC', updateable: true },
+      ]);
     });
 
     it('the heterogeneity report lists every (vendor, model, component, version), the oldest first', async () => {

@@ -11,6 +11,7 @@ import type {
   NodeInventoryObservedData,
   PowerState,
   PowerStateObservedData,
+  SelEntriesObservedData,
   SensorsObservedData,
 } from '../../../events/driver-observations.js';
 import { DriverError, driverErrorCodes, type DriverErrorCode } from '../driver-error.js';
@@ -18,6 +19,7 @@ import { detectDialect, type RedfishDialect } from './dialect.js';
 import { normalizeFirmwareVersion } from '../../firmware/index.js';
 import { rollUpHealth } from './read-health.js';
 import { readChassisSensors } from './read-sensors.js';
+import { readSelEntries } from './read-sel.js';
 import {
   asResource,
   canonicalPath,
@@ -36,6 +38,10 @@ export interface ReadNodeOptions {
   maxSensors?: number;
   /** Force a dialect instead of detecting one. */
   dialect?: RedfishDialect;
+  /** Read the system event logs into a `SelEntriesObserved` (default true; the driver skips them when not asked for). */
+  readSel?: boolean;
+  /** Upper bound on entries read per SEL LogService (default 500). */
+  maxSelEntriesPerLog?: number;
 }
 
 export interface NodeReading {
@@ -82,6 +88,7 @@ export async function readRedfishNode(fetch: FetchResource, options: ReadNodeOpt
   const healthRec = new ObservationRecorder();
   const sensorsRec = new ObservationRecorder();
   const powerRec = new ObservationRecorder();
+  const selRec = new ObservationRecorder();
 
   const rootBody = await fetch('/redfish/v1');
   const root = asResource(rootBody);
@@ -128,7 +135,11 @@ export async function readRedfishNode(fetch: FetchResource, options: ReadNodeOpt
 
   // ---- firmware inventory
   const updateService = link('UpdateService') ? await reader.read(link('UpdateService')!, firmwareRec) : undefined;
-  const firmwareCollection = updateService ? firmwareRec.link(updateService, link('UpdateService')!, 'FirmwareInventory') : undefined;
+  // Firmware is listed in `FirmwareInventory`; an Intel S2600 BMC lists it in `SoftwareInventory` instead
+  // (`intel_s2600bpb/redfish/v1/UpdateService`), which is read only when there is no `FirmwareInventory`.
+  const firmwareCollection = updateService
+    ? (firmwareRec.link(updateService, link('UpdateService')!, 'FirmwareInventory') ?? firmwareRec.link(updateService, link('UpdateService')!, 'SoftwareInventory'))
+    : undefined;
   const firmwareMembers = firmwareCollection ? await reader.members(firmwareCollection, firmwareRec) : [];
   const components: FirmwareInventoryObservedData['components'] = [];
   for (const member of firmwareMembers) {
@@ -343,6 +354,9 @@ export async function readRedfishNode(fetch: FetchResource, options: ReadNodeOpt
 
   const { health: nodeHealth, conditions } = rollUpHealth(systems, chassis, managers, healthRec);
 
+  // ---- system event logs
+  const sel = options.readSel === false ? undefined : await readSelEntries([...systems, ...managers, ...chassis], reader, selRec, options.maxSelEntriesPerLog ?? 500);
+
   // ---- power state
   let powerState: PowerState = 'Unknown';
   if (primary) {
@@ -381,6 +395,7 @@ export async function readRedfishNode(fetch: FetchResource, options: ReadNodeOpt
   const power: PowerStateObservedData = { ...base(powerRec), powerState };
   const health: HealthObservedData = { ...base(healthRec), health: nodeHealth, conditions };
   const sensors: SensorsObservedData = { ...base(sensorsRec), ...sensorSummary };
+  const selObservation: SelEntriesObservedData | undefined = sel ? { ...base(selRec), ...sel } : undefined;
   return {
     dialect,
     resourcesFetched: reader.resourcesFetched,
@@ -390,6 +405,7 @@ export async function readRedfishNode(fetch: FetchResource, options: ReadNodeOpt
       { type: 'PowerStateObserved', data: power },
       { type: 'HealthObserved', data: health },
       { type: 'SensorsObserved', data: sensors },
+      ...(selObservation ? [{ type: 'SelEntriesObserved' as const, data: selObservation }] : []),
     ],
   };
 }

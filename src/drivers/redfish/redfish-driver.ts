@@ -84,7 +84,9 @@ export class RedfishDriver implements DeviceDriver {
 
   async observe(options: ObserveOptions = {}): Promise<DriverObservation[]> {
     return this.withSession(async () => {
-      const reading = await readRedfishNode(async (path) => (await this.client.get(path)).body, this.options);
+      // The event logs cost requests (an iDRAC lists its SEL in 18 s): read only when asked for, or when all is.
+      const readSel = this.options.readSel !== false && (!options.only || options.only.includes('SelEntriesObserved'));
+      const reading = await readRedfishNode(async (path) => (await this.client.get(path)).body, { ...this.options, readSel });
       this.lastDialect = reading.dialect;
       return options.only ? reading.observations.filter((observation) => options.only!.includes(observation.type)) : reading.observations;
     });

@@ -67,6 +67,31 @@ export interface EthernetSpec extends Repeated {
   mac: string;
 }
 
+/** One system event log entry, as the BMC lists it expanded in the `Entries` collection. */
+export interface LogEntrySpec {
+  id: string;
+  /** As the BMC writes it, offset included (`2022-03-09T20:02:22+00:00`). */
+  created: string;
+  severity: Health;
+  entryType?: 'SEL' | 'Event' | 'Oem';
+  entryCode?: 'Assert' | 'Deassert';
+  sensorType?: string;
+  sensorNumber?: number;
+  messageId: string;
+  message: string;
+}
+
+/**
+ * A `LogService` under a system, manager or chassis. `logEntryType` is written only when given (older schemas,
+ * OpenBMC and Intel leave it out, and a SEL is then recognised by its id `SEL`).
+ */
+export interface LogServiceSpec {
+  id: string;
+  logEntryType?: 'SEL' | 'Event' | 'OEM' | 'Multiple';
+  maxRecords?: number;
+  entries: LogEntrySpec[];
+}
+
 export interface SystemSpec {
   id: string;
   name?: string;
@@ -90,13 +115,14 @@ export interface SystemSpec {
   /** Chassis and managers this system links to, by id. */
   chassis?: string[];
   managedBy?: string[];
+  logServices?: LogServiceSpec[];
   oem?: Record<string, unknown>;
 }
 
 export interface ManagerSpec {
   id: string;
   name?: string;
-  managerType: 'BMC' | 'EnclosureManager' | 'ManagementController' | 'Service';
+  managerType: 'BMC' | 'EnclosureManager' | 'ManagementController' | 'AuxiliaryController' | 'Service';
   model?: string;
   manufacturer?: string;
   /** `Manager.FirmwareVersion` with `{bmc}` for the version core: `iLO 5 v{bmc}`. Omitted when undefined. */
@@ -109,6 +135,7 @@ export interface ManagerSpec {
   hostName?: string;
   managerForServers?: string[];
   managerForChassis?: string[];
+  logServices?: LogServiceSpec[];
   oem?: Record<string, unknown>;
 }
 
@@ -207,6 +234,7 @@ export interface ChassisSpec {
   sensors?: ChassisSensorsSpec;
   networkAdapters?: AdapterSpec[];
   pcieDevices?: PcieDeviceSpec[];
+  logServices?: LogServiceSpec[];
   oem?: Record<string, unknown>;
 }
 
@@ -247,7 +275,16 @@ export interface BmcProfile {
     collection?: 'FirmwareInventory' | 'SoftwareInventory';
     entries: FirmwareEntrySpec[];
   };
-  updateService: { simpleUpdate: boolean; httpPushUri?: boolean; multipartHttpPushUri?: boolean; transferProtocols?: string[] };
+  updateService: {
+    simpleUpdate: boolean;
+    httpPushUri?: boolean;
+    multipartHttpPushUri?: boolean;
+    transferProtocols?: string[];
+    /** Where SimpleUpdate is posted when not the standard `.../UpdateService.SimpleUpdate` (AMI: `.../Actions/SimpleUpdate`). */
+    simpleUpdateTarget?: string;
+    /** Redfish 1.0 services (iDRAC 8, iLO 4) have no UpdateService at all: nothing is written and the root has no link. */
+    absent?: boolean;
+  };
   sessions: {
     /** Concurrent sessions (Redfish sessions plus in-flight basic-auth requests) served before rejecting. */
     limit: number;
@@ -271,4 +308,18 @@ export interface BmcProfile {
    * component ids and sensor layout.
    */
   heldAgainst?: string;
+  /**
+   * `single-resources` when the capture holds only single resources (`redfish-partial/`: service root, System, one
+   * Processor, Manager, Chassis Power and Thermal, no collections): the fidelity test then compares only what those
+   * show (dialect, identity and BMC fields, BIOS version, system and manager counts, session-limit hint, health,
+   * Redfish version). Default `full`.
+   */
+  captureHolds?: 'full' | 'single-resources';
+  /**
+   * False for a profile that joins a fleet only when named (`--mockup hpe_ilo4_bl460c_gen9`, a scenario's mix): a
+   * fleet that names no profile (`--bmcs N` alone) keeps the composition its tests and benchmarks were measured
+   * with. Older generations without an UpdateService would otherwise fail every rollout that lands on them.
+   * Default true.
+   */
+  inDefaultFleet?: boolean;
 }

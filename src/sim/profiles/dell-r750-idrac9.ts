@@ -77,6 +77,19 @@ export const dellR750Idrac9: BmcProfile = {
       hostName: `idrac-${TAG}`,
       managerForServers: [SYSTEM],
       managerForChassis: [SYSTEM],
+      logServices: [
+        {
+          id: 'Sel',
+          logEntryType: 'SEL',
+          maxRecords: 1024,
+          entries: [
+            { id: '1024', created: '2024-06-11T00:13:00-05:00', severity: 'OK', entryCode: 'Assert', sensorNumber: 26, messageId: '7e012790', message: 'An OEM diagnostic event occurred.' },
+            { id: '1023', created: '2024-06-11T00:13:00-05:00', severity: 'OK', entryCode: 'Assert', sensorNumber: 26, messageId: '7e012602', message: 'An OEM diagnostic event occurred.' },
+          ],
+        },
+        { id: 'FaultList', logEntryType: 'SEL', maxRecords: 500000, entries: [] },
+        { id: 'Lclog', logEntryType: 'OEM', maxRecords: 500000, entries: [] },
+      ],
       oem: { Dell: { '@odata.type': '#DellOem.v1_3_0.DellOemResources', DelliDRACCard: { '@odata.type': '#DelliDRACCard.v1_1_0.DelliDRACCard', IPMIVersion: '2.0' } } },
     },
   ],

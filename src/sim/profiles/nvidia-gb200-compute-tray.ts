@@ -73,6 +73,15 @@ export const nvidiaGb200ComputeTray: BmcProfile = {
       ],
       chassis: ['BMC_0'],
       managedBy: ['BMC_0'],
+      logServices: [
+        {
+          id: 'SEL',
+          entries: [
+            { id: '1001', created: '2024-12-30T11:59:04+00:00', severity: 'OK', entryCode: 'Deassert', sensorType: 'Temperature', sensorNumber: 62, messageId: 'OpenBMC.0.1', message: 'OpenBMC.0.1' },
+            { id: '1002', created: '2024-12-30T11:59:04+00:00', severity: 'OK', entryCode: 'Deassert', sensorType: 'Temperature', sensorNumber: 62, messageId: 'OpenBMC.0.1', message: 'OpenBMC.0.1' },
+          ],
+        },
+      ],
       oem: { Nvidia: {} },
     },
     {

@@ -351,6 +351,17 @@ export const supermicroSys821geX13: BmcProfile = {
       ],
       chassis: ['1'],
       managedBy: ['1'],
+      logServices: [
+        {
+          id: 'Log1',
+          logEntryType: 'SEL',
+          maxRecords: 4096,
+          entries: [
+            { id: '1', created: '2023-07-21T15:35:03Z', severity: 'Warning', entryCode: 'Assert', sensorNumber: 255, messageId: '0xA401FF', message: '[LAN-0006] Dedicated LAN Link Down' },
+            { id: '2', created: '2023-08-04T16:16:11Z', severity: 'Warning', entryCode: 'Assert', sensorNumber: 255, messageId: '0xA0FFFF', message: '[PWR-0020] First AC Power on' },
+          ],
+        },
+      ],
       oem: { Supermicro: {} },
     },
   ],

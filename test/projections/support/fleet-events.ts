@@ -86,7 +86,7 @@ export function inventory(facts: InventoryFacts, seconds = 0): ProposedEvent {
   };
 }
 
-export function firmware(components: Array<{ component: string; version: string; normalized?: string; rule?: string }>, options: { dialect?: string; seconds?: number } = {}): ProposedEvent {
+export function firmware(components: Array<{ component: string; version: string; normalized?: string; rule?: string; updateable?: boolean }>, options: { dialect?: string; seconds?: number } = {}): ProposedEvent {
   return {
     type: 'FirmwareInventoryObserved',
     observedAt: at(options.seconds ?? 0),
@@ -100,6 +100,7 @@ export function firmware(components: Array<{ component: string; version: string;
         version: c.version,
         normalizedVersion: c.normalized ?? c.version,
         normalizationRule: c.rule ?? 'identity',
+        ...(c.updateable !== undefined ? { updateable: c.updateable } : {}),
       })),
     },
     actor: driver,

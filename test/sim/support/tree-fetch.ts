@@ -19,3 +19,31 @@ export function treeFetch(tree: RedfishTree): (path: string) => Promise<unknown>
     return structuredClone(body);
   };
 }
+
+/** The Redfish collections a partial capture may lack the file of (as the drivers' mockup server lists them). */
+const collectionNames = /^(Systems|Managers|Chassis|Processors|Memory|PCIeDevices|EthernetInterfaces|FirmwareInventory|SoftwareInventory|NetworkAdapters|PowerSupplies|Fans|Sensors|LogServices|Entries)$/;
+
+/**
+ * `tree` with every collection it lacks the resource of listed from the members it holds, as the drivers' mockup
+ * server serves a partial capture (`redfish-partial/`: single resources, no collections). A tree that has its
+ * collections is returned unchanged.
+ */
+export function withImpliedCollections(tree: RedfishTree): RedfishTree {
+  const out: RedfishTree = new Map(tree);
+  const implied = new Map<string, string[]>();
+  for (const path of tree.keys()) {
+    const parts = path.split('/');
+    for (let at = 3; at < parts.length - 1; at++) {
+      const collection = parts.slice(0, at + 1).join('/');
+      if (!collectionNames.test(parts[at]!) || tree.has(collection)) continue;
+      const member = parts.slice(0, at + 2).join('/');
+      const members = implied.get(collection) ?? [];
+      if (!members.includes(member)) members.push(member);
+      implied.set(collection, members);
+    }
+  }
+  for (const [collection, members] of implied) {
+    out.set(collection, { '@odata.id': collection, Name: `${collection.split('/').pop()} Collection (implied)`, Members: members.map((id) => ({ '@odata.id': id })), 'Members@odata.count': members.length });
+  }
+  return out;
+}
