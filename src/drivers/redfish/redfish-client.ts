@@ -6,6 +6,8 @@
  * - every failure is a `DriverError` (never an undici or JSON error);
  * - a session that was created is deleted by `logout()` even if the token was never used, and the client knows
  *   at every moment whether it holds one (`hasSession`), because a leaked session is what exhausts an iDRAC;
+ * - a session the BMC forgot is replaced once for every request in flight (`renewSession`), and a 401 to an older
+ *   token never deletes a newer session;
  * - self-signed certificates are accepted only when `insecure` is set.
  */
 import { Agent, request, type Dispatcher } from 'undici';
