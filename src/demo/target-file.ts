@@ -4,7 +4,7 @@ import { parse } from 'yaml';
 import { z } from 'zod';
 import { nodeIdSchema, siteIdSchema } from '../../events/index.js';
 import type { EventStore } from '../ledger/index.js';
-import type { CredentialProvider } from '../poller/index.js';
+import { protocolOfAddress, type CredentialProvider } from '../poller/index.js';
 
 /** A file of real BMCs to poll: what an operator writes before `start --no-sim --targets FILE`. */
 export const targetFileSchema = z.object({
@@ -14,8 +14,11 @@ export const targetFileSchema = z.object({
         nodeId: nodeIdSchema,
         site: siteIdSchema,
         rack: z.string().min(1).max(64),
-        /** Redfish base URL, `https://10.1.2.3`; or `ipmi://10.1.2.3[:623]` for a BMC without Redfish (RMCP+). */
-        bmc: z.string().url().refine((url) => /^(https?|ipmi):\/\//i.test(url), { message: 'must be an https://, http:// or ipmi:// address' }),
+        /**
+         * Redfish base URL, `https://10.1.2.3`; `ipmi://10.1.2.3[:623]` for a BMC without Redfish (RMCP+);
+         * `snmp://10.1.2.3[:161]` for a PDU (SNMP v2c, its credential's password the community).
+         */
+        bmc: z.string().url().refine((url) => /^(https?|ipmi|snmp):\/\//i.test(url), { message: 'must be an https://, http://, ipmi:// or snmp:// address' }),
         credentialRef: z.string().min(1),
         sessionLimit: z.number().int().min(1).max(64).optional(),
         intervalS: z.number().int().min(1).max(86_400).default(60),
@@ -49,7 +52,7 @@ export async function registerTargets(store: EventStore, file: TargetFile, opera
           nodeId: target.nodeId,
           site: target.site,
           rack: target.rack,
-          bmc: { protocol: /^ipmi:/i.test(target.bmc) ? 'ipmi' : 'redfish', address: target.bmc, credentialRef: target.credentialRef, sessionLimit: target.sessionLimit },
+          bmc: { protocol: protocolOfAddress(target.bmc), address: target.bmc, credentialRef: target.credentialRef, sessionLimit: target.sessionLimit },
           expectedIntervalS: target.intervalS,
         },
         actor: { kind: 'operator', id: operatorId },

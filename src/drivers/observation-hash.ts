@@ -55,6 +55,15 @@ function sensorsForHash(data: Record<string, unknown>): Record<string, unknown> 
   };
 }
 
+/**
+ * A network device's uptime advances on every read of an unchanged device (a PDU walked every five minutes would
+ * append an event each time): it is not looked at, like a read's latency. The rest is what the device says.
+ */
+function networkDeviceForHash(data: Record<string, unknown>): Record<string, unknown> {
+  const { uptimeSeconds: _uptime, ...rest } = data;
+  return rest;
+}
+
 /** The canonical JSON text of an observation payload (what the hash is computed over). */
 export function canonicalObservationJson(data: unknown): string {
   return JSON.stringify(canonical(data, 0)) ?? 'null';
@@ -67,7 +76,15 @@ export function observationContentHash(nodeId: string, observation: DriverObserv
     .update('\u0000')
     .update(observation.type)
     .update('\u0000')
-    .update(canonicalObservationJson(observation.type === 'SensorsObserved' ? sensorsForHash(observation.data as Record<string, unknown>) : observation.data))
+    .update(
+      canonicalObservationJson(
+        observation.type === 'SensorsObserved'
+          ? sensorsForHash(observation.data as Record<string, unknown>)
+          : observation.type === 'NetworkDeviceObserved'
+            ? networkDeviceForHash(observation.data as Record<string, unknown>)
+            : observation.data,
+      ),
+    )
     .digest('hex');
 }
 

@@ -1,15 +1,19 @@
+/** The protocols the poller polls, each through its own driver. */
+export type PollProtocol = 'redfish' | 'ipmi' | 'snmp';
+export const pollProtocols: readonly PollProtocol[] = ['redfish', 'ipmi', 'snmp'];
+
 /** A BMC the poller is responsible for, as registered by an operator (credentials by reference only). */
 export interface PollTarget {
   nodeId: string;
   site: string;
   rack: string;
   /**
-   * How the BMC is reached: its Redfish base URL (`https://bmc.example`), or for IPMI (RMCP+ over UDP, no Redfish)
-   * `ipmi://host[:port]`.
+   * How the BMC is reached: its Redfish base URL (`https://bmc.example`), for IPMI (RMCP+ over UDP, no Redfish)
+   * `ipmi://host[:port]`, for an SNMP device (a PDU's management card, SNMP v2c over UDP) `snmp://host[:port]`.
    */
   baseUrl: string;
-  /** `redfish` (default) or `ipmi`; SNMP devices (PDUs) are read by their own driver, not polled here. */
-  protocol?: 'redfish' | 'ipmi';
+  /** `redfish` (default), `ipmi` or `snmp`. */
+  protocol?: PollProtocol;
   /** Name of the credential in the credential provider; the secret never enters the log. */
   credentialRef: string;
   /** Configured concurrent-session limit (else the dialect's hint, else 2). */
@@ -20,6 +24,7 @@ export interface PollTarget {
 
 export interface Credential {
   username: string;
+  /** For an SNMP v2c device, the community string (the username is not used). */
   password: string;
   /** Changes whenever the secret changes: a latch on the old version is lifted by a new one. */
   version: string;
@@ -32,10 +37,20 @@ export interface Credential {
   endpoints: readonly string[];
 }
 
-/** The poll address of a registered BMC: Redfish addresses as given, IPMI ones as `ipmi://host[:port]`. */
+/**
+ * The poll address of a registered BMC: Redfish addresses as given, IPMI ones as `ipmi://host[:port]`, SNMP ones as
+ * `snmp://host[:port]` (registrations give them as `host[:port]`).
+ */
 export function pollAddress(protocol: string, address: string): string {
-  if (protocol !== 'ipmi' || address.startsWith('ipmi://')) return address;
-  return `ipmi://${address.replace(/^[a-z]+:\/\//i, '')}`;
+  if (protocol !== 'ipmi' && protocol !== 'snmp') return address;
+  if (address.toLowerCase().startsWith(`${protocol}://`)) return address;
+  return `${protocol}://${address.replace(/^[a-z]+:\/\//i, '')}`;
+}
+
+/** The protocol an address names by its scheme: `ipmi://` and `snmp://`, else Redfish. */
+export function protocolOfAddress(address: string): PollProtocol {
+  const scheme = /^([a-z]+):\/\//i.exec(address)?.[1]?.toLowerCase();
+  return scheme === 'ipmi' || scheme === 'snmp' ? scheme : 'redfish';
 }
 
 /** Why a credential may not be sent to a BMC address, or null when it may. */
@@ -47,8 +62,9 @@ export function credentialRefusal(credential: Pick<Credential, 'endpoints'>, bas
     return `the BMC address ${JSON.stringify(baseUrl)} is not a URL`;
   }
   if (url.protocol === 'http:' && !plainHttpAllowed) return `plain http to ${url.host}: https is required unless the site allows http`;
-  // IPMI's RMCP+ authenticates and encrypts on its own (lanplus): its addresses are bound like any other.
-  if (url.protocol !== 'http:' && url.protocol !== 'https:' && url.protocol !== 'ipmi:') return `the BMC address scheme ${url.protocol} is not http(s) or ipmi`;
+  // IPMI's RMCP+ authenticates and encrypts on its own (lanplus): its addresses are bound like any other. An SNMP v2c
+  // community travels in clear on every request, as the protocol has it: bound to the device's address all the same.
+  if (url.protocol !== 'http:' && url.protocol !== 'https:' && url.protocol !== 'ipmi:' && url.protocol !== 'snmp:') return `the BMC address scheme ${url.protocol} is not http(s), ipmi or snmp`;
   const origin = `${url.protocol}//${url.host}`.toLowerCase();
   const host = url.hostname.toLowerCase();
   const matches = credential.endpoints.some((pattern) => {

@@ -5,7 +5,7 @@ import { nameUuid, type EventStore, type ProposedEvent } from '../ledger/index.j
 import { DueQueue } from './due-queue.js';
 import { OutcomeRecorder } from './outcome-recorder.js';
 import { defaultPollPolicy, type PollPolicy } from './poll-policy.js';
-import { credentialRefusal, pollAddress, pollWorks, type Credential, type CredentialProvider, type PollTarget, type PollWork } from './poll-target.js';
+import { credentialRefusal, pollAddress, pollProtocols, pollWorks, type PollProtocol, type Credential, type CredentialProvider, type PollTarget, type PollWork } from './poll-target.js';
 import { ProtocolVisitor, type Visitor } from './redfish-visitor.js';
 import { latchesCredentials, outcomeOfError, retryWithinVisit } from './visit-outcome.js';
 
@@ -255,7 +255,7 @@ export class Poller {
       const state = this.#states.get(entry.nodeId);
       if (!state || state.seq !== entry.seq || state.checking) continue;
       // Where the BMC has room for one session only, the check waits for the read (which re-enqueues it).
-      if (state.reading && (state.target.sessionLimit ?? this.#policy.defaultSessionLimit) < 2) continue;
+      if (state.reading && this.#sessionLimit(state.target) < 2) continue;
       return state;
     }
   }
@@ -268,7 +268,7 @@ export class Poller {
       const state = this.#states.get(entry.nodeId);
       if (!state || state.seq !== entry.seq || state.reading || state.consecutiveFailures > 0 || state.latch) continue;
       // A heavy read holds one session; it may overlap a liveness check only where the BMC has room for two.
-      if (state.checking && (state.target.sessionLimit ?? this.#policy.defaultSessionLimit) < 2) continue;
+      if (state.checking && this.#sessionLimit(state.target) < 2) continue;
       return state;
     }
   }
@@ -309,7 +309,7 @@ export class Poller {
     this.#heavyInFlight += 1;
     this.#visits += 1;
     try {
-      const sessionLimit = target.sessionLimit ?? this.#policy.defaultSessionLimit;
+      const sessionLimit = this.#sessionLimit(target);
       const result = await this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit });
       const done = this.#clock();
       const outcome: PollOutcomeKind = result.ok ? 'success' : outcomeOfError(result.error);
@@ -357,7 +357,7 @@ export class Poller {
     this.#inFlight += 1;
     this.#visits += 1;
     try {
-      const sessionLimit = target.sessionLimit ?? this.#policy.defaultSessionLimit;
+      const sessionLimit = this.#sessionLimit(target);
       const visitOptions = { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(state.livenessEtag ? { ifNoneMatch: state.livenessEtag } : {}) };
       let result = await this.#visitor.visit(target, credential, works, visitOptions);
       for (let attempt = 1; !result.ok && attempt <= this.#policy.maxRetries && retryWithinVisit(result.error); attempt += 1) {
@@ -449,6 +449,14 @@ export class Poller {
     }
   }
 
+  /**
+   * Sessions (visits) the poller may hold on a target at once: its registration's limit, else 1 for an SNMP device
+   * (management cards answer one request at a time, so its check never overlaps its walk), else the policy's default.
+   */
+  #sessionLimit(target: PollTarget): number {
+    return target.sessionLimit ?? (target.protocol === 'snmp' ? 1 : this.#policy.defaultSessionLimit);
+  }
+
   /** 1 while the BMC answers; doubling per session refusal and per failure past the breaker threshold. */
   #backoffFactor(state: TargetState): number {
     const overBreaker = Math.max(0, state.consecutiveFailures - this.#policy.breakerThreshold + 1);
@@ -462,7 +470,7 @@ export class Poller {
     try {
       await this.options.store.append(
         `node-${state.target.nodeId}`,
-        changed.map((observation) => ({ type: observation.type, data: storableValue(observation.data), observedAt: new Date(at), actor: { kind: 'driver' as const, id: `redfish:${state.target.nodeId}` } })),
+        changed.map((observation) => ({ type: observation.type, data: storableValue(observation.data), observedAt: new Date(at), actor: { kind: 'driver' as const, id: `${state.target.protocol ?? 'redfish'}:${state.target.nodeId}` } })),
       );
       state.observationHashes = hashes; // only once stored, so a failed append is retried next visit
       this.#observationsAppended += changed.length;
@@ -532,13 +540,17 @@ export class Poller {
     switch (event.type) {
       case 'NodeRegistered': {
         const bmc = data.bmc as { protocol: string; address: string; credentialRef: string; sessionLimit?: number };
-        if (bmc.protocol !== 'redfish' && bmc.protocol !== 'ipmi') return;
+        if (!pollProtocols.includes(bmc.protocol as PollProtocol)) {
+          // The intent schema admits no other protocol; a newer one than this poller knows is said, not dropped silently.
+          this.options.log?.('node not polled: its BMC protocol is not one this poller speaks', { nodeId: data.nodeId, protocol: bmc.protocol });
+          return;
+        }
         this.addTarget(
           {
             nodeId: data.nodeId,
             site: String(data.site),
             rack: String(data.rack),
-            protocol: bmc.protocol,
+            protocol: bmc.protocol as PollProtocol,
             baseUrl: pollAddress(bmc.protocol, bmc.address),
             credentialRef: bmc.credentialRef,
             sessionLimit: bmc.sessionLimit,

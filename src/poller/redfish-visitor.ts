@@ -1,5 +1,5 @@
 import type { DriverObservation, DriverObservationType } from '../../events/index.js';
-import { IpmiDriver, RedfishClient, RedfishDriver } from '../drivers/index.js';
+import { IpmiDriver, RedfishClient, RedfishDriver, SnmpDriver } from '../drivers/index.js';
 import type { Credential, PollTarget, PollWork } from './poll-target.js';
 
 /** What one visit to a BMC produced: one result per kind of work, and the observations read. */
@@ -145,14 +145,54 @@ export class IpmiVisitor implements Visitor {
   }
 }
 
-/** The visitor for a target's protocol: Redfish unless the target says IPMI. */
+/**
+ * Visits over SNMP v2c, for PDUs (and other devices with an SNMP agent only); the credential's password is the
+ * community. SNMP has no sessions: each visit opens one UDP socket and closes it, and the poller gives an SNMP device
+ * one visit at a time unless its registration says otherwise (management cards answer one request at a time). The
+ * liveness check is one GET of `sysUpTime.0`; health and inventory work is one walk of the device (identity,
+ * interfaces, outlets: `NetworkDeviceObserved`), however many of the two are due; SNMP has no firmware inventory,
+ * so firmware work yields nothing and is not an error. Each request has half the request deadline and one retry
+ * (UDP loses datagrams), so a silent device costs one request deadline; a walk has the visit deadline.
+ */
+export class SnmpVisitor implements Visitor {
+  async visit(target: PollTarget, credential: Credential, works: readonly PollWork[], options: VisitOptions): Promise<VisitResult> {
+    const started = performance.now();
+    const address = new URL(target.baseUrl);
+    const heavy = works.some((w) => w === 'health' || w === 'inventory');
+    const driver = new SnmpDriver({
+      host: address.hostname,
+      ...(address.port ? { port: Number(address.port) } : {}),
+      community: credential.password,
+      timeoutMs: Math.max(1, Math.ceil(options.requestTimeoutMs / 2)),
+      retries: 1,
+      deadline: AbortSignal.timeout(heavy ? options.visitDeadlineMs : options.requestTimeoutMs),
+    });
+    try {
+      if (!heavy) {
+        // A liveness check, or firmware work alone (nothing to read over SNMP): one GET says the agent answers.
+        await driver.ping();
+        return { ok: true, latencyMs: performance.now() - started, observations: [] };
+      }
+      const observations = await driver.observe();
+      return { ok: true, latencyMs: performance.now() - started, observations };
+    } catch (error) {
+      return { ok: false, latencyMs: performance.now() - started, observations: [], error };
+    } finally {
+      await driver.close();
+    }
+  }
+}
+
+/** The visitor for a target's protocol: Redfish unless the target says IPMI or SNMP. */
 export class ProtocolVisitor implements Visitor {
   constructor(
     private readonly redfish: Visitor = new RedfishVisitor(),
     private readonly ipmi: Visitor = new IpmiVisitor(),
+    private readonly snmp: Visitor = new SnmpVisitor(),
   ) {}
 
   visit(target: PollTarget, credential: Credential, works: readonly PollWork[], options: VisitOptions): Promise<VisitResult> {
-    return (target.protocol === 'ipmi' ? this.ipmi : this.redfish).visit(target, credential, works, options);
+    const visitor = target.protocol === 'ipmi' ? this.ipmi : target.protocol === 'snmp' ? this.snmp : this.redfish;
+    return visitor.visit(target, credential, works, options);
   }
 }

@@ -69,6 +69,23 @@ describe.skipIf(!snmpTools.runnable)(snmpTools.title('the SNMP driver against a 
     expect(error.retryable).toBe(true);
   });
 
+  it('ping() is one GET of sysUpTime.0: the agent\'s uptime in seconds', async () => {
+    const driver = new SnmpDriver({ host: '127.0.0.1', port: snmpd.port, community: snmpd.community, timeoutMs: 2000 });
+    expect(await driver.ping()).toBeGreaterThanOrEqual(0);
+  });
+
+  it('the deadline bounds a whole call: a silent agent with long request timeouts fails with DRIVER_TIMEOUT when it passes', async () => {
+    const silent = createSocket('udp4');
+    await new Promise<void>((resolve) => silent.bind(0, '127.0.0.1', () => resolve()));
+    const driver = new SnmpDriver({ host: '127.0.0.1', port: silent.address().port, community: 'public', timeoutMs: 10_000, retries: 3, deadline: AbortSignal.timeout(200) });
+    const started = Date.now();
+    await expect(driver.observe()).rejects.toMatchObject({ code: 'DRIVER_TIMEOUT' });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    const expired = new SnmpDriver({ host: '127.0.0.1', port: silent.address().port, community: 'public', deadline: AbortSignal.abort() });
+    await expect(expired.ping()).rejects.toMatchObject({ code: 'DRIVER_TIMEOUT' });
+    await new Promise<void>((resolve) => silent.close(() => resolve()));
+  });
+
   it('a silent port is DRIVER_TIMEOUT too', async () => {
     const silent = createSocket('udp4');
     await new Promise<void>((resolve) => silent.bind(0, '127.0.0.1', () => resolve()));

@@ -3,7 +3,7 @@
  * operator (or an attacker with an operator token) who registers a node at another host does not harvest it.
  */
 import { describe, expect, it } from 'vitest';
-import { credentialRefusal } from '../../src/poller/index.js';
+import { credentialRefusal, pollAddress, protocolOfAddress } from '../../src/poller/index.js';
 
 const bound = { endpoints: ['10.30.0.0/16', '10.20.*.*', 'bmc-*.ams1.example.com', 'https://oob-*.fra1.example.com:8443'] };
 
@@ -39,5 +39,19 @@ describe('credential binding', () => {
 
   it('a credential bound to nothing goes nowhere', () => {
     expect(credentialRefusal({ endpoints: [] }, 'https://10.20.1.1', true)).toMatch(/matches none/);
+  });
+
+  it('an SNMP community is bound like any secret: sent to a PDU at a bound address only', () => {
+    expect(credentialRefusal(bound, 'snmp://10.30.4.5:161', false)).toBeNull();
+    expect(credentialRefusal(bound, 'snmp://10.20.1.1', false)).toBeNull();
+    expect(credentialRefusal(bound, 'snmp://10.99.1.1:161', false)).toMatch(/matches none/);
+  });
+
+  it('registered addresses become poll addresses by protocol, and a targets file names the protocol by scheme', () => {
+    expect(pollAddress('snmp', '10.30.4.5:161')).toBe('snmp://10.30.4.5:161');
+    expect(pollAddress('snmp', 'snmp://10.30.4.5')).toBe('snmp://10.30.4.5');
+    expect(pollAddress('ipmi', '10.30.4.5')).toBe('ipmi://10.30.4.5');
+    expect(pollAddress('redfish', 'https://10.30.4.5')).toBe('https://10.30.4.5');
+    expect(['snmp://pdu-1', 'ipmi://10.1.1.1:623', 'https://bmc-1', 'http://bmc-2'].map(protocolOfAddress)).toEqual(['snmp', 'ipmi', 'redfish', 'redfish']);
   });
 });

@@ -66,6 +66,24 @@ describe('the per-target poll scheduler', () => {
     for (let i = 0; i < 20; i += 1) expect(visitor.peak.get(`n${i}`), `n${i}`).toBeLessThanOrEqual(i % 2 === 0 ? 1 : 2);
   });
 
+  it('an SNMP device gets one visit at a time (its check waits for its walk) unless its registration gives a session limit', async () => {
+    const visitor = new ScriptedVisitor(() => 'ok');
+    const poller = new Poller({ store, visitor, credentials: { get: () => ({ username: '', password: 'community', version: '1', endpoints: ['*'] }) }, policy: { jitter: 0, intervals: { health: 0.05, inventory: 0.05, firmware: 0.05 } } });
+    for (let i = 0; i < 6; i += 1) {
+      const { sessionLimit: _none, ...snmp } = target(`pdu${i}`, 0.05);
+      poller.addTarget({ ...snmp, protocol: 'snmp', baseUrl: `snmp://pdu${i}:161`, ...(i % 2 === 1 ? { sessionLimit: 2 } : {}) });
+    }
+    poller.start();
+    await sleep(2500);
+    await poller.stop();
+    for (let i = 0; i < 6; i += 1) {
+      expect(visitor.visits.get(`pdu${i}`), `pdu${i}`).toBeGreaterThan(5);
+      expect(visitor.peak.get(`pdu${i}`), `pdu${i}`).toBeLessThanOrEqual(i % 2 === 1 ? 2 : 1);
+    }
+    // Where two are allowed, a check does overlap a walk: the one-at-a-time above is the SNMP default, not chance.
+    expect([1, 3, 5].some((i) => visitor.peak.get(`pdu${i}`) === 2)).toBe(true);
+  });
+
   it('an authentication failure latches the BMC: no further login until the credential changes, and the latch is recorded', async () => {
     let version = '1';
     const nodeId = `latch-${randomUUID().slice(0, 6)}`;

@@ -25,7 +25,7 @@ const usage = `fleet-ledger start [options]
   --interval S      liveness interval in seconds (default 60)
   --no-sim          no simulated fleet: only the ledger, the projections and the API (and the poller with --targets)
   --targets FILE    with --no-sim: poll the real BMCs listed in FILE (YAML: targets: [{nodeId, site, rack, bmc
-                    (https://... for Redfish, ipmi://host[:port] for IPMI-only BMCs),
+                    (https://... for Redfish, ipmi://host[:port] for IPMI-only BMCs, snmp://host[:port] for PDUs),
                     credentialRef, sessionLimit?, intervalS?}]); secrets from FLEET_LEDGER_CREDENTIALS_FILE
                     (JSON {"<credentialRef>": {"username", "password", "endpoints": ["10.20.0.0/16",
                     "bmc-*.ams1.example.com"]}}, mode 0600): a secret is sent only to the addresses it names,

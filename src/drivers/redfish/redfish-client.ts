@@ -6,6 +6,8 @@
  * - every failure is a `DriverError` (never an undici or JSON error);
  * - a session that was created is deleted by `logout()` even if the token was never used, and the client knows
  *   at every moment whether it holds one (`hasSession`), because a leaked session is what exhausts an iDRAC;
+ * - a session the BMC forgot is replaced once for every request in flight (`renewSession`), and a 401 to an older
+ *   token never deletes a newer session;
  * - self-signed certificates are accepted only when `insecure` is set.
  */
 import { Agent, request, type Dispatcher } from 'undici';
@@ -78,6 +80,8 @@ export class RedfishClient {
   private readonly agent: Agent;
   private readonly gate: Gate;
   private session: { token: string; location: string } | undefined;
+  /** The one re-login in flight after a session expired; requests that meet a 401 meanwhile wait for it. */
+  private relogin: Promise<void> | undefined;
   private basicAuth = false;
   private lastAuthentication: 'session' | 'basic' | 'none' = 'none';
   /** Where the last session was opened (the advertised path or the standard one). */
@@ -147,11 +151,14 @@ export class RedfishClient {
     phase: RedfishRequestPhase,
     body?: unknown,
     extraHeaders: Record<string, string> = {},
-  ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string; url: string }> {
+  ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string; url: string; token: string | undefined }> {
     const url = this.resolve(path);
+    // While a session is being replaced there is no token to send: wait for the new one (the login's own POST aside).
+    if (phase !== 'login' && this.relogin) await this.relogin.catch(() => undefined);
     return this.gate.run(async () => {
       const own = AbortSignal.timeout(this.options.requestTimeoutMs);
       const signal = this.options.deadline ? AbortSignal.any([own, this.options.deadline]) : own;
+      const token = this.session?.token;
       try {
         if (this.options.deadline?.aborted) throw this.options.deadline.reason;
         const headers = { ...this.headers(), ...extraHeaders };
@@ -173,7 +180,7 @@ export class RedfishClient {
           }
           chunks.push(chunk as Buffer);
         }
-        return { status: response.statusCode, headers: response.headers, text: Buffer.concat(chunks).toString('utf8'), url };
+        return { status: response.statusCode, headers: response.headers, text: Buffer.concat(chunks).toString('utf8'), url, token };
       } catch (error) {
         if (this.options.deadline?.aborted && !own.aborted) {
           throw new DriverError('DRIVER_TIMEOUT', `${method} ${url} not completed: the visit passed its total deadline`, { method, url });
@@ -278,6 +285,8 @@ export class RedfishClient {
 
   /** Deletes the session if one is held. Never throws. */
   async logout(): Promise<void> {
+    // A session being replaced is logged out once it exists, not left behind by a close() that came meanwhile.
+    if (this.relogin) await this.relogin.catch(() => undefined);
     const session = this.session;
     this.session = undefined;
     if (!session) return;
@@ -286,17 +295,45 @@ export class RedfishClient {
   }
 
   /**
-   * GETs a resource and parses it as JSON. A session the BMC forgot (401 NoValidSession) is replaced once:
-   * the old one is deleted before the new one is opened, so the client never holds two.
+   * Replaces a session the BMC forgot, once however many requests met the 401: the first to meet it deletes the old
+   * session and opens the new one (at the path that took the last, an older iDRAC's advertised path), so the client
+   * never holds two; requests that meet a 401 meanwhile wait for that re-login and retry with its token. A 401 to a
+   * token older than the session held is answered by retrying with the newer one: it never deletes the newer session.
+   * Resolves when a session newer than `staleToken` is held (or the re-login's error is thrown); false when there is
+   * nothing to renew (no session was used and none is being made).
+   */
+  private async renewSession(staleToken: string | undefined): Promise<boolean> {
+    if (this.session && this.session.token !== staleToken) return true; // a newer session exists: use it
+    if (this.relogin) {
+      await this.relogin;
+      return true;
+    }
+    if (!this.session || staleToken === undefined) return false;
+    const stale = this.session;
+    const where = this.sessionPath;
+    const relogin = (async () => {
+      this.session = undefined;
+      this.sessionsClosed += 1;
+      await this.deleteSession(stale);
+      await this.login(where);
+    })();
+    this.relogin = relogin;
+    try {
+      await relogin;
+    } finally {
+      if (this.relogin === relogin) this.relogin = undefined;
+    }
+    return true;
+  }
+
+  /**
+   * GETs a resource and parses it as JSON. A session the BMC forgot (401 NoValidSession) is replaced once for all
+   * requests in flight (`renewSession`), and the read is retried once with the new token.
    */
   async get(path: string, options: { ifNoneMatch?: string } = {}): Promise<RedfishResponse> {
     const conditional: Record<string, string> = options.ifNoneMatch ? { 'if-none-match': options.ifNoneMatch } : {};
     let answer = await this.send('GET', path, 'read', undefined, conditional);
-    if (answer.status === 401 && this.session) {
-      // The session expired: log in again where the last one was opened (an older iDRAC's advertised path).
-      const where = this.sessionPath;
-      await this.logout();
-      await this.login(where);
+    if (answer.status === 401 && !this.basicAuth && (await this.renewSession(answer.token))) {
       answer = await this.send('GET', path, 'read', undefined, conditional);
     }
     const etag = headerValue(answer.headers.etag);

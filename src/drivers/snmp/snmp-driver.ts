@@ -15,6 +15,11 @@ export interface SnmpDriverOptions {
   /** Deadline per SNMP request. Default 2 s. */
   timeoutMs?: number;
   retries?: number;
+  /**
+   * Everything one `observe()` or `ping()` does, all requests together: when it aborts, the call fails with
+   * `DRIVER_TIMEOUT` at once and the session is closed (a slow agent cannot hold a poller's slot for long).
+   */
+  deadline?: AbortSignal;
 }
 
 /** A PDU/switch vendor record: how to recognize it and where its outlet table lives. */
@@ -90,6 +95,52 @@ export class SnmpDriver implements DeviceDriver {
     return new Promise((resolve, reject) => session.get(oids, (error, varbinds) => (error ? reject(this.mapError(error)) : resolve(varbinds))));
   }
 
+  private session(): Session {
+    const session = snmp.createSession(this.options.host, this.options.community, {
+      port: this.options.port ?? 161,
+      version: snmp.Version2c,
+      timeout: this.options.timeoutMs ?? 2000,
+      retries: this.options.retries ?? 1,
+    });
+    session.on('error', () => undefined);
+    return session;
+  }
+
+  /** Runs `work` on a fresh session, failing with `DRIVER_TIMEOUT` when the deadline passes first; always closes it. */
+  private async withSession<T>(work: (session: Session) => Promise<T>): Promise<T> {
+    const { deadline } = this.options;
+    const expired = (): DriverError => new DriverError('DRIVER_TIMEOUT', `SNMP agent ${this.options.host} did not finish within the visit's deadline`, {});
+    if (deadline?.aborted) throw expired();
+    const session = this.session();
+    let onAbort: (() => void) | undefined;
+    try {
+      const aborted = new Promise<never>((_, reject) => {
+        onAbort = () => reject(expired());
+        deadline?.addEventListener('abort', onAbort, { once: true });
+      });
+      aborted.catch(() => undefined);
+      return await Promise.race([work(session), aborted]);
+    } catch (error) {
+      throw error instanceof DriverError ? error : this.mapError(error instanceof Error ? error : new Error(String(error)));
+    } finally {
+      if (onAbort) deadline?.removeEventListener('abort', onAbort);
+      session.close();
+    }
+  }
+
+  /**
+   * The light liveness check: one GET of `sysUpTime.0` (one request, one small answer). Resolves with the agent's
+   * uptime in seconds; a silent agent (or a wrong community, which agents do not answer) is `DRIVER_TIMEOUT`.
+   */
+  ping(): Promise<number> {
+    return this.withSession(async (session) => {
+      const [varbind] = await this.get(session, [SYSTEM.sysUpTime]);
+      const ticks = varbind && !snmp.isVarbindError(varbind) ? toNumber(varbind.value) : undefined;
+      if (ticks === undefined) throw new DriverError('DRIVER_PROTOCOL', `SNMP agent ${this.options.host} answered sysUpTime.0 with no time ticks`, { cause: `value ${String(varbind?.value)}` });
+      return ticks / 100;
+    });
+  }
+
   /** Every varbind under `oid`, keyed by the index after it. Missing subtrees give an empty map. */
   private column(session: Session, oid: string): Promise<Map<string, Varbind>> {
     const rows = new Map<string, Varbind>();
@@ -107,16 +158,9 @@ export class SnmpDriver implements DeviceDriver {
     );
   }
 
-  async observe(): Promise<DriverObservation[]> {
+  observe(): Promise<DriverObservation[]> {
     const started = performance.now();
-    const session = snmp.createSession(this.options.host, this.options.community, {
-      port: this.options.port ?? 161,
-      version: snmp.Version2c,
-      timeout: this.options.timeoutMs ?? 2000,
-      retries: this.options.retries ?? 1,
-    });
-    session.on('error', () => undefined);
-    try {
+    return this.withSession(async (session): Promise<DriverObservation[]> => {
       const unrecognized: UnrecognizedValue[] = [];
       const varbinds = await this.get(session, Object.values(SYSTEM));
       const data: NetworkDeviceObservedData = { source: 'snmp', dialect: 'generic-snmp', unrecognized, interfaces: [], outlets: [] };
@@ -171,11 +215,7 @@ export class SnmpDriver implements DeviceDriver {
       }
       data.latencyMs = Math.round(performance.now() - started);
       return [{ type: 'NetworkDeviceObserved', data }];
-    } catch (error) {
-      throw error instanceof DriverError ? error : this.mapError(error instanceof Error ? error : new Error(String(error)));
-    } finally {
-      session.close();
-    }
+    });
   }
 
   async close(): Promise<void> {
