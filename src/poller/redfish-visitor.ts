@@ -30,7 +30,7 @@ export interface VisitOptions {
 }
 
 const observationTypes: Record<Exclude<PollWork, 'liveness'>, DriverObservationType[]> = {
-  health: ['HealthObserved', 'PowerStateObserved', 'SensorsObserved'],
+  health: ['HealthObserved', 'PowerStateObserved', 'SensorsObserved', 'SelEntriesObserved'],
   inventory: ['NodeInventoryObserved'],
   firmware: ['FirmwareInventoryObserved'],
 };
