@@ -4,7 +4,8 @@
  * still answering at least once every five polls. Prints nothing; returns the figures.
  */
 import type { ChildProcess } from 'node:child_process';
-import { EventStore } from '../../src/ledger/index.js';
+import { fleetProjections } from '../../projections/index.js';
+import { EventStore, ProjectionRunner } from '../../src/ledger/index.js';
 import { Poller } from '../../src/poller/index.js';
 import { NaivePoller } from './naive-poller.js';
 import { simJson, startSimProcess, type SimBmc } from './sim-process.js';
@@ -25,6 +26,12 @@ export interface ScaleRunOptions {
   requestTimeoutMs?: number;
   /** Real Mockup-Creator captures to serve instead of the built-in vendor profiles (`sim --captures`). */
   captures?: string;
+  /** Run the fleet's projections beside the poller, as `fleet-ledger start` does, and measure their lag (default true). */
+  projections?: boolean;
+  /** The poller's `firstReadSpreadS` (default: the policy's). */
+  firstReadSpreadS?: number;
+  /** The simulator's `--latency-scale` (default 1: modelled response times, firmware inventories of minutes). */
+  latencyScale?: number;
 }
 
 export interface ScaleRunResult {
@@ -43,18 +50,27 @@ export interface ScaleRunResult {
   dark_detected: number;
   dark_detect_latency_p99_s: number | null;
   false_dark_alarms: number;
+  /** Seconds from the start until every node that kept answering had its inventory and firmware read once (null: not within the run). */
+  first_inventory_s: number | null;
+  /** Nodes whose inventory and firmware were both read at least once by the end. */
+  inventoried_nodes: number;
+  /** Heavy reads (health, inventory, firmware) by outcome. */
+  heavy_outcomes: Record<string, number>;
+  /** Per applied batch, seconds its oldest event waited to be reflected in the read model: p99 and max. */
+  projection_lag_p99_s: number | null;
+  projection_lag_max_s: number | null;
   sim_rss_mb: number;
 }
 
-async function startSim(bmcs: number, captures: string | undefined): Promise<{ child: ChildProcess; controlUrl: string }> {
-  return startSimProcess(['--bmcs', String(bmcs), '--seed', '7', ...(captures ? ['--captures', captures] : [])]);
+async function startSim(bmcs: number, captures: string | undefined, latencyScale: number | undefined): Promise<{ child: ChildProcess; controlUrl: string }> {
+  return startSimProcess(['--bmcs', String(bmcs), '--seed', '7', ...(captures ? ['--captures', captures] : []), ...(latencyScale !== undefined ? ['--latency-scale', String(latencyScale)] : [])]);
 }
 
 const getJson = simJson;
 
 export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult> {
   const threshold = options.darkThreshold ?? 10;
-  const sim = await startSim(options.bmcs, options.captures);
+  const sim = await startSim(options.bmcs, options.captures, options.latencyScale);
   const store = await EventStore.open({ connectionString: options.connectionString, poolSize: 8 });
   try {
     const fleet = (await getJson<{ bmcs: SimBmc[] }>(`${sim.controlUrl}/sim/fleet`)).bmcs;
@@ -87,6 +103,30 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
       }
     };
 
+    // First inventory: every node's inventory and firmware read once, counted over the nodes that keep answering.
+    const heavyRead = new Map<string, Set<string>>();
+    const steady = fleet.filter((b) => !darkIds.has(b.id) && !flapIds.has(b.id)).length;
+    let inventoried = 0;
+    let steadyInventoried = 0;
+    let firstInventoryAt: number | null = null;
+    const heavyOutcomes: Record<string, number> = {};
+    const onHeavy = (nodeId: string, work: string, at: number): void => {
+      if (work !== 'inventory' && work !== 'firmware') return;
+      let done = heavyRead.get(nodeId);
+      if (!done) heavyRead.set(nodeId, (done = new Set()));
+      if (done.has(work)) return;
+      done.add(work);
+      if (done.size < 2) return;
+      inventoried += 1;
+      if (darkIds.has(nodeId) || flapIds.has(nodeId)) return;
+      steadyInventoried += 1;
+      if (steadyInventoried === steady) firstInventoryAt = at;
+    };
+    // Projection lag as readers feel it: per applied batch, how long its oldest event waited to be reflected.
+    const lags: number[] = [];
+    const runner = options.projections === false ? null : new ProjectionRunner(store, fleetProjections(), { onApplied: (_name, oldest, _events, at) => lags.push((at.getTime() - oldest.getTime()) / 1000) });
+    await runner?.start();
+
     const cpuBefore = process.cpuUsage();
     const headBefore = (await store.head()).position;
     let poller: Poller | null = null;
@@ -104,10 +144,16 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
           requestTimeoutMs: options.requestTimeoutMs ?? Math.min(10_000, options.intervalS * 500),
           flushIntervalMs: Math.min(5000, options.intervalS * 1000),
           maxConcurrentVisits: 1024,
-          maxConcurrentReads: 32,
+          // Heavy reads wait on slow BMCs (a firmware inventory takes minutes on some models): many may be in flight.
+          maxConcurrentReads: 1024,
+          ...(options.firstReadSpreadS !== undefined ? { firstReadSpreadS: options.firstReadSpreadS } : {}),
         },
         onOutcome: (nodeId, work, outcome, _latency, at) => {
           if (work === 'liveness' && outcome !== 'latched') onLiveness(nodeId, outcome === 'success' || outcome === 'not-modified', at);
+          else {
+            heavyOutcomes[outcome] = (heavyOutcomes[outcome] ?? 0) + 1;
+            if (outcome === 'success' || outcome === 'not-modified') onHeavy(nodeId, work, at);
+          }
         },
       });
       for (const b of fleet) {
@@ -135,6 +181,8 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
     const wall = (Date.now() - started) / 1000;
     await poller?.stop();
     await naive?.stop();
+    await runner?.stop();
+    lags.sort((a, b) => a - b);
     const cpu = process.cpuUsage(cpuBefore);
     const stats = await getJson<{ rejections: number; resets: number; rssBytes: number }>(`${sim.controlUrl}/sim/stats`);
     const bytes = await store.pool.query<{ total: string; outcomes: string }>(
@@ -163,6 +211,11 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
       dark_detected: detectedAt.size,
       dark_detect_latency_p99_s: latencies.length ? round(percentile(latencies, 99), 1) : null,
       false_dark_alarms: falseAlarms.size,
+      first_inventory_s: firstInventoryAt === null ? null : round((firstInventoryAt - started) / 1000, 1),
+      inventoried_nodes: inventoried,
+      heavy_outcomes: heavyOutcomes,
+      projection_lag_p99_s: lags.length ? round(percentile(lags, 99), 2) : null,
+      projection_lag_max_s: lags.length ? round(lags.at(-1)!, 2) : null,
       sim_rss_mb: Math.round(stats.rssBytes / 2 ** 20),
     };
   } finally {

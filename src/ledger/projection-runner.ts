@@ -48,6 +48,12 @@ export interface ProjectionRunnerOptions {
    * with the event named, for tests and for a projection under development.
    */
   onFailure?: 'set-aside' | 'stop';
+  /**
+   * Called after each live batch is applied and checkpointed, with when its oldest event was recorded: the
+   * difference is how long that event waited to be reflected in the read model (the projection's lag as its readers
+   * feel it).
+   */
+  onApplied?: (projection: string, oldestRecordedAt: Date, events: number, appliedAt: Date) => void;
 }
 
 /** A 64-bit advisory lock key per projection, so exactly one live instance applies it. */
@@ -87,7 +93,13 @@ export class ProjectionRunner {
     private readonly projections: readonly Projection[],
     options: ProjectionRunnerOptions = {},
   ) {
-    this.#options = { batchSize: options.batchSize ?? 2000, standbyRetryMs: options.standbyRetryMs ?? 2000, log: options.log ?? (() => undefined), onFailure: options.onFailure ?? 'set-aside' };
+    this.#options = {
+      batchSize: options.batchSize ?? 2000,
+      standbyRetryMs: options.standbyRetryMs ?? 2000,
+      log: options.log ?? (() => undefined),
+      onFailure: options.onFailure ?? 'set-aside',
+      onApplied: options.onApplied ?? (() => undefined),
+    };
   }
 
   get db(): Kysely<any> {
@@ -192,6 +204,7 @@ export class ProjectionRunner {
           live.status.position = position;
           const last = batch.events[batch.events.length - 1];
           if (last) live.lastAppliedAt = last.recordedAt;
+          if (batch.events.length > 0) this.#options.onApplied(projection.name, batch.events[0]!.recordedAt, batch.events.length, new Date());
         },
         abort.signal,
       );

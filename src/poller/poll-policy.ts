@@ -33,6 +33,13 @@ export interface PollPolicy {
   jitter: number;
   /** How often outcomes are flushed as one event per site. */
   flushIntervalMs: number;
+  /**
+   * A target added is first read (health, inventory, firmware) within this many seconds of its first contact, spread
+   * at random, instead of somewhere in its first full interval (four hours for firmware): a fleet brought up, or a
+   * ledger back after downtime, has every node read in minutes, paced by `maxConcurrentReads`. Later reads keep their
+   * intervals.
+   */
+  firstReadSpreadS: number;
 }
 
 export const defaultPollPolicy: PollPolicy = {
@@ -51,4 +58,5 @@ export const defaultPollPolicy: PollPolicy = {
   maxBackoffFactor: 8,
   jitter: 0.05,
   flushIntervalMs: 5000,
+  firstReadSpreadS: 300,
 };

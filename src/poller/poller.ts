@@ -160,13 +160,15 @@ export class Poller {
     }
     const now = this.#clock();
     const interval = target.expectedIntervalS * 1000;
-    // Spread first contacts over one interval (a fleet registered at once is not a thundering herd) and
-    // heavy work over its own interval; liveness first.
+    // Spread first contacts over one interval (a fleet registered at once is not a thundering herd) and the first
+    // heavy read over `firstReadSpreadS` after it (or a work's own interval, if shorter); liveness first. One draw for
+    // every work: the first read is one visit, one session, not one per kind of work.
     const first = now + (options.spreadFirstVisit ? this.#random() * interval : 0);
     const due = { liveness: first } as Record<PollWork, number>;
+    const draw = options.spreadFirstVisit ? this.#random() : 0;
     for (const work of pollWorks) {
       if (work === 'liveness') continue;
-      due[work] = first + (options.spreadFirstVisit ? this.#random() * this.#policy.intervals[work] * 1000 : 0);
+      due[work] = first + draw * Math.min(this.#policy.intervals[work], this.#policy.firstReadSpreadS) * 1000;
     }
     const state: TargetState = {
       target,

@@ -50,7 +50,7 @@ describe('the ledger stopped for 30 s during a 2,000-BMC poll', { timeout: 300_0
       store,
       credentials: { get: (ref) => credentials.get(ref) },
       plainHttpSites: ['*'],
-      policy: { intervals: { health: 86_400, inventory: 86_400, firmware: 86_400 }, flushIntervalMs: 1_000, requestTimeoutMs: 2_500, maxConcurrentVisits: 512 },
+      policy: { intervals: { health: 86_400, inventory: 86_400, firmware: 86_400 }, firstReadSpreadS: 86_400, flushIntervalMs: 1_000, requestTimeoutMs: 2_500, maxConcurrentVisits: 512 },
     });
     for (const bmc of fleet) {
       poller.addTarget({ nodeId: bmc.id, site: bmc.site, rack: bmc.rack, baseUrl: bmc.baseUrl, credentialRef: bmc.id, sessionLimit: bmc.sessionLimit, expectedIntervalS: INTERVAL_S }, { spreadFirstVisit: true });
