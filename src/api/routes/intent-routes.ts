@@ -21,6 +21,7 @@ import { alarmById } from '../../../projections/index.js';
 import { ApiError } from '../api-error.js';
 import { intentRoles, type ApiContext, type ZodApp } from '../api-context.js';
 import { agentMayReportFor } from '../tokens.js';
+import { agentObservationTypes } from '../append-permission.js';
 
 
 export const intentResult = z.object({ position: z.number().int(), stream: z.string(), streamVersion: z.number().int(), idempotentReplay: z.boolean() });
@@ -69,8 +70,6 @@ function alarmStream(alarmId: string): string {
 }
 
 const observationTypes = driverObservationEvents.map((d) => d.type) as [string, ...string[]];
-/** What an in-band agent on a host may report (the `agent` command's observations). */
-const agentObservationTypes = new Set(['GpuTelemetryObserved', 'GpuXidObserved']);
 
 export function intentRoutes(app: ZodApp, ctx: ApiContext): void {
   const tags = ['intents'];

@@ -1,0 +1,57 @@
+/**
+ * Which events a principal may append, whatever door it comes through (the HTTP intent routes, the KurrentDB gRPC
+ * face). One rule: analysts and auditors append nothing; operators (and admins) record operator intents and
+ * driver observations; an agent reports only its in-band GPU observations, and only for the nodes its token names.
+ */
+import { driverObservationEvents } from '../../events/index.js';
+import { agentMayReportFor, type Principal, type Role } from './tokens.js';
+
+/** What an in-band agent on a host may report (the `agent` command's observations). */
+export const agentObservationTypes: ReadonlySet<string> = new Set(['GpuTelemetryObserved', 'GpuXidObserved']);
+
+/** The intents the operator routes record (`POST /v1/nodes...`, `/v1/racks/...`, `/v1/alarms/.../ack`). */
+export const operatorIntentTypes: ReadonlySet<string> = new Set([
+  'NodeRegistered',
+  'NodeDecommissioned',
+  'NodeCordoned',
+  'NodeUncordoned',
+  'NodeQuarantined',
+  'NodeReleased',
+  'LockoutLatchCleared',
+  'MaintenanceWindowSet',
+  'TopologyDeclared',
+  'AlarmAcknowledged',
+]);
+
+/** What a driver reports: operators may record these through `POST /v1/observations`. */
+export const observationTypes: ReadonlySet<string> = new Set(driverObservationEvents.map((definition) => definition.type));
+
+/** Roles that may read the log (its events, as they are). Agents write their observations and read nothing. */
+export const logReaderRoles: readonly Role[] = ['analyst', 'auditor', 'operator', 'admin'];
+
+/**
+ * Why `principal` may not append an event of `type` to `stream`, or null when it may. An agent's stream must be
+ * `node-<nodeId>` of a node its token speaks for.
+ */
+export function appendRefusal(principal: Principal, stream: string, type: string): string | null {
+  switch (principal.role) {
+    case 'analyst':
+    case 'auditor':
+      return `role ${principal.role} reads the log and appends nothing`;
+    case 'operator':
+    case 'admin':
+      return operatorIntentTypes.has(type) || observationTypes.has(type) ? null : `role ${principal.role} records operator intents and driver observations, not ${type}`;
+    case 'agent': {
+      if (!agentObservationTypes.has(type)) return `agents report ${[...agentObservationTypes].join(' and ')} only, not ${type}`;
+      const nodeId = stream.startsWith('node-') ? stream.slice('node-'.length) : null;
+      if (nodeId === null || !agentMayReportFor(principal, nodeId)) {
+        return `agent ${principal.id} may not report for ${stream} (its token's node scope: ${(principal.nodes ?? []).join(', ') || 'none'})`;
+      }
+      return null;
+    }
+    default: {
+      const unknown: never = principal.role;
+      return `unknown role ${String(unknown)}`;
+    }
+  }
+}

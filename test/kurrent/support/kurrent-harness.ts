@@ -1,0 +1,112 @@
+/**
+ * The KurrentDB face over a fresh ledger database (embedded PostgreSQL), with the API's test tokens, and clients of
+ * `@eventstore/db-client` for each role. TLS (the only way a KurrentDB client sends credentials) uses a self-signed
+ * certificate for 127.0.0.1 made with the openssl command for this run.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EventStoreDBClient } from '@eventstore/db-client';
+import { inject } from 'vitest';
+import type { Role } from '../../../src/api/index.js';
+import { EventStore } from '../../../src/ledger/index.js';
+import { serveKurrent, type KurrentServer } from '../../../src/kurrent/index.js';
+import { principals, tokenTable, tokens } from '../../api/support/api-harness.js';
+import { freshDatabase } from '../../support/backends.js';
+import { systemTools } from '../../support/system-tool.js';
+
+/** The TLS certificate of these tests is made with openssl (the KurrentDB clients send credentials only over TLS). */
+export const openssl = systemTools(['openssl'], 'apt-get install openssl');
+
+export { principals, tokens };
+
+export interface TestCertificate {
+  dir: string;
+  certPath: string;
+  certChain: Buffer;
+  privateKey: Buffer;
+}
+
+/** A self-signed certificate for 127.0.0.1 and localhost, valid for a day. */
+export function testCertificate(): TestCertificate {
+  openssl.require();
+  const dir = mkdtempSync(join(tmpdir(), 'fleet-ledger-kurrent-tls-'));
+  const certPath = join(dir, 'cert.pem');
+  const keyPath = join(dir, 'key.pem');
+  execFileSync('openssl', [
+    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1',
+    '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
+    '-keyout', keyPath, '-out', certPath,
+  ], { stdio: 'ignore' });
+  return { dir, certPath, certChain: readFileSync(certPath), privateKey: readFileSync(keyPath) };
+}
+
+export interface KurrentHarness {
+  store: EventStore;
+  server: KurrentServer;
+  certificate: TestCertificate;
+  /** A client over TLS with the role's principal and token as username and password. */
+  client(role: Role): EventStoreDBClient;
+  /** A client on a plaintext face (no credentials reach the server). */
+  plaintextClient(): Promise<EventStoreDBClient>;
+  /** Stops the gRPC face and starts it again on the same port over the same database. */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function tlsConnectionString(port: number, certPath: string, role: Role): string {
+  return `esdb://${encodeURIComponent(principals[role])}:${encodeURIComponent(tokens[role])}@127.0.0.1:${port}?tls=true&tlsCAFile=${encodeURIComponent(certPath)}`;
+}
+
+export async function openKurrentHarness(): Promise<KurrentHarness> {
+  const database = await freshDatabase(inject('embeddedAdminUrl'));
+  let store = await EventStore.open({ connectionString: database.url, pollIntervalMs: 200 });
+  const certificate = testCertificate();
+  const start = (port: number) => serveKurrent({ store, tokens: tokenTable, port, tls: { certChain: certificate.certChain, privateKey: certificate.privateKey } });
+  let server = await start(0);
+  const clients: EventStoreDBClient[] = [];
+  const plaintext: KurrentServer[] = [];
+  const harness: KurrentHarness = {
+    get store() {
+      return store;
+    },
+    get server() {
+      return server;
+    },
+    certificate,
+    client(role) {
+      const client = EventStoreDBClient.connectionString(tlsConnectionString(server.port, certificate.certPath, role));
+      clients.push(client);
+      return client;
+    },
+    async plaintextClient() {
+      const face = await serveKurrent({ store, tokens: tokenTable, port: 0, anonymous: { id: 'kurrent-anonymous', role: 'analyst' } });
+      plaintext.push(face);
+      const client = EventStoreDBClient.connectionString(`esdb://127.0.0.1:${face.port}?tls=false`);
+      clients.push(client);
+      return client;
+    },
+    async restart() {
+      const { port } = server;
+      await server.close();
+      await store.close();
+      store = await EventStore.open({ connectionString: database.url, pollIntervalMs: 200 });
+      server = await start(port);
+    },
+    async close() {
+      await Promise.all(clients.map((client) => client.dispose().catch(() => undefined)));
+      await Promise.all(plaintext.map((face) => face.close()));
+      await server.close();
+      await store.close();
+      await database.drop();
+      rmSync(certificate.dir, { recursive: true, force: true });
+    },
+  };
+  return harness;
+}
+
+/** A NodeRegistered payload. */
+export function registration(nodeId: string, rack = 'r01', site = 'dc1') {
+  return { nodeId, site, rack, bmc: { protocol: 'redfish', address: `https://${nodeId}.bmc`, credentialRef: `cred-${nodeId}` }, expectedIntervalS: 60 };
+}
