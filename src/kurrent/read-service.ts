@@ -120,9 +120,11 @@ export class ReadService {
     const backwards = options.getReadDirection() === streams.ReadReq.Options.ReadDirection.BACKWARDS;
     if (options.hasSubscription()) {
       if (backwards) throw KurrentCallError.badRequest('read_direction', 'a subscription reads forwards');
-      await send(call, new streams.ReadResp().setConfirmation(new streams.ReadResp.SubscriptionConfirmation().setSubscriptionId(randomUUID())), signal);
-      if (options.hasStream()) return this.#subscribeToStream(call, options.getStream()!, write, signal);
-      if (options.hasAll()) return this.#subscribeToAll(call, options.getAll()!, filter, options.hasFilter(), write, signal);
+      // Confirmed once its starting point is fixed: an event appended after the client saw the confirmation is
+      // delivered even to a subscription from the end.
+      const confirm = () => send(call, new streams.ReadResp().setConfirmation(new streams.ReadResp.SubscriptionConfirmation().setSubscriptionId(randomUUID())), signal);
+      if (options.hasStream()) return this.#subscribeToStream(call, options.getStream()!, confirm, write, signal);
+      if (options.hasAll()) return this.#subscribeToAll(call, options.getAll()!, filter, options.hasFilter(), confirm, write, signal);
       throw KurrentCallError.badRequest('options', 'name neither a stream nor $all');
     }
     const count = options.hasCount() ? Math.min(Number(BigInt(options.getCount())), Number.MAX_SAFE_INTEGER) : Number.MAX_SAFE_INTEGER;
@@ -232,6 +234,7 @@ export class ReadService {
     from: NonNullable<ReturnType<ReadOptions['getAll']>>,
     filter: { matches: EventFilter; streamPrefix?: string },
     filtered: boolean,
+    confirm: () => Promise<void>,
     write: (event: RecordedEvent) => Promise<void>,
     signal: AbortSignal,
   ): Promise<void> {
@@ -241,12 +244,14 @@ export class ReadService {
       : from.hasEnd()
         ? (await this.#options.store.head()).position + 1
         : 1;
+    await confirm();
     await this.#follow(call, fromPosition, filter, filtered, write, signal);
   }
 
   async #subscribeToStream(
     call: ServerWritableStream<ReadReq, ReadResp>,
     from: NonNullable<ReturnType<ReadOptions['getStream']>>,
+    confirm: () => Promise<void>,
     write: (event: RecordedEvent) => Promise<void>,
     signal: AbortSignal,
   ): Promise<void> {
@@ -256,6 +261,7 @@ export class ReadService {
     // log after it, and the versions already delivered are skipped, so the seam neither loses nor repeats.
     const head = (await store.head()).position;
     let delivered = from.hasRevision() ? positionOf(from.getRevision(), 'stream.revision') + 1 : from.hasEnd() ? ((await store.streamVersion(stream)) ?? 0) : 0;
+    await confirm();
     for (;;) {
       if (signal.aborted) return;
       const page = await store.readStream(stream, { fromVersion: delivered + 1, limit: pageSize });

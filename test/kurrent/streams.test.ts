@@ -151,7 +151,7 @@ describe.skipIf(!openssl.runnable)(openssl.title('the KurrentDB face, driven by 
 
   it('credentials nobody issued are refused; a plaintext face serves its read-only principal and refuses appends', async () => {
     const stranger = (await import('@eventstore/db-client')).EventStoreDBClient.connectionString(
-      `esdb://alice:not-the-token-at-all@127.0.0.1:${h.server.port}?tls=true&tlsCAFile=${encodeURIComponent(h.certificate.certPath)}`,
+      `esdb://alice:not-the-token-at-all@127.0.0.1:${h.server.port}?tls=true&tlsCAFile=${encodeURIComponent(h.certificate.caPath)}`,
     );
     await expect(collect(stranger.readAll({ maxCount: 1 }))).rejects.toMatchObject({ type: 'access-denied' });
     await stranger.dispose();

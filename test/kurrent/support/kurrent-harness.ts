@@ -4,7 +4,7 @@
  * certificate for 127.0.0.1 made with the openssl command for this run.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EventStoreDBClient } from '@eventstore/db-client';
@@ -23,23 +23,30 @@ export { principals, tokens };
 
 export interface TestCertificate {
   dir: string;
+  /** The test CA's certificate: what clients trust (`tlsCAFile`). */
+  caPath: string;
+  /** The server's certificate (signed by the CA, for 127.0.0.1 and localhost) and its key. */
   certPath: string;
+  keyPath: string;
   certChain: Buffer;
   privateKey: Buffer;
 }
 
-/** A self-signed certificate for 127.0.0.1 and localhost, valid for a day. */
+/**
+ * A CA and a server certificate it signed, valid for a day. Not one self-signed certificate: the Rust core of
+ * `@kurrent/kurrentdb-client` (webpki) refuses a CA certificate used as the server's own.
+ */
 export function testCertificate(): TestCertificate {
   openssl.require();
   const dir = mkdtempSync(join(tmpdir(), 'fleet-ledger-kurrent-tls-'));
-  const certPath = join(dir, 'cert.pem');
-  const keyPath = join(dir, 'key.pem');
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1',
-    '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
-    '-keyout', keyPath, '-out', certPath,
-  ], { stdio: 'ignore' });
-  return { dir, certPath, certChain: readFileSync(certPath), privateKey: readFileSync(keyPath) };
+  const path = (name: string) => join(dir, name);
+  const run = (args: string[]) => execFileSync('openssl', args, { stdio: 'ignore' });
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
+  run(['req', '-x509', ...ec, '-days', '1', '-subj', '/CN=fleet-ledger test CA', '-keyout', path('ca-key.pem'), '-out', path('ca.pem')]);
+  run(['req', ...ec, '-subj', '/CN=localhost', '-keyout', path('key.pem'), '-out', path('server.csr')]);
+  writeFileSync(path('server.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n');
+  run(['x509', '-req', '-in', path('server.csr'), '-CA', path('ca.pem'), '-CAkey', path('ca-key.pem'), '-CAcreateserial', '-days', '1', '-extfile', path('server.ext'), '-out', path('cert.pem')]);
+  return { dir, caPath: path('ca.pem'), certPath: path('cert.pem'), keyPath: path('key.pem'), certChain: readFileSync(path('cert.pem')), privateKey: readFileSync(path('key.pem')) };
 }
 
 export interface KurrentHarness {
@@ -55,8 +62,8 @@ export interface KurrentHarness {
   close(): Promise<void>;
 }
 
-export function tlsConnectionString(port: number, certPath: string, role: Role): string {
-  return `esdb://${encodeURIComponent(principals[role])}:${encodeURIComponent(tokens[role])}@127.0.0.1:${port}?tls=true&tlsCAFile=${encodeURIComponent(certPath)}`;
+export function tlsConnectionString(port: number, caPath: string, role: Role, scheme = 'esdb'): string {
+  return `${scheme}://${encodeURIComponent(principals[role])}:${encodeURIComponent(tokens[role])}@127.0.0.1:${port}?tls=true&tlsCAFile=${encodeURIComponent(caPath)}`;
 }
 
 export async function openKurrentHarness(): Promise<KurrentHarness> {
@@ -76,7 +83,7 @@ export async function openKurrentHarness(): Promise<KurrentHarness> {
     },
     certificate,
     client(role) {
-      const client = EventStoreDBClient.connectionString(tlsConnectionString(server.port, certificate.certPath, role));
+      const client = EventStoreDBClient.connectionString(tlsConnectionString(server.port, certificate.caPath, role));
       clients.push(client);
       return client;
     },
