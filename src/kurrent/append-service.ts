@@ -143,7 +143,9 @@ export class AppendService {
       call.emit('error', serviceError(error));
       return;
     }
-    let inFlight = Promise.resolve();
+    // Appends of one call run concurrently (the client multiplexes all its appenders over one call, and the store's
+    // group commit is what makes them cheap together); each answer carries its correlation id.
+    const inFlight = new Set<Promise<void>>();
     call.on('data', (request: BatchAppendReq) => {
       const correlation = request.getCorrelationId();
       const key = uuidText(correlation) ?? '';
@@ -156,8 +158,7 @@ export class AppendService {
       pending.set(key, entry);
       if (!request.getIsFinal()) return;
       pending.delete(key);
-      // Appends of one call are answered in the order they were completed by the client.
-      inFlight = inFlight.then(async () => {
+      const answered = (async () => {
         const response = new streams.BatchAppendResp();
         if (correlation) response.setCorrelationId(correlation);
         try {
@@ -190,11 +191,13 @@ export class AppendService {
           response.setError(errorStatus(error));
         }
         call.write(response);
-      });
+      })();
+      inFlight.add(answered);
+      void answered.finally(() => inFlight.delete(answered));
     });
     call.on('error', () => undefined);
     call.on('end', () => {
-      void inFlight.then(() => call.end());
+      void Promise.all([...inFlight]).then(() => call.end());
     });
   };
 }
