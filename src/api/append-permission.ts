@@ -26,8 +26,12 @@ export const operatorIntentTypes: ReadonlySet<string> = new Set([
 /** What a driver reports: operators may record these through `POST /v1/observations`. */
 export const observationTypes: ReadonlySet<string> = new Set(driverObservationEvents.map((definition) => definition.type));
 
-/** Roles that may read the log (its events, as they are). Agents write their observations and read nothing. */
-export const logReaderRoles: readonly Role[] = ['analyst', 'auditor', 'operator', 'admin'];
+/**
+ * Roles that may read the log's events through the KurrentDB face. Operators and agents write and read nothing of
+ * the log, as over HTTP; analysts read events there (a KurrentDB consumer needs them), where the HTTP API gives
+ * them the live feed's envelopes only.
+ */
+export const logReaderRoles: readonly Role[] = ['analyst', 'auditor', 'admin'];
 
 /**
  * Why `principal` may not append an event of `type` to `stream`, or null when it may. An agent's stream must be

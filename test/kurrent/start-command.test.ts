@@ -34,10 +34,11 @@ describe.skipIf(!openssl.runnable)(openssl.title('fleet-ledger start --kurrent-p
     cleanups.push(() => rmSync(certificate.dir, { recursive: true, force: true }));
     const [apiPort, kurrentPort] = [await freePort(), await freePort()];
     const token = 'start-command-operator-token';
+    const readerToken = 'start-command-analyst-token';
     const child = spawn(
       process.execPath,
       ['--import', 'tsx', main, 'start', '--no-sim', '--port', String(apiPort), '--kurrent-port', String(kurrentPort), '--kurrent-tls-cert', certificate.certPath, '--kurrent-tls-key', certificate.keyPath, '--data-dir', `${certificate.dir}/data`],
-      { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DATABASE_URL: database.url, FLEET_LEDGER_TOKENS: `${token}=alice:operator` } },
+      { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DATABASE_URL: database.url, FLEET_LEDGER_TOKENS: `${token}=alice:operator,${readerToken}=bob:analyst` } },
     );
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -55,8 +56,9 @@ describe.skipIf(!openssl.runnable)(openssl.title('fleet-ledger start --kurrent-p
     expect(output).toContain(`esdb://127.0.0.1:${kurrentPort}?tls=true`);
 
     const client = EventStoreDBClient.connectionString(`esdb://alice:${token}@127.0.0.1:${kurrentPort}?tls=true&tlsCAFile=${encodeURIComponent(certificate.caPath)}`);
+    const reader = EventStoreDBClient.connectionString(`esdb://bob:${readerToken}@127.0.0.1:${kurrentPort}?tls=true&tlsCAFile=${encodeURIComponent(certificate.caPath)}`);
     const seen: string[] = [];
-    const subscription = client.subscribeToAll({ fromPosition: 'start' });
+    const subscription = reader.subscribeToAll({ fromPosition: 'start' });
     subscription.on('data', (resolved: AllStreamResolvedEvent) => seen.push(resolved.event!.type));
     subscription.on('error', () => undefined);
     const result = await client.appendToStream('node-dc1-r01-n01', jsonEvent({ type: 'NodeRegistered', data: registration('dc1-r01-n01') }), { expectedRevision: 'no_stream' });
@@ -70,5 +72,6 @@ describe.skipIf(!openssl.runnable)(openssl.title('fleet-ledger start --kurrent-p
     expect(await exited).toBe(0);
     expect(output).toContain('stopped cleanly');
     await client.dispose();
+    await reader.dispose();
   });
 });

@@ -94,18 +94,18 @@ describe.skipIf(!openssl.runnable)(openssl.title('the KurrentDB face, driven by 
   });
 
   it('reads a stream forwards and backwards, from a revision, with maxCount; a missing stream is StreamNotFoundError', async () => {
-    const forwards = await collect(operator.readStream('node-dc1-r01-n01', { direction: FORWARDS, fromRevision: START }));
+    const forwards = await collect(analyst.readStream('node-dc1-r01-n01', { direction: FORWARDS, fromRevision: START }));
     expect(forwards.map((r) => r.event!.revision)).toEqual([0n, 1n, 2n, 3n]);
     expect(forwards[0]!.event).toMatchObject({ type: 'NodeRegistered', streamId: 'node-dc1-r01-n01', isJson: true, data: registration('dc1-r01-n01') });
-    const backwards = await collect(operator.readStream('node-dc1-r01-n01', { direction: BACKWARDS, fromRevision: END, maxCount: 3 }));
+    const backwards = await collect(analyst.readStream('node-dc1-r01-n01', { direction: BACKWARDS, fromRevision: END, maxCount: 3 }));
     expect(backwards.map((r) => r.event!.revision)).toEqual([3n, 2n, 1n]);
-    const fromRevision = await collect(operator.readStream('node-dc1-r01-n01', { direction: FORWARDS, fromRevision: 2n, maxCount: 1 }));
+    const fromRevision = await collect(analyst.readStream('node-dc1-r01-n01', { direction: FORWARDS, fromRevision: 2n, maxCount: 1 }));
     expect(fromRevision.map((r) => (r.event!.data as { reason: string }).reason)).toEqual(['again']);
-    await expect(collect(operator.readStream('node-nowhere'))).rejects.toMatchObject({ type: 'stream-not-found' });
+    await expect(collect(analyst.readStream('node-nowhere'))).rejects.toMatchObject({ type: 'stream-not-found' });
   });
 
   it('an event\'s metadata carries the ledger envelope: the actor is the authenticated principal, with the hash chain', async () => {
-    const [resolved] = await collect(operator.readStream('node-dc1-r01-n01', { maxCount: 1 }));
+    const [resolved] = await collect(analyst.readStream('node-dc1-r01-n01', { maxCount: 1 }));
     const [stored] = await h.store.readStream('node-dc1-r01-n01', { limit: 1 });
     expect(resolved!.event!.metadata).toEqual({
       actor: { kind: 'operator', id: 'alice', role: 'operator' },
@@ -132,16 +132,17 @@ describe.skipIf(!openssl.runnable)(openssl.title('the KurrentDB face, driven by 
 
   it('reads $all forwards from a position (inclusive) and backwards from the end', async () => {
     const head = (await h.store.head()).position;
-    const all = await collect(operator.readAll({ fromPosition: { commit: 2n, prepare: 2n }, maxCount: 3 }));
+    const all = await collect(analyst.readAll({ fromPosition: { commit: 2n, prepare: 2n }, maxCount: 3 }));
     expect(all.map((r) => r.event!.position!.commit)).toEqual([2n, 3n, 4n]);
     expect(all.map((r) => r.commitPosition)).toEqual([2n, 3n, 4n]);
-    const last = await collect(operator.readAll({ fromPosition: END, direction: BACKWARDS, maxCount: 2 }));
+    const last = await collect(analyst.readAll({ fromPosition: END, direction: BACKWARDS, maxCount: 2 }));
     expect(last.map((r) => r.event!.position!.commit)).toEqual([BigInt(head), BigInt(head - 1)]);
-    const everything = await collect(operator.readAll({ fromPosition: START }));
+    const everything = await collect(analyst.readAll({ fromPosition: START }));
     expect(everything).toHaveLength(head);
   });
 
-  it('an agent appends only its GPU observations, only for the nodes its token names; it may not read the log', async () => {
+  it('an agent appends only its GPU observations, only for the nodes its token names; agents and operators may not read the log', async () => {
+    await expect(collect(operator.readAll({ maxCount: 1 }))).rejects.toMatchObject({ type: 'access-denied' });
     const agent = h.client('agent');
     const xid = (nodeId: string) => jsonEvent({ type: 'GpuXidObserved', data: { nodeId, source: 'agent', xid: 79, gpuIndex: 0, severity: 'critical', message: 'fell off the bus' } });
     await expect(agent.appendToStream('node-dc2-r01-n01', xid('dc2-r01-n01'))).rejects.toMatchObject({ type: 'access-denied' });
