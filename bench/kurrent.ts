@@ -24,8 +24,8 @@ const postgres = await benchPostgres();
 const store = await EventStore.open({ connectionString: await postgres.freshDatabase() });
 const api = await buildApi({ store, tokens: new TokenTable([{ token, principal: 'bench', role: 'operator' }, { token: auditorToken, principal: 'bench-auditor', role: 'auditor' }]) });
 const apiUrl = await api.listen({ port: 0, host: '127.0.0.1' });
-// Plaintext, so the client sends no credentials: the face's anonymous principal is the bench's operator.
-const face = await serveKurrent({ store, tokens: new TokenTable([]), port: 0, anonymous: { id: 'bench', role: 'operator' } });
+// Plaintext, so the client sends no credentials: the face's anonymous principal is the bench's admin (reads and appends).
+const face = await serveKurrent({ store, tokens: new TokenTable([]), port: 0, anonymous: { id: 'bench', role: 'admin' } });
 const client = EventStoreDBClient.connectionString(`esdb://127.0.0.1:${face.port}?tls=false`);
 
 const nodeIds = Array.from({ length: callers }, (_, index) => `bench-r01-n${String(index + 1).padStart(2, '0')}`);
