@@ -161,12 +161,13 @@ export class AppendService {
       const answered = (async () => {
         const response = new streams.BatchAppendResp();
         if (correlation) response.setCorrelationId(correlation);
+        // The client reads the stream of every answer, errors included: it is set before anything can fail.
+        response.setStreamIdentifier(entry.options?.getStreamIdentifier() ?? new shared.StreamIdentifier());
         try {
-          if (entry.bytes > this.#options.maxAppendBytes) throw tooLarge(this.#options.maxAppendBytes);
           const options = entry.options;
           if (!options) throw KurrentCallError.badRequest('options', 'must come with the first request of an append');
+          if (entry.bytes > this.#options.maxAppendBytes) throw tooLarge(this.#options.maxAppendBytes);
           const stream = streamNameOf(options.getStreamIdentifier());
-          response.setStreamIdentifier(options.getStreamIdentifier());
           let expected: ExpectedVersion = 'any';
           if (options.hasStreamPosition()) {
             expected = expectedVersionOf(options.getStreamPosition());

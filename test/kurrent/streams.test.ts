@@ -150,6 +150,22 @@ describe.skipIf(!openssl.runnable)(openssl.title('the KurrentDB face, driven by 
     await expect(collect(agent.readStream('node-dc1-r01-n01'))).rejects.toMatchObject({ type: 'access-denied' });
   });
 
+  it('an append over the size limit (4 MiB of data and metadata) is MaxAppendSizeExceededError through both paths, nothing stored', async () => {
+    const before = (await h.store.head()).position;
+    const big = (n: number) => cordon('dc1-r07-n01', `${n}`.padEnd(2.5 * 2 ** 20, '.'));
+    await expect(operator.appendToStream('node-dc1-r07-n01', [big(1), big(2)])).rejects.toMatchObject({ type: 'maximum-append-size-exceeded', maxAppendSize: 4 * 2 ** 20 });
+    await expect(operator.appendToStream('node-dc1-r07-n01', [big(1), big(2)], { credentials: credentialsOf(operator) })).rejects.toMatchObject({ type: 'maximum-append-size-exceeded', maxAppendSize: 4 * 2 ** 20 });
+    expect((await h.store.head()).position).toBe(before);
+  });
+
+  it('a client that discovers the cluster through Gossip finds the one node and reads from it', async () => {
+    await h.plaintextClient();
+    const port = h.plaintextPort();
+    const discovering = (await import('@eventstore/db-client')).EventStoreDBClient.connectionString(`esdb+discover://127.0.0.1:${port}?tls=false`);
+    expect(await collect(discovering.readAll({ maxCount: 1 }))).toHaveLength(1);
+    await discovering.dispose();
+  });
+
   it('credentials nobody issued are refused; a plaintext face serves its read-only principal and refuses appends', async () => {
     const stranger = (await import('@eventstore/db-client')).EventStoreDBClient.connectionString(
       `esdb://alice:not-the-token-at-all@127.0.0.1:${h.server.port}?tls=true&tlsCAFile=${encodeURIComponent(h.certificate.caPath)}`,

@@ -24,6 +24,8 @@ export interface KurrentHarness {
   client(role: Role): EventStoreDBClient;
   /** A client on a plaintext face (no credentials reach the server). */
   plaintextClient(): Promise<EventStoreDBClient>;
+  /** The port of the last plaintext face. */
+  plaintextPort(): number;
   /** Stops the gRPC face and starts it again on the same port over the same database. */
   restart(): Promise<void>;
   close(): Promise<void>;
@@ -57,6 +59,9 @@ export async function openKurrentHarness(): Promise<KurrentHarness> {
       const client = EventStoreDBClient.connectionString(`esdb://127.0.0.1:${face.port}?tls=false`);
       clients.push(client);
       return client;
+    },
+    plaintextPort() {
+      return plaintext[plaintext.length - 1]!.port;
     },
     async restart() {
       const { port } = server;
