@@ -22,6 +22,11 @@ import { streams, type ReadReq, type ReadResp } from './protocol.js';
 const pageSize = 500;
 /** The longest regex a filter may carry (it runs against every event the subscription passes). */
 const maxRegexLength = 500;
+/**
+ * A quantified group holding a quantifier itself (`(a+)+`, `(\w*)*`, `(x?)+`): the shape of catastrophic
+ * backtracking. A regex runs on the server's one thread, so such a filter would stall every other caller.
+ */
+const nestedQuantifier = /\((?:[^()\\]|\\.)*[+*?}](?:[^()\\]|\\.)*\)\s*[+*{]/;
 
 type ReadOptions = NonNullable<ReturnType<ReadReq['getOptions']>>;
 type EventFilter = (event: RecordedEvent) => boolean;
@@ -67,6 +72,9 @@ export function filterOf(options: ReadOptions): { matches: EventFilter; streamPr
   let regex: RegExp | null = null;
   if (source.length > 0) {
     if (source.length > maxRegexLength) throw KurrentCallError.badRequest('filter.regex', `is longer than ${maxRegexLength} characters`);
+    if (nestedQuantifier.test(source.replace(/\(\?(?:[:=!]|<[=!]?)/g, '('))) {
+      throw KurrentCallError.badRequest('filter.regex', 'repeats a group that repeats itself (nested quantifiers backtrack catastrophically); write it without');
+    }
     try {
       regex = new RegExp(source);
     } catch (error) {

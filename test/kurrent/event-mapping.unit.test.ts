@@ -65,4 +65,13 @@ describe('the KurrentDB mapping of events', () => {
     expect(['NodeWentDark', 'NodeRecovered', 'NodeWentDarkish'].map((type) => byType.matches(event('node-x', type)))).toEqual([true, true, false]);
     expect(() => filterOf(options((filter, expression) => filter.setEventType(expression.setRegex('('))))).toThrow(/filter\.regex/);
   });
+
+  it('a filter regex that could backtrack catastrophically is refused before it runs on the server\'s one thread', () => {
+    const regex = (source: string) => () => {
+      const filter = new streams.ReadReq.Options.FilterOptions().setStreamIdentifier(new streams.ReadReq.Options.FilterOptions.Expression().setRegex(source));
+      return filterOf(new streams.ReadReq.Options().setFilter(filter));
+    };
+    for (const source of ['^(a+)+$', '(\\w*)*x', '^(node-(x?)+)*$', '(?:a+){2,}']) expect(regex(source)).toThrow(/filter\.regex: repeats a group/);
+    for (const source of ['^node-dc1-', '^(?:node|rack)-', '^Node(WentDark|Recovered)$', '^(ab)+$', '[^$].*']) expect(regex(source)).not.toThrow();
+  });
 });
