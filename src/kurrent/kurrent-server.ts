@@ -33,6 +33,8 @@ export interface KurrentServerOptions {
   anonymous?: Principal | null;
   /** Bytes of data and metadata in one append. Default 4 MiB. */
   maxAppendBytes?: number;
+  /** Subscriptions open at once; one more is refused with RESOURCE_EXHAUSTED (retry later). Default 64. */
+  maxSubscriptions?: number;
 }
 
 export interface KurrentServer {
@@ -59,7 +61,7 @@ export async function serveKurrent(options: KurrentServerOptions): Promise<Kurre
   const stopping = new AbortController();
   const anonymous = options.anonymous ?? null;
   const server = new Server({ 'grpc.max_receive_message_length': (options.maxAppendBytes ?? 4 * 2 ** 20) + 2 ** 20 });
-  const reads = new ReadService({ store: options.store, tokens: options.tokens, anonymous, stopping: stopping.signal });
+  const reads = new ReadService({ store: options.store, tokens: options.tokens, anonymous, stopping: stopping.signal, maxSubscriptions: options.maxSubscriptions ?? 64 });
   const appends = new AppendService({ store: options.store, tokens: options.tokens, anonymous, maxAppendBytes: options.maxAppendBytes ?? 4 * 2 ** 20 });
   server.addService(streamsGrpc.StreamsService, { read: reads.read, append: appends.append, batchAppend: appends.batchAppend });
   server.addService(serverFeaturesGrpc.ServerFeaturesService, {

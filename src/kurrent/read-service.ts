@@ -37,6 +37,8 @@ export interface ReadServiceOptions {
   anonymous: Principal | null;
   /** Aborted when the server stops: open reads and subscriptions end. */
   stopping: AbortSignal;
+  /** Subscriptions open at once; one more is refused with RESOURCE_EXHAUSTED. */
+  maxSubscriptions: number;
 }
 
 /** Writes one answer, waiting for the call to drain when its buffer is full (or for the call to end). */
@@ -91,6 +93,7 @@ export function filterOf(options: ReadOptions): { matches: EventFilter; streamPr
 
 export class ReadService {
   readonly #options: ReadServiceOptions;
+  #subscriptions = 0;
 
   constructor(options: ReadServiceOptions) {
     this.#options = options;
@@ -128,16 +131,35 @@ export class ReadService {
     const backwards = options.getReadDirection() === streams.ReadReq.Options.ReadDirection.BACKWARDS;
     if (options.hasSubscription()) {
       if (backwards) throw KurrentCallError.badRequest('read_direction', 'a subscription reads forwards');
-      // Confirmed once its starting point is fixed: an event appended after the client saw the confirmation is
-      // delivered even to a subscription from the end.
-      const confirm = () => send(call, new streams.ReadResp().setConfirmation(new streams.ReadResp.SubscriptionConfirmation().setSubscriptionId(randomUUID())), signal);
-      if (options.hasStream()) return this.#subscribeToStream(call, options.getStream()!, confirm, write, signal);
-      if (options.hasAll()) return this.#subscribeToAll(call, options.getAll()!, filter, options.hasFilter(), confirm, write, signal);
-      throw KurrentCallError.badRequest('options', 'name neither a stream nor $all');
+      // Each follows the log on its own; a bound keeps a flood of them from starving the readers already there.
+      if (this.#subscriptions >= this.#options.maxSubscriptions) {
+        throw new KurrentCallError(status.RESOURCE_EXHAUSTED, `${this.#options.maxSubscriptions} subscriptions are open on this server; retry later`, { 'fleet-ledger-code': 'KURRENT_TOO_MANY_SUBSCRIPTIONS' });
+      }
+      this.#subscriptions += 1;
+      try {
+        return await this.#subscribe(call, options, filter, write, signal);
+      } finally {
+        this.#subscriptions -= 1;
+      }
     }
     const count = options.hasCount() ? Math.min(Number(BigInt(options.getCount())), Number.MAX_SAFE_INTEGER) : Number.MAX_SAFE_INTEGER;
     if (options.hasStream()) return this.#readStream(call, options.getStream()!, backwards, count, write, signal);
     if (options.hasAll()) return this.#readAll(options.getAll()!, backwards, count, filter.matches, write, signal);
+    throw KurrentCallError.badRequest('options', 'name neither a stream nor $all');
+  }
+
+  async #subscribe(
+    call: ServerWritableStream<ReadReq, ReadResp>,
+    options: ReadOptions,
+    filter: { matches: EventFilter; streamPrefix?: string },
+    write: (event: RecordedEvent) => Promise<void>,
+    signal: AbortSignal,
+  ): Promise<void> {
+    // Confirmed once its starting point is fixed: an event appended after the client saw the confirmation is
+    // delivered even to a subscription from the end.
+    const confirm = () => send(call, new streams.ReadResp().setConfirmation(new streams.ReadResp.SubscriptionConfirmation().setSubscriptionId(randomUUID())), signal);
+    if (options.hasStream()) return this.#subscribeToStream(call, options.getStream()!, confirm, write, signal);
+    if (options.hasAll()) return this.#subscribeToAll(call, options.getAll()!, filter, options.hasFilter(), confirm, write, signal);
     throw KurrentCallError.badRequest('options', 'name neither a stream nor $all');
   }
 

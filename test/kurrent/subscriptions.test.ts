@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { END, START, eventTypeFilter, jsonEvent, streamNameFilter, type AllStreamResolvedEvent, type Position } from '@eventstore/db-client';
+import { END, EventStoreDBClient, START, eventTypeFilter, jsonEvent, streamNameFilter, type AllStreamResolvedEvent, type Position } from '@eventstore/db-client';
+import { TokenTable } from '../../src/api/index.js';
+import { serveKurrent } from '../../src/kurrent/index.js';
 import { openKurrentHarness, registration, openssl, type KurrentHarness } from './support/kurrent-harness.js';
 
 const cordon = (nodeId: string, reason: string) => jsonEvent({ type: 'NodeCordoned', data: { nodeId, reason } });
@@ -146,5 +148,31 @@ describe.skipIf(!openssl.runnable)(openssl.title('KurrentDB subscriptions over t
     const invalid = h.client('analyst').subscribeToAll({ filter: eventTypeFilter({ regex: '(' }) });
     const error = await new Promise<unknown>((resolve) => invalid.once('error', resolve));
     expect(String((error as Error).message)).toMatch(/filter\.regex/);
+  });
+
+  it('subscriptions are bounded: one past the limit is refused with RESOURCE_EXHAUSTED, and a freed slot is taken again', async () => {
+    const face = await serveKurrent({ store: h.store, tokens: new TokenTable([]), port: 0, anonymous: { id: 'kurrent-anonymous', role: 'analyst' }, maxSubscriptions: 1 });
+    const client = EventStoreDBClient.connectionString(`esdb://127.0.0.1:${face.port}?tls=false`);
+    try {
+      const first = client.subscribeToAll({ fromPosition: END });
+      await new Promise((resolve) => first.once('confirmation', resolve));
+      const second = client.subscribeToAll({ fromPosition: END });
+      const refused = await new Promise<unknown>((resolve) => second.once('error', resolve));
+      expect(refused).toMatchObject({ code: 8 });
+      expect(String((refused as Error).message)).toMatch(/1 subscriptions are open/);
+      await first.unsubscribe();
+      // The cancellation reaches the server a moment later: until then the slot is still taken.
+      const deadline = Date.now() + 10_000;
+      for (let confirmed = false; !confirmed; ) {
+        const third = client.subscribeToAll({ fromPosition: END });
+        confirmed = await new Promise<boolean>((resolve) => third.once('confirmation', () => resolve(true)).once('error', () => resolve(false)));
+        await third.unsubscribe();
+        if (!confirmed && Date.now() > deadline) throw new Error('the freed slot was never taken again');
+        if (!confirmed) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } finally {
+      await client.dispose();
+      await face.close();
+    }
   });
 });
