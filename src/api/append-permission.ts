@@ -33,29 +33,36 @@ export const observationTypes: ReadonlySet<string> = new Set(driverObservationEv
  */
 export const logReaderRoles: readonly Role[] = ['analyst', 'auditor', 'admin'];
 
+/** Why an append is refused: the role appends nothing, not this type, or not to this stream (an agent's node scope). */
+export interface AppendRefusal {
+  subject: 'role' | 'type' | 'stream';
+  message: string;
+}
+
 /**
  * Why `principal` may not append an event of `type` to `stream`, or null when it may. An agent's stream must be
  * `node-<nodeId>` of a node its token speaks for.
  */
-export function appendRefusal(principal: Principal, stream: string, type: string): string | null {
+export function appendRefusal(principal: Principal, stream: string, type: string): AppendRefusal | null {
+  const refuse = (subject: AppendRefusal['subject'], message: string): AppendRefusal => ({ subject, message });
   switch (principal.role) {
     case 'analyst':
     case 'auditor':
-      return `role ${principal.role} reads the log and appends nothing`;
+      return refuse('role', `role ${principal.role} reads the log and appends nothing`);
     case 'operator':
     case 'admin':
-      return operatorIntentTypes.has(type) || observationTypes.has(type) ? null : `role ${principal.role} records operator intents and driver observations, not ${type}`;
+      return operatorIntentTypes.has(type) || observationTypes.has(type) ? null : refuse('type', `role ${principal.role} records operator intents and driver observations, not ${type}`);
     case 'agent': {
-      if (!agentObservationTypes.has(type)) return `agents report ${[...agentObservationTypes].join(' and ')} only, not ${type}`;
       const nodeId = stream.startsWith('node-') ? stream.slice('node-'.length) : null;
       if (nodeId === null || !agentMayReportFor(principal, nodeId)) {
-        return `agent ${principal.id} may not report for ${stream} (its token's node scope: ${(principal.nodes ?? []).join(', ') || 'none'})`;
+        return refuse('stream', `agent ${principal.id} may not report for ${nodeId === null ? stream : `node ${nodeId}`} (its token's node scope: ${(principal.nodes ?? []).join(', ') || 'none'})`);
       }
+      if (!agentObservationTypes.has(type)) return refuse('type', `agents report ${[...agentObservationTypes].join(' and ')} only, not ${type}`);
       return null;
     }
     default: {
       const unknown: never = principal.role;
-      return `unknown role ${String(unknown)}`;
+      return refuse('role', `unknown role ${String(unknown)}`);
     }
   }
 }

@@ -68,7 +68,7 @@ export class AppendService {
       // An unknown type is a bad request whoever sends it (the role rule speaks of types the catalogue has).
       if (!this.#options.store.catalogue.get(event.type)) throw KurrentCallError.badRequest(`events[${index}].type`, `unknown event type '${event.type}'`, 'LEDGER_UNKNOWN_EVENT_TYPE');
       const refusal = appendRefusal(principal, stream, event.type);
-      if (refusal) throw KurrentCallError.accessDenied(`events[${index}]: ${refusal}`);
+      if (refusal) throw KurrentCallError.accessDenied(`events[${index}]: ${refusal.message}`);
       return event;
     });
     try {
