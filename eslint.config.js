@@ -14,7 +14,7 @@ import babelParser from '@babel/eslint-parser';
 const io = ['pg', 'kysely', 'fastify', 'undici', 'pino'];
 const ioMessage = 'pure domain code (events, evolve, facts, decide) does no I/O: pass values in, keep I/O at the edges';
 
-const surfaces = ['src/ledger', 'src/drivers', 'src/sim', 'src/poller', 'src/api', 'src/firmware', 'projections'];
+const surfaces = ['src/ledger', 'src/drivers', 'src/sim', 'src/poller', 'src/api', 'src/firmware', 'src/kurrent', 'projections'];
 
 /**
  * Deep imports into a folder from outside it: a path through `<name>/` to anything but its index. Matched on the

@@ -4,3 +4,4 @@ export { serveApi, type ServeApiOptions, type ServedApi } from './serve.js';
 export { ApiError, apiErrorCatalogue, ledgerErrorStatus, documentedErrorCodes, type ApiErrorCode, type ErrorBody } from './api-error.js';
 export { TokenTable, agentMayReportFor, generateDemoTokens, parseTokensEnv, readTokensFile, tokensFromEnvironment, roles, type Principal, type Role, type DemoTokens } from './tokens.js';
 export type { ZodApp } from './api-context.js';
+export { appendRefusal, type AppendRefusal, agentObservationTypes, logReaderRoles, observationTypes, operatorIntentTypes } from './append-permission.js';

@@ -10,7 +10,7 @@ import type { Poller } from '../poller/index.js';
 import type { Simulator } from '../sim/index.js';
 import { buildApi } from './build-api.js';
 import type { ZodApp } from './api-context.js';
-import { generateDemoTokens, tokensFromEnvironment } from './tokens.js';
+import { generateDemoTokens, tokensFromEnvironment, type TokenTable } from './tokens.js';
 
 export interface ServeApiOptions {
   store: EventStore;
@@ -33,6 +33,8 @@ export interface ServeApiOptions {
 export interface ServedApi {
   app: ZodApp;
   url: string;
+  /** The tokens the API authenticates with (the KurrentDB face uses the same). */
+  tokens: TokenTable;
   close(): Promise<void>;
 }
 
@@ -62,5 +64,5 @@ export async function serveApi(options: ServeApiOptions): Promise<ServedApi> {
   const address = await app.listen({ port: options.port ?? 8080, host });
   const url = address.replace('[::1]', 'localhost');
   processLogger.info({ url, docs: `${url}/docs` }, `API listening on ${url} (dashboard: ${url}/?token=<analyst or admin token>)`);
-  return { app, url, close: () => app.close() };
+  return { app, url, tokens, close: () => app.close() };
 }

@@ -20,7 +20,7 @@ import { isLedgerError, nameUuid, type ExpectedVersion } from '../../ledger/inde
 import { alarmById } from '../../../projections/index.js';
 import { ApiError } from '../api-error.js';
 import { intentRoles, type ApiContext, type ZodApp } from '../api-context.js';
-import { agentMayReportFor } from '../tokens.js';
+import { appendRefusal } from '../append-permission.js';
 
 
 export const intentResult = z.object({ position: z.number().int(), stream: z.string(), streamVersion: z.number().int(), idempotentReplay: z.boolean() });
@@ -69,8 +69,6 @@ function alarmStream(alarmId: string): string {
 }
 
 const observationTypes = driverObservationEvents.map((d) => d.type) as [string, ...string[]];
-/** What an in-band agent on a host may report (the `agent` command's observations). */
-const agentObservationTypes = new Set(['GpuTelemetryObserved', 'GpuXidObserved']);
 
 export function intentRoutes(app: ZodApp, ctx: ApiContext): void {
   const tags = ['intents'];
@@ -222,17 +220,16 @@ export function intentRoutes(app: ZodApp, ctx: ApiContext): void {
     handler: async (request, reply) => {
       const { nodeId, source, observations, observedAt } = request.body;
       const principal = request.principal!;
-      if (principal.role === 'agent') {
-        // An agent reports what it sees in-band on its own host; what the BMC says (firmware, inventory, health) is the
-        // poller's, so an agent token cannot forge drift or compliance, nor speak for another node.
-        if (!agentMayReportFor(principal, nodeId)) {
-          throw new ApiError('API_FORBIDDEN', { role: principal.role, allowed: ['operator', 'admin'] }, `agent ${principal.id} may not report for node ${nodeId} (its token's node scope: ${(principal.nodes ?? []).join(', ') || 'none'})`);
+      // An agent reports what it sees in-band on its own host; what the BMC says (firmware, inventory, health) is the
+      // poller's, so an agent token cannot forge drift or compliance, nor speak for another node (`appendRefusal`,
+      // the rule the KurrentDB face applies too).
+      observations.forEach((observation, index) => {
+        const refusal = appendRefusal(principal, `node-${nodeId}`, observation.type);
+        if (refusal) {
+          const where = refusal.subject === 'type' ? `body.observations.${index}.type is ${observation.type}: ` : '';
+          throw new ApiError('API_FORBIDDEN', { role: principal.role, allowed: ['operator', 'admin'] }, `${where}${refusal.message}`);
         }
-        const foreign = observations.findIndex((observation) => !agentObservationTypes.has(observation.type));
-        if (foreign >= 0) {
-          throw new ApiError('API_FORBIDDEN', { role: principal.role, allowed: ['operator', 'admin'] }, `agents report ${[...agentObservationTypes].join(' and ')} only; body.observations.${foreign}.type is ${observations[foreign]!.type}`);
-        }
-      }
+      });
       // Validate every payload here so the answer names the field as the client sent it.
       observations.forEach((observation, index) => {
         const check = ctx.store.catalogue.check(observation.type, observation.data);

@@ -1,7 +1,9 @@
 import { parseArgs } from 'node:util';
 import type { Kysely } from 'kysely';
 import { fleetProjections, openAlarms } from '../../../projections/index.js';
+import { readFileSync } from 'node:fs';
 import { serveApi } from '../../api/index.js';
+import { serveKurrent, type KurrentServer } from '../../kurrent/index.js';
 import { declareDemoEbom } from '../../demo/demo-ebom.js';
 import { demoScenario } from '../../demo/demo-scenario.js';
 import { fileCredentials, loadTargetFile, registerTargets } from '../../demo/target-file.js';
@@ -32,6 +34,10 @@ const usage = `fleet-ledger start [options]
                     and only over https
   --allow-http-site SITE   with --targets: BMCs of SITE may be polled over plain http (repeatable; * for all)
   --port P          the API and dashboard port on 127.0.0.1 (default 8080; FLEET_LEDGER_API_HOST to bind elsewhere)
+  --kurrent-port P  also serve the KurrentDB (EventStoreDB) gRPC protocol on P (off by default; npm start uses
+                    2113): esdb://127.0.0.1:P?tls=false reads as a read-only principal; with TLS, clients
+                    authenticate as <principal>:<API token> and append what their role may (src/kurrent/README.md)
+  --kurrent-tls-cert FILE, --kurrent-tls-key FILE   PEM certificate chain and key: the KurrentDB face serves TLS
   --data-dir DIR    embedded data folder (default ./.fleet-ledger)
   --min-free-mb M   embedded: free space kept on the data folder's disk; below it appends are refused with
                     LEDGER_STORAGE_FULL (507) before PostgreSQL meets a full disk (default 128)
@@ -74,6 +80,9 @@ export async function run(argv: string[]): Promise<number> {
       'checkpoint-interval': { type: 'string', default: '10' },
       'snapshot-every': { type: 'string', default: '50000' },
       'snapshot-minutes': { type: 'string', default: '10' },
+      'kurrent-port': { type: 'string' },
+      'kurrent-tls-cert': { type: 'string' },
+      'kurrent-tls-key': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -91,6 +100,24 @@ export async function run(argv: string[]): Promise<number> {
   if (!Number.isFinite(minFreeMb) || minFreeMb < 0) {
     process.stderr.write(`fleet-ledger start: --min-free-mb must be a number of MiB >= 0, got '${values['min-free-mb']}'\n`);
     return 2;
+  }
+  const kurrentPort = values['kurrent-port'] === undefined ? null : Number(values['kurrent-port']);
+  if (kurrentPort !== null && (!Number.isInteger(kurrentPort) || kurrentPort < 0 || kurrentPort > 65_535)) {
+    process.stderr.write(`fleet-ledger start: --kurrent-port must be a port number, got '${values['kurrent-port']}'\n`);
+    return 2;
+  }
+  if (Boolean(values['kurrent-tls-cert']) !== Boolean(values['kurrent-tls-key'])) {
+    process.stderr.write('fleet-ledger start: --kurrent-tls-cert and --kurrent-tls-key go together\n');
+    return 2;
+  }
+  let kurrentTls: { certChain: Buffer; privateKey: Buffer } | null = null;
+  if (values['kurrent-tls-cert'] && values['kurrent-tls-key']) {
+    try {
+      kurrentTls = { certChain: readFileSync(values['kurrent-tls-cert']), privateKey: readFileSync(values['kurrent-tls-key']) };
+    } catch (error) {
+      process.stderr.write(`fleet-ledger start: cannot read the KurrentDB TLS files: ${error instanceof Error ? error.message : String(error)}\n`);
+      return 2;
+    }
   }
   const ledger = await openLedger({
     databaseUrl: process.env.DATABASE_URL,
@@ -247,6 +274,29 @@ export async function run(argv: string[]): Promise<number> {
     throw error;
   }
 
+  // The KurrentDB face: the same log and the API's tokens. Without TLS its clients send no credentials, so it reads
+  // as one read-only principal; with TLS every call authenticates and appends follow the caller's role.
+  let kurrent: KurrentServer | null = null;
+  if (kurrentPort !== null) {
+    try {
+      kurrent = await serveKurrent({
+        store,
+        tokens: api.tokens,
+        port: kurrentPort,
+        host: process.env.FLEET_LEDGER_API_HOST ?? '127.0.0.1',
+        tls: kurrentTls,
+        anonymous: kurrentTls ? null : { id: 'kurrent-anonymous', role: 'analyst' },
+      });
+    } catch (error) {
+      await quietly('api', () => api.close());
+      await stopBelowApi();
+      process.stderr.write(`fleet-ledger start: the KurrentDB face cannot listen on port ${kurrentPort}: ${error instanceof Error ? error.message : String(error)}\n`);
+      return 2;
+    }
+    const scheme = `esdb://${kurrent.host}:${kurrent.port}?tls=${kurrent.tls}`;
+    logger.info({ kurrent: scheme, tls: kurrent.tls }, `KurrentDB clients: ${scheme}${kurrent.tls ? ' (user <principal>, password <API token>)' : ' (read-only; serve TLS to append)'}`);
+  }
+
   const report = setInterval(() => {
     void (async () => {
       const head = await store.head();
@@ -272,6 +322,7 @@ export async function run(argv: string[]): Promise<number> {
     process.on('SIGTERM', () => stop('SIGTERM'));
   });
   clearInterval(report);
+  await quietly('kurrent', () => kurrent?.close());
   await quietly('api', () => api.close());
   await stopBelowApi();
   logger.info('stopped cleanly');

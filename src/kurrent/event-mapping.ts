@@ -1,0 +1,146 @@
+/**
+ * Between the ledger's events and KurrentDB's records. A revision is the stream version less one (KurrentDB counts
+ * from 0, the ledger from 1); a position (commit and prepare alike) is the ledger's global position. Data is the
+ * payload as JSON; the custom metadata carries our envelope: actor, observedAt, correlationId, causationId, hash.
+ */
+import type { Actor, ProposedEvent, RecordedEvent } from '../../events/index.js';
+import type { Principal } from '../api/index.js';
+import { observationTypes } from '../api/index.js';
+import { KurrentCallError } from './kurrent-error.js';
+import { shared, streams, type ReadResp, type UUID } from './protocol.js';
+
+/** .NET ticks (100 ns) since the Unix epoch: what the client reads from the `created` metadata entry. */
+const ticksPerMillisecond = 10_000n;
+
+/** The metadata members a client may send with an event; they fill the envelope (`$`-prefixed: KurrentDB's names). */
+const metadataMembers: Record<string, 'correlationId' | 'causationId' | 'observedAt'> = {
+  correlationId: 'correlationId',
+  $correlationId: 'correlationId',
+  causationId: 'causationId',
+  $causationId: 'causationId',
+  observedAt: 'observedAt',
+};
+
+export function uuidText(uuid: UUID | undefined): string | null {
+  if (!uuid) return null;
+  if (uuid.hasString()) return uuid.getString();
+  if (uuid.hasStructured()) {
+    const structured = uuid.getStructured()!;
+    const hex = (value: string): string => BigInt.asUintN(64, BigInt(value)).toString(16).padStart(16, '0');
+    const digits = hex(structured.getMostSignificantBits()) + hex(structured.getLeastSignificantBits());
+    return `${digits.slice(0, 8)}-${digits.slice(8, 12)}-${digits.slice(12, 16)}-${digits.slice(16, 20)}-${digits.slice(20)}`;
+  }
+  return null;
+}
+
+export function uuidMessage(id: string, structured: boolean): UUID {
+  const uuid = new shared.UUID();
+  if (!structured) return uuid.setString(id);
+  const digits = id.replace(/-/g, '');
+  const part = new shared.UUID.Structured();
+  part.setMostSignificantBits(BigInt.asIntN(64, BigInt(`0x${digits.slice(0, 16)}`)).toString());
+  part.setLeastSignificantBits(BigInt.asIntN(64, BigInt(`0x${digits.slice(16)}`)).toString());
+  return uuid.setStructured(part);
+}
+
+export function streamIdentifier(stream: string) {
+  return new shared.StreamIdentifier().setStreamName(Buffer.from(stream, 'utf8'));
+}
+
+export function streamNameOf(identifier: { getStreamName_asU8(): Uint8Array } | undefined): string {
+  if (!identifier) throw KurrentCallError.badRequest('stream_identifier', 'is missing');
+  return Buffer.from(identifier.getStreamName_asU8()).toString('utf8');
+}
+
+/** The envelope members a KurrentDB reader finds in an event's custom metadata. */
+export function envelopeMetadata(event: RecordedEvent): Record<string, unknown> {
+  return {
+    actor: event.actor,
+    observedAt: event.observedAt?.toISOString() ?? null,
+    recordedAt: event.recordedAt.toISOString(),
+    correlationId: event.correlationId,
+    causationId: event.causationId,
+    schemaVersion: event.schemaVersion,
+    hash: event.hash,
+    prevHash: event.prevHash,
+  };
+}
+
+/** One ledger event as the `event` of a read or subscription answer. */
+export function readEventMessage(event: RecordedEvent, structuredIds: boolean): ReadResp {
+  const record = new streams.ReadResp.ReadEvent.RecordedEvent();
+  record.setId(uuidMessage(event.eventId, structuredIds));
+  record.setStreamIdentifier(streamIdentifier(event.stream));
+  record.setStreamRevision(String(event.streamVersion - 1));
+  record.setCommitPosition(String(event.position));
+  record.setPreparePosition(String(event.position));
+  const metadata = record.getMetadataMap();
+  metadata.set('type', event.type);
+  metadata.set('content-type', 'application/json');
+  metadata.set('created', (BigInt(event.recordedAt.getTime()) * ticksPerMillisecond).toString());
+  record.setData(Buffer.from(JSON.stringify(event.data), 'utf8'));
+  record.setCustomMetadata(Buffer.from(JSON.stringify(envelopeMetadata(event)), 'utf8'));
+  const read = new streams.ReadResp.ReadEvent();
+  read.setEvent(record);
+  read.setCommitPosition(String(event.position));
+  return new streams.ReadResp().setEvent(read);
+}
+
+/** What a proposed message of Append or BatchAppend carries. */
+interface ProposedMessage {
+  getId(): UUID | undefined;
+  getMetadataMap(): { get(key: string): string | undefined };
+  getData_asU8(): Uint8Array;
+  getCustomMetadata_asU8(): Uint8Array;
+}
+
+function parseJson(bytes: Uint8Array, field: string): unknown {
+  try {
+    return JSON.parse(Buffer.from(bytes).toString('utf8'));
+  } catch (error) {
+    throw KurrentCallError.badRequest(field, `is not JSON (${error instanceof Error ? error.message : String(error)})`);
+  }
+}
+
+/** Who the ledger records as the author: the principal, as a driver for observations (as the HTTP API does). */
+export function actorFor(principal: Principal, stream: string, type: string): Actor {
+  if (observationTypes.has(type)) return { kind: 'driver', id: `kurrent:${stream.replace(/^node-/, '')}@${principal.id}` };
+  return { kind: 'operator', id: principal.id, role: principal.role };
+}
+
+/**
+ * A client's proposed message as a ledger event. The content type must be JSON (the ledger validates payloads
+ * against the catalogue); metadata may carry correlationId, causationId and observedAt, nothing else: the actor
+ * is always the caller, never what the metadata says.
+ */
+export function proposedEvent(message: ProposedMessage, index: number, principal: Principal, stream: string): ProposedEvent {
+  const at = `events[${index}]`;
+  const entries = message.getMetadataMap();
+  const type = entries.get('type');
+  if (!type) throw KurrentCallError.badRequest(`${at}.type`, 'is missing');
+  const contentType = entries.get('content-type') ?? 'application/octet-stream';
+  if (contentType !== 'application/json') {
+    throw KurrentCallError.badRequest(`${at}.contentType`, `is ${contentType}; the ledger stores JSON events validated by their schema (application/json)`);
+  }
+  const eventId = uuidText(message.getId());
+  const event: ProposedEvent = {
+    ...(eventId ? { eventId } : {}),
+    type,
+    data: parseJson(message.getData_asU8(), `${at}.data`),
+    actor: actorFor(principal, stream, type),
+  };
+  const metadataBytes = message.getCustomMetadata_asU8();
+  if (metadataBytes.length > 0) {
+    const metadata = parseJson(metadataBytes, `${at}.metadata`);
+    if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)) throw KurrentCallError.badRequest(`${at}.metadata`, 'must be a JSON object');
+    for (const [key, value] of Object.entries(metadata)) {
+      const member = metadataMembers[key];
+      if (!member) {
+        throw KurrentCallError.badRequest(`${at}.metadata.${key}`, `is not kept by the ledger (accepted: ${Object.keys(metadataMembers).join(', ')}; the actor is always the caller)`);
+      }
+      if (typeof value !== 'string') throw KurrentCallError.badRequest(`${at}.metadata.${key}`, 'must be a string');
+      event[member] = value;
+    }
+  }
+  return event;
+}

@@ -1,0 +1,110 @@
+/**
+ * The KurrentDB face of the ledger: a gRPC server that the KurrentDB (EventStoreDB) clients connect to with
+ * `esdb://host:port?tls=false`, or over TLS with credentials. It serves Streams.Read, Streams.Append,
+ * Streams.BatchAppend, ServerFeatures (what the client asks at connect to choose its calls) and Gossip.Read (a
+ * one-node cluster, for clients that discover). Everything else (persistent subscriptions, projections, users,
+ * operations, deletes) answers UNIMPLEMENTED.
+ */
+import { randomUUID } from 'node:crypto';
+import { Server, ServerCredentials, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
+import type { Principal, TokenTable } from '../api/index.js';
+import type { EventStore } from '../ledger/index.js';
+import { AppendService } from './append-service.js';
+import { uuidMessage } from './event-mapping.js';
+import { gossip, gossipGrpc, serverFeatures, serverFeaturesGrpc, streamsGrpc } from './protocol.js';
+import { ReadService } from './read-service.js';
+
+/** The KurrentDB version this face answers ServerFeatures with: the 6.x client enables BatchAppend from 21.10. */
+export const kurrentCompatibleVersion = '23.10.0';
+
+export interface KurrentServerOptions {
+  store: EventStore;
+  /** The API's tokens: a principal and its token are the username and password on this face. */
+  tokens: TokenTable;
+  port: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** PEM certificate chain and key: the face serves TLS (and clients can send credentials). Absent: plaintext. */
+  tls?: { certChain: Buffer; privateKey: Buffer } | null;
+  /**
+   * Who a caller without credentials acts as. The KurrentDB clients send no credentials on a plaintext channel,
+   * so a plaintext face is usable only through this principal; null (the default) refuses such callers.
+   */
+  anonymous?: Principal | null;
+  /** Bytes of data and metadata in one append. Default 4 MiB. */
+  maxAppendBytes?: number;
+  /** Subscriptions open at once; one more is refused with RESOURCE_EXHAUSTED (retry later). Default 64. */
+  maxSubscriptions?: number;
+}
+
+export interface KurrentServer {
+  /** The port it listens on (the one asked for, or the one given for port 0). */
+  port: number;
+  host: string;
+  tls: boolean;
+  /** Stops accepting calls, ends subscriptions (the clients see UNAVAILABLE and may resubscribe), then closes. */
+  close(): Promise<void>;
+}
+
+/** The methods this face serves, as ServerFeatures reports them (the client calls only what is listed). */
+const supportedMethods: Array<{ service: string; method: string; features?: string[] }> = [
+  { service: 'event_store.client.streams.streams', method: 'read' },
+  { service: 'event_store.client.streams.streams', method: 'append' },
+  { service: 'event_store.client.streams.streams', method: 'batchappend' },
+  { service: 'event_store.client.server_features.serverfeatures', method: 'getsupportedmethods' },
+  { service: 'event_store.client.gossip.gossip', method: 'read' },
+];
+
+/** Starts the KurrentDB gRPC face over `store`. */
+export async function serveKurrent(options: KurrentServerOptions): Promise<KurrentServer> {
+  const host = options.host ?? '127.0.0.1';
+  const stopping = new AbortController();
+  const anonymous = options.anonymous ?? null;
+  const server = new Server({ 'grpc.max_receive_message_length': (options.maxAppendBytes ?? 4 * 2 ** 20) + 2 ** 20 });
+  const reads = new ReadService({ store: options.store, tokens: options.tokens, anonymous, stopping: stopping.signal, maxSubscriptions: options.maxSubscriptions ?? 64 });
+  const appends = new AppendService({ store: options.store, tokens: options.tokens, anonymous, maxAppendBytes: options.maxAppendBytes ?? 4 * 2 ** 20 });
+  server.addService(streamsGrpc.StreamsService, { read: reads.read, append: appends.append, batchAppend: appends.batchAppend });
+  server.addService(serverFeaturesGrpc.ServerFeaturesService, {
+    getSupportedMethods: (_call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
+      const answer = new serverFeatures.SupportedMethods().setEventStoreServerVersion(kurrentCompatibleVersion);
+      answer.setMethodsList(
+        supportedMethods.map(({ service, method, features }) => new serverFeatures.SupportedMethod().setServiceName(service).setMethodName(method).setFeaturesList(features ?? [])),
+      );
+      callback(null, answer);
+    },
+  });
+  const instanceId = randomUUID();
+  let port = options.port;
+  server.addService(gossipGrpc.GossipService, {
+    read: (_call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
+      const member = new gossip.MemberInfo()
+        .setInstanceId(uuidMessage(instanceId, false))
+        .setTimeStamp(String(BigInt(Date.now()) * 10_000n))
+        .setState(gossip.MemberInfo.VNodeState.LEADER)
+        .setIsAlive(true)
+        .setHttpEndPoint(new gossip.EndPoint().setAddress(host).setPort(port));
+      callback(null, new gossip.ClusterInfo().setMembersList([member]));
+    },
+  });
+  const credentials = options.tls ? ServerCredentials.createSsl(null, [{ cert_chain: options.tls.certChain, private_key: options.tls.privateKey }], false) : ServerCredentials.createInsecure();
+  port = await new Promise<number>((resolve, reject) => server.bindAsync(`${host}:${options.port}`, credentials, (error, bound) => (error ? reject(error) : resolve(bound))));
+  return {
+    port,
+    host,
+    tls: Boolean(options.tls),
+    close: async () => {
+      stopping.abort();
+      await new Promise<void>((resolve) => {
+        // Calls still open after a grace period (a client that never reads its subscription) are cut.
+        const force = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, 2_000);
+        server.tryShutdown(() => {
+          clearTimeout(force);
+          resolve();
+        });
+      });
+    },
+  };
+}

@@ -1,0 +1,321 @@
+/**
+ * Streams.Read: reads of one stream or of `$all`, forwards or backwards, and catch-up-then-live subscriptions
+ * to either, with the server-side filters of `subscribeToAll` (event type or stream name, by prefixes or a regex)
+ * and their checkpoints.
+ *
+ * Guarantees: a subscription delivers every matching event once, in log order (it follows the store, which never
+ * skips an event committed late, see `EventStore.follow`); a checkpoint is sent only after every event at or below
+ * it was written to the call, so a client that resumes after its last checkpoint (or last event, whichever is
+ * later) misses and repeats nothing. A slow reader holds one page in memory: pages are read after the call drained.
+ */
+import { randomUUID } from 'node:crypto';
+import { status, type ServerWritableStream } from '@grpc/grpc-js';
+import type { RecordedEvent } from '../../events/index.js';
+import type { Principal, TokenTable } from '../api/index.js';
+import type { EventStore } from '../ledger/index.js';
+import { callerOf, requireReader } from './kurrent-auth.js';
+import { KurrentCallError, serviceError } from './kurrent-error.js';
+import { readEventMessage, streamIdentifier, streamNameOf } from './event-mapping.js';
+import { streams, type ReadReq, type ReadResp } from './protocol.js';
+
+/** Events read from the store at once, by reads and subscriptions alike. */
+const pageSize = 500;
+/** The longest regex a filter may carry (it runs against every event the subscription passes). */
+const maxRegexLength = 500;
+/**
+ * A quantified group holding a quantifier itself (`(a+)+`, `(\w*)*`, `(x?)+`): the shape of catastrophic
+ * backtracking. A regex runs on the server's one thread, so such a filter would stall every other caller.
+ */
+const nestedQuantifier = /\((?:[^()\\]|\\.)*[+*?}](?:[^()\\]|\\.)*\)\s*[+*{]/;
+
+type ReadOptions = NonNullable<ReturnType<ReadReq['getOptions']>>;
+type EventFilter = (event: RecordedEvent) => boolean;
+
+export interface ReadServiceOptions {
+  store: EventStore;
+  tokens: TokenTable;
+  anonymous: Principal | null;
+  /** Aborted when the server stops: open reads and subscriptions end. */
+  stopping: AbortSignal;
+  /** Subscriptions open at once; one more is refused with RESOURCE_EXHAUSTED. */
+  maxSubscriptions: number;
+}
+
+/** Writes one answer, waiting for the call to drain when its buffer is full (or for the call to end). */
+async function send(call: ServerWritableStream<ReadReq, ReadResp>, message: ReadResp, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return;
+  if (call.write(message)) return;
+  await new Promise<void>((resolve) => {
+    const done = (): void => {
+      call.off('drain', done);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    call.on('drain', done);
+    signal.addEventListener('abort', done);
+  });
+}
+
+function positionOf(value: string, field: string): number {
+  if (!/^\d{1,16}$/.test(value) || !Number.isSafeInteger(Number(value))) throw KurrentCallError.badRequest(field, `'${value}' is not a position or revision the ledger has`);
+  return Number(value);
+}
+
+/** The filter of a read or subscription, as a predicate (and a stream prefix the store can apply in SQL). */
+export function filterOf(options: ReadOptions): { matches: EventFilter; streamPrefix?: string } {
+  if (!options.hasFilter()) return { matches: () => true };
+  const filter = options.getFilter()!;
+  const byStream = filter.hasStreamIdentifier();
+  const expression = byStream ? filter.getStreamIdentifier() : filter.getEventType();
+  if (!expression) throw KurrentCallError.badRequest('filter', 'names neither stream_identifier nor event_type');
+  const subject = (event: RecordedEvent): string => (byStream ? event.stream : event.type);
+  const prefixes = expression.getPrefixList();
+  const source = expression.getRegex();
+  let regex: RegExp | null = null;
+  if (source.length > 0) {
+    if (source.length > maxRegexLength) throw KurrentCallError.badRequest('filter.regex', `is longer than ${maxRegexLength} characters`);
+    if (nestedQuantifier.test(source.replace(/\(\?(?:[:=!]|<[=!]?)/g, '('))) {
+      throw KurrentCallError.badRequest('filter.regex', 'repeats a group that repeats itself (nested quantifiers backtrack catastrophically); write it without');
+    }
+    try {
+      regex = new RegExp(source);
+    } catch (error) {
+      throw KurrentCallError.badRequest('filter.regex', error instanceof Error ? error.message : String(error));
+    }
+  }
+  const matches: EventFilter = (event) => {
+    const text = subject(event);
+    if (prefixes.length > 0 && !prefixes.some((prefix) => text.startsWith(prefix))) return false;
+    return regex === null || regex.test(text);
+  };
+  return byStream && prefixes.length === 1 && regex === null ? { matches, streamPrefix: prefixes[0]! } : { matches };
+}
+
+export class ReadService {
+  readonly #options: ReadServiceOptions;
+  #subscriptions = 0;
+
+  constructor(options: ReadServiceOptions) {
+    this.#options = options;
+  }
+
+  /** The `read` handler: never throws; an error ends the call with its status and trailers. */
+  readonly read = (call: ServerWritableStream<ReadReq, ReadResp>): void => {
+    const abort = new AbortController();
+    const stop = (): void => abort.abort();
+    call.on('cancelled', stop);
+    call.on('close', stop);
+    this.#options.stopping.addEventListener('abort', stop);
+    const { stopping } = this.#options;
+    this.#serve(call, abort.signal)
+      .then(
+        () => {
+          // A subscription (or a long read) cut short by the server's stop is an error the client can retry on.
+          if (stopping.aborted) call.emit('error', serviceError(new KurrentCallError(status.UNAVAILABLE, 'the server is stopping')));
+          else if (!abort.signal.aborted) call.end();
+        },
+        (error: unknown) => {
+          if (!abort.signal.aborted || stopping.aborted) call.emit('error', serviceError(error));
+        },
+      )
+      .finally(() => stopping.removeEventListener('abort', stop));
+  };
+
+  async #serve(call: ServerWritableStream<ReadReq, ReadResp>, signal: AbortSignal): Promise<void> {
+    requireReader(callerOf(call.metadata, this.#options.tokens, this.#options.anonymous));
+    const options = call.request.getOptions();
+    if (!options) throw KurrentCallError.badRequest('options', 'are missing');
+    const structuredIds = options.getUuidOption()?.hasStructured() ?? false;
+    const write = (event: RecordedEvent): Promise<void> => send(call, readEventMessage(event, structuredIds), signal);
+    const filter = filterOf(options);
+    const backwards = options.getReadDirection() === streams.ReadReq.Options.ReadDirection.BACKWARDS;
+    if (options.hasSubscription()) {
+      if (backwards) throw KurrentCallError.badRequest('read_direction', 'a subscription reads forwards');
+      // Each follows the log on its own; a bound keeps a flood of them from starving the readers already there.
+      if (this.#subscriptions >= this.#options.maxSubscriptions) {
+        throw new KurrentCallError(status.RESOURCE_EXHAUSTED, `${this.#options.maxSubscriptions} subscriptions are open on this server; retry later`, { 'fleet-ledger-code': 'KURRENT_TOO_MANY_SUBSCRIPTIONS' });
+      }
+      this.#subscriptions += 1;
+      try {
+        return await this.#subscribe(call, options, filter, write, signal);
+      } finally {
+        this.#subscriptions -= 1;
+      }
+    }
+    const count = options.hasCount() ? Math.min(Number(BigInt(options.getCount())), Number.MAX_SAFE_INTEGER) : Number.MAX_SAFE_INTEGER;
+    if (options.hasStream()) return this.#readStream(call, options.getStream()!, backwards, count, write, signal);
+    if (options.hasAll()) return this.#readAll(options.getAll()!, backwards, count, filter.matches, write, signal);
+    throw KurrentCallError.badRequest('options', 'name neither a stream nor $all');
+  }
+
+  async #subscribe(
+    call: ServerWritableStream<ReadReq, ReadResp>,
+    options: ReadOptions,
+    filter: { matches: EventFilter; streamPrefix?: string },
+    write: (event: RecordedEvent) => Promise<void>,
+    signal: AbortSignal,
+  ): Promise<void> {
+    // Confirmed once its starting point is fixed: an event appended after the client saw the confirmation is
+    // delivered even to a subscription from the end.
+    const confirm = () => send(call, new streams.ReadResp().setConfirmation(new streams.ReadResp.SubscriptionConfirmation().setSubscriptionId(randomUUID())), signal);
+    if (options.hasStream()) return this.#subscribeToStream(call, options.getStream()!, confirm, write, signal);
+    if (options.hasAll()) return this.#subscribeToAll(call, options.getAll()!, filter, options.hasFilter(), confirm, write, signal);
+    throw KurrentCallError.badRequest('options', 'name neither a stream nor $all');
+  }
+
+  async #readStream(
+    call: ServerWritableStream<ReadReq, ReadResp>,
+    from: NonNullable<ReturnType<ReadOptions['getStream']>>,
+    backwards: boolean,
+    count: number,
+    write: (event: RecordedEvent) => Promise<void>,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const { store } = this.#options;
+    const stream = streamNameOf(from.getStreamIdentifier());
+    const version = await store.streamVersion(stream);
+    if (version === null) {
+      await send(call, new streams.ReadResp().setStreamNotFound(new streams.ReadResp.StreamNotFound().setStreamIdentifier(streamIdentifier(stream))), signal);
+      return;
+    }
+    // Versions count from 1; revisions from 0.
+    let next = from.hasRevision() ? positionOf(from.getRevision(), 'stream.revision') + 1 : from.hasEnd() ? (backwards ? version : version + 1) : 1;
+    let left = count;
+    while (left > 0 && !signal.aborted && next >= 1) {
+      const page = await store.readStream(stream, { fromVersion: next, direction: backwards ? 'backward' : 'forward', limit: Math.min(left, pageSize) });
+      for (const event of page) await write(event);
+      left -= page.length;
+      if (page.length < pageSize) return;
+      next = page[page.length - 1]!.streamVersion + (backwards ? -1 : 1);
+    }
+  }
+
+  async #readAll(
+    from: NonNullable<ReturnType<ReadOptions['getAll']>>,
+    backwards: boolean,
+    count: number,
+    matches: EventFilter,
+    write: (event: RecordedEvent) => Promise<void>,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const { store } = this.#options;
+    const head = (await store.head()).position;
+    let left = count;
+    if (!backwards) {
+      // Forwards from a position includes the event at it; positions are dense from 1.
+      let next = from.hasPosition() ? Math.max(1, positionOf(from.getPosition()!.getCommitPosition(), 'all.position.commit_position')) : from.hasEnd() ? head + 1 : 1;
+      while (left > 0 && !signal.aborted && next <= head) {
+        const page = await store.readAll({ fromPosition: next, toPosition: head, limit: pageSize });
+        for (const event of page) {
+          if (left === 0) return;
+          if (!matches(event)) continue;
+          await write(event);
+          left -= 1;
+        }
+        if (page.length < pageSize) return;
+        next = page[page.length - 1]!.position + 1;
+      }
+      return;
+    }
+    // Backwards from a position returns the events before it (KurrentDB's $all reads backwards from a commit point).
+    let last = from.hasPosition() ? Math.min(head, positionOf(from.getPosition()!.getCommitPosition(), 'all.position.commit_position') - 1) : from.hasStart() ? 0 : head;
+    while (left > 0 && !signal.aborted && last >= 1) {
+      const first = Math.max(1, last - pageSize + 1);
+      const page = await store.readAll({ fromPosition: first, toPosition: last, limit: pageSize });
+      for (const event of page.reverse()) {
+        if (left === 0) return;
+        if (!matches(event)) continue;
+        await write(event);
+        left -= 1;
+      }
+      last = first - 1;
+    }
+  }
+
+  /** Follows the log from `fromPosition`, writing matching events, then a checkpoint after each page when filtered. */
+  async #follow(
+    call: ServerWritableStream<ReadReq, ReadResp>,
+    fromPosition: number,
+    filter: { matches: EventFilter; streamPrefix?: string },
+    checkpoints: boolean,
+    write: (event: RecordedEvent) => Promise<void>,
+    signal: AbortSignal,
+  ): Promise<void> {
+    let caughtUp = false;
+    await this.#options.store.follow(
+      { fromPosition, pool: 'feeds', reportEmptyBatches: checkpoints, batchSize: pageSize, ...(filter.streamPrefix ? { streamPrefix: filter.streamPrefix } : {}) },
+      async (batch) => {
+        for (const event of batch.events) if (filter.matches(event)) await write(event);
+        if (checkpoints) {
+          const position = String(batch.checkpoint);
+          await send(call, new streams.ReadResp().setCheckpoint(new streams.ReadResp.Checkpoint().setCommitPosition(position).setPreparePosition(position)), signal);
+        }
+        if (!caughtUp && batch.events.length < pageSize) {
+          caughtUp = true;
+          await send(call, new streams.ReadResp().setCaughtUp(new streams.ReadResp.CaughtUp()), signal);
+        }
+      },
+      signal,
+    );
+  }
+
+  async #subscribeToAll(
+    call: ServerWritableStream<ReadReq, ReadResp>,
+    from: NonNullable<ReturnType<ReadOptions['getAll']>>,
+    filter: { matches: EventFilter; streamPrefix?: string },
+    filtered: boolean,
+    confirm: () => Promise<void>,
+    write: (event: RecordedEvent) => Promise<void>,
+    signal: AbortSignal,
+  ): Promise<void> {
+    // A subscription from a position starts after it: the client resumes from the last position it processed.
+    const fromPosition = from.hasPosition()
+      ? positionOf(from.getPosition()!.getCommitPosition(), 'all.position.commit_position') + 1
+      : from.hasEnd()
+        ? (await this.#options.store.head()).position + 1
+        : 1;
+    await confirm();
+    await this.#follow(call, fromPosition, filter, filtered, write, signal);
+  }
+
+  async #subscribeToStream(
+    call: ServerWritableStream<ReadReq, ReadResp>,
+    from: NonNullable<ReturnType<ReadOptions['getStream']>>,
+    confirm: () => Promise<void>,
+    write: (event: RecordedEvent) => Promise<void>,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const { store } = this.#options;
+    const stream = streamNameOf(from.getStreamIdentifier());
+    // Every event of the stream at or below this head is read from the stream itself; the live part follows the
+    // log after it, and the versions already delivered are skipped, so the seam neither loses nor repeats.
+    const head = (await store.head()).position;
+    let delivered = from.hasRevision() ? positionOf(from.getRevision(), 'stream.revision') + 1 : from.hasEnd() ? ((await store.streamVersion(stream)) ?? 0) : 0;
+    await confirm();
+    for (;;) {
+      if (signal.aborted) return;
+      const page = await store.readStream(stream, { fromVersion: delivered + 1, limit: pageSize });
+      for (const event of page) {
+        await write(event);
+        delivered = event.streamVersion;
+      }
+      if (page.length < pageSize) break;
+    }
+    const matches: EventFilter = (event) => event.stream === stream && event.streamVersion > delivered;
+    await this.#follow(
+      call,
+      head + 1,
+      {
+        matches: (event) => {
+          if (!matches(event)) return false;
+          delivered = event.streamVersion;
+          return true;
+        },
+        streamPrefix: stream,
+      },
+      false,
+      write,
+      signal,
+    );
+  }
+}
