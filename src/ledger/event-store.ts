@@ -469,7 +469,8 @@ export class EventStore {
       written = columns.eventId;
       if (written.length > 0) {
         const statement = writeStatement(columns, touched, position, prevHash, recordedAt);
-        await client.query(statement.text, statement.values);
+        // Named: parsed and planned once per connection, not at every commit.
+        await client.query({ name: 'fleet-ledger-append-write', text: statement.text, values: statement.values });
       }
       await client.query('COMMIT');
     } catch (error) {
