@@ -40,9 +40,13 @@ export async function fleetCandidates(db: Kysely<any>, component: string): Promi
       LEFT JOIN inventory_nodes i ON i.node_id = t.node_id
       LEFT JOIN liveness_nodes l ON l.node_id = t.node_id`.execute(db);
   const versions = new Map<string, string>();
-  if (component.toUpperCase() !== 'BMC') {
-    const firmware = await sql<{ node_id: string; version: string }>`SELECT node_id, version FROM inventory_firmware WHERE component ILIKE ${`%${component}%`}`.execute(db);
-    for (const row of firmware.rows) versions.set(row.node_id, row.version);
+  const notUpdateable = new Set<string>();
+  const firmware = await sql<{ node_id: string; version: string; updateable: boolean | null }>`
+    SELECT node_id, version, updateable FROM inventory_firmware WHERE component ILIKE ${`%${component}%`}`.execute(db);
+  for (const row of firmware.rows) {
+    if (component.toUpperCase() !== 'BMC') versions.set(row.node_id, row.version);
+    // Only a BMC that says so excludes a node; one that says nothing (null) is tried, as before.
+    if (row.updateable === false) notUpdateable.add(row.node_id);
   }
   const cordons = await sql<{ node_id: string; type: string }>`
     SELECT DISTINCT ON (data->>'nodeId') data->>'nodeId' AS node_id, type FROM ledger_events
@@ -61,6 +65,7 @@ export async function fleetCandidates(db: Kysely<any>, component: string): Promi
     fromVersion: component.toUpperCase() === 'BMC' ? (row.bmc_firmware ?? undefined) : versions.get(row.node_id),
     cordoned: cordoned.has(row.node_id),
     decommissioned: row.state === 'decommissioned',
+    notUpdateable: notUpdateable.has(row.node_id),
   }));
 }
 

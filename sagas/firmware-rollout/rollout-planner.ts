@@ -34,6 +34,8 @@ export interface Candidate {
   fromVersion?: string | undefined;
   cordoned?: boolean;
   decommissioned?: boolean;
+  /** The BMC states the component cannot be updated (Redfish `Updateable: false`): excluded, never dispatched. */
+  notUpdateable?: boolean;
 }
 
 export interface RolloutSelector {
@@ -150,6 +152,10 @@ export function planRollout(request: RolloutRequest, candidates: readonly Candid
     }
     if (candidate.cordoned) {
       excluded.push({ nodeId: candidate.nodeId, reason: 'cordoned' });
+      continue;
+    }
+    if (candidate.notUpdateable) {
+      excluded.push({ nodeId: candidate.nodeId, reason: 'not updateable (the BMC states Updateable: false for the component)' });
       continue;
     }
     const vendor = candidate.vendor ?? 'unknown';

@@ -65,6 +65,16 @@ describe('the rollout planner', () => {
     );
   });
 
+  it('a node whose BMC states the component is not updateable is excluded with that reason, never a target', () => {
+    const fleet: Candidate[] = Array.from({ length: 6 }, (_, i) => ({ nodeId: `n${i}`, site: 's', rack: `r${i}`, notUpdateable: i % 3 === 0 }));
+    const plan = planRollout({ firmware, selector: {}, seed: 1 }, fleet, sha);
+    expect(plan.targets.map((t) => t.nodeId).sort()).toEqual(['n1', 'n2', 'n4', 'n5']);
+    expect(plan.excluded).toEqual([
+      { nodeId: 'n0', reason: expect.stringMatching(/^not updateable/) },
+      { nodeId: 'n3', reason: expect.stringMatching(/^not updateable/) },
+    ]);
+  });
+
   it('puts one node of every stratum (vendor, model, from-version) in the canary when racks allow', () => {
     const fleet: Candidate[] = Array.from({ length: 60 }, (_, i) => ({ nodeId: `n${i}`, site: 's', rack: `r${i}`, vendor: 'v', model: i % 2 ? 'A' : 'B', fromVersion: i % 3 ? '1' : '2' }));
     const plan = planRollout({ firmware, selector: {}, seed: 1 }, fleet, sha);
