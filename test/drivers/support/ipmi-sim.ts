@@ -86,8 +86,22 @@ async function freeUdpPort(): Promise<number> {
   return port;
 }
 
-/** Starts ipmi_sim and resolves once it answers on its port (or rejects after `startTimeoutMs`). */
+/**
+ * Starts ipmi_sim and resolves once it has bound its port. A port found free can be taken before ipmi_sim binds it
+ * (by another test's UDP client, or by the readiness probe below at the wrong moment): ipmi_sim then exits at once,
+ * and it is started again on another port, up to five times.
+ */
 export async function startIpmiSim(options: { sensors: SimSensor[]; fru: SimFru }): Promise<IpmiSim> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startIpmiSimOnce(options);
+    } catch (error) {
+      if (attempt >= 5 || !(error instanceof Error) || !error.message.startsWith('ipmi_sim exited early')) throw error;
+    }
+  }
+}
+
+async function startIpmiSimOnce(options: { sensors: SimSensor[]; fru: SimFru }): Promise<IpmiSim> {
   const dir = await mkdtemp(join(tmpdir(), 'fleet-ipmi-sim-'));
   const state = join(dir, 'state');
   await mkdir(state);
