@@ -54,7 +54,9 @@ function parseReading(text: string): { reading: number | null; unit: string; sta
   if (analog) {
     const unitText = analog[2]!.trim();
     const unit = UNITS.find(([pattern]) => pattern.test(unitText))?.[1] ?? unitText;
-    return { reading: Number(analog[1]), unit, ...(rest.length > 0 ? { state: rest.join(', ') } : {}) };
+    // A run of digits too long for a double (a damaged line) is Infinity: no reading, never a number JSON cannot say.
+    const value = Number(analog[1]);
+    return { reading: Number.isFinite(value) ? value : null, unit, ...(rest.length > 0 ? { state: rest.join(', ') } : {}) };
   }
   if (first === '' || /^(no reading|not readable|disabled)$/i.test(first)) return { reading: null, unit: 'none' };
   return { reading: null, unit: 'discrete', state: text.trim() };
