@@ -3,33 +3,18 @@
  * answer has not changed replies 304 with no body (no JSON to build on a controller that has little to spare),
  * and the check is recorded as `not-modified`, a contact like `success`. A changed answer is read in full again.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventStore } from '../../src/ledger/index.js';
+import { describe, expect, it } from 'vitest';
 import { Poller, RedfishVisitor } from '../../src/poller/index.js';
 import type { PollOutcomeKind } from '../../events/index.js';
-import { parseScenario, startSimulator, type Simulator } from '../../src/sim/index.js';
-import { backends, freshDatabase } from '../support/backends.js';
+import { withOneSimulatedBmc } from './support/one-bmc.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('the conditional liveness check', () => {
-  let sim: Simulator;
-  let store: EventStore;
-  let drop: () => Promise<void>;
-  beforeAll(async () => {
-    sim = await startSimulator({ scenario: parseScenario({ name: 'etag', fleet: { bmcs: 1, mix: [{ fixture: 'dell' }] }, behaviour: { latencyScale: 0.01 } }), clockFactor: 1 });
-    const db = await freshDatabase(backends()[0]!.adminUrl!);
-    drop = db.drop;
-    store = await EventStore.open({ connectionString: db.url });
-  });
-  afterAll(async () => {
-    await sim?.close();
-    await store?.close();
-    await drop?.();
-  });
+  const fixture = withOneSimulatedBmc('etag');
 
   it('sends If-None-Match; an unchanged answer is a 304 recorded as not-modified, still a contact', async () => {
-    const bmc = sim.bmcs[0]!;
+    const bmc = fixture.sim.bmcs[0]!;
     const target = { nodeId: bmc.id, site: bmc.site, rack: bmc.rack, baseUrl: bmc.baseUrl, credentialRef: 'c', expectedIntervalS: 60 };
     const credential = { username: bmc.username, password: bmc.password, version: '1', endpoints: [new URL(bmc.baseUrl).origin] };
     const visitor = new RedfishVisitor();
@@ -43,10 +28,10 @@ describe('the conditional liveness check', () => {
   });
 
   it('the poller keeps each BMC\'s ETag: after the first contact its checks are not-modified', async () => {
-    const bmc = sim.bmcs[0]!;
+    const bmc = fixture.sim.bmcs[0]!;
     const outcomes: PollOutcomeKind[] = [];
     const poller = new Poller({
-      store,
+      store: fixture.store,
       credentials: { get: () => ({ username: bmc.username, password: bmc.password, version: '1', endpoints: [new URL(bmc.baseUrl).origin] }) },
       plainHttpSites: ['*'],
       policy: { jitter: 0, intervals: { health: 3600, inventory: 3600, firmware: 3600 } },
