@@ -4,11 +4,20 @@ import { z } from 'zod';
  * Who caused an event: a driver reading a BMC, an operator principal issuing an intent, a saga acting on
  * its own progress, or the ledger/system itself. Every intent records the principal who asked.
  */
+/**
+ * The poll lease under which a poller process wrote (cluster mode): its shard and the lease's fencing epoch. An append
+ * carrying a lease whose epoch is no longer the shard's current one is refused (`LEDGER_STALE_EPOCH`), so a process
+ * that lost its shard (paused, partitioned) cannot write as if it still owned it; the log keeps who polled under which
+ * epoch.
+ */
+export const leaseSchema = z.object({ shard: z.string().min(1).max(200), epoch: z.number().int().positive() }).strict();
+export type Lease = z.infer<typeof leaseSchema>;
+
 export const actorSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('driver'), id: z.string().min(1).max(200) }),
+  z.object({ kind: z.literal('driver'), id: z.string().min(1).max(200), lease: leaseSchema.optional() }),
   z.object({ kind: z.literal('operator'), id: z.string().min(1).max(200), role: z.string().max(50).optional() }),
   z.object({ kind: z.literal('saga'), id: z.string().min(1).max(200) }),
-  z.object({ kind: z.literal('system'), id: z.string().min(1).max(200) }),
+  z.object({ kind: z.literal('system'), id: z.string().min(1).max(200), lease: leaseSchema.optional() }),
 ]);
 export type Actor = z.infer<typeof actorSchema>;
 

@@ -27,6 +27,7 @@ export const driverErrorCatalogue = {
   DRIVER_TOOL_MISSING: { retryable: false, meaning: 'an external tool the driver needs (ipmitool, nvidia-smi) is not installed' },
   DRIVER_COMMAND_FAILED: { retryable: true, meaning: 'an external tool exited with an error' },
   DRIVER_NO_DEVICE: { retryable: false, meaning: 'the device the driver reads is absent (no GPU on this machine)' },
+  DRIVER_FENCED: { retryable: false, meaning: "the caller's right to talk to the device ended (its poll lease was lost): no further request was sent" },
 } as const satisfies Record<string, { retryable: boolean; meaning: string }>;
 
 /** Every driver error code. A `switch (error.code)` over this union can be checked for completeness. */

@@ -76,6 +76,8 @@ function toCallError(error: unknown): KurrentCallError {
           ...(actual > 0 ? { 'actual-version': String(actual - 1) } : {}),
         });
       }
+      case 'LEDGER_STALE_EPOCH':
+        return new KurrentCallError(status.FAILED_PRECONDITION, error.message, { 'fleet-ledger-code': error.code, shard: error.details.shard, epoch: String(error.details.epoch) });
       case 'LEDGER_STORE_UNAVAILABLE':
       case 'LEDGER_COMMIT_UNKNOWN':
       case 'LEDGER_STORAGE_FULL':

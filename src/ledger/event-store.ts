@@ -374,6 +374,10 @@ export class EventStore {
       client = await this.pool.connect();
       const streams = [...new Set(batch.map((p) => p.stream))];
       const eventIds = batch.flatMap((p) => p.events.map((e) => e.eventId));
+      // Poll leases the batch writes under (cluster mode): read FOR SHARE after the append lock, so a take-over (which
+      // updates the row) waits for this transaction, and no append of a superseded epoch commits after it.
+      const fencedShards = [...new Set(batch.flatMap((p) => p.events.flatMap((e) => (e.actor.kind === 'driver' || e.actor.kind === 'system') && e.actor.lease ? [e.actor.lease.shard] : [])))];
+      const leaseRead = fencedShards.length > 0 ? `SELECT shard, epoch, owner, released FROM cluster_leases WHERE shard = ANY(${arrayLiteral(fencedShards, 'text')}) ORDER BY shard FOR SHARE;` : '';
       // Round trip 1: begin, take the log-wide lock, then (a new statement, so a new snapshot that sees
       // every earlier commit) read the head, the streams' versions and any already-stored event ids.
       const results = (await client.query(
@@ -381,6 +385,7 @@ export class EventStore {
         // batch (retryable) within the deadline instead of queueing every writer behind it.
         `BEGIN; SET LOCAL standard_conforming_strings TO on; SET LOCAL synchronous_commit TO on; SET LOCAL statement_timeout = ${Math.max(1, Math.round(this.#options.appendTimeoutMs))};
          SELECT pg_advisory_xact_lock(${APPEND_LOCK_KEY});
+         ${leaseRead}
          SELECT
            (SELECT json_build_object('position', position, 'hash', encode(hash, 'hex'), 'recorded_at', recorded_at) FROM ledger_head) AS head,
            clock_timestamp() AS db_now,
@@ -393,6 +398,12 @@ export class EventStore {
       const { head: headRow, db_now: dbNow, versions: versionRows, existing } = state.rows[0]!;
       const versions = new Map<string, number>(versionRows);
       const known = new Map<string, StoredIdentity>(existing.map((row) => [row.event_id, storedIdentity(row)]));
+      const leases = new Map<string, { epoch: number; owner: string | null; released: boolean }>();
+      if (leaseRead) {
+        for (const row of (results[results.length - 2] as pg.QueryResult<{ shard: string; epoch: string; owner: string | null; released: boolean }>).rows) {
+          leases.set(row.shard, { epoch: Number(row.epoch), owner: row.owner, released: row.released });
+        }
+      }
 
       let position = Number(headRow.position);
       let prevHash = headRow.hash;
@@ -410,6 +421,18 @@ export class EventStore {
           if (replay) {
             settled.push({ ok: true, result: replay });
             continue;
+          }
+          for (const event of pending.events) {
+            const lease = (event.actor.kind === 'driver' || event.actor.kind === 'system') ? event.actor.lease : undefined;
+            if (!lease) continue;
+            const held = leases.get(lease.shard);
+            if (!held || held.epoch !== lease.epoch || held.released) {
+              throw new LedgerError(
+                'LEDGER_STALE_EPOCH',
+                { stream: pending.stream, shard: lease.shard, epoch: lease.epoch, currentEpoch: held?.epoch ?? null, owner: held?.owner ?? null },
+                `append to ${pending.stream} refused: written under epoch ${lease.epoch} of shard ${lease.shard}, which is ${!held ? 'not leased' : held.released && held.epoch === lease.epoch ? 'released' : `at epoch ${held.epoch} (held by ${held.owner ?? 'nobody'})`}`,
+              );
+            }
           }
           const exists = versions.has(pending.stream);
           const current = versions.get(pending.stream) ?? 0;

@@ -14,6 +14,7 @@ export interface LedgerErrorDetails {
   LEDGER_DATA_DIR_LOCKED: { dataDir: string; pid: number };
   LEDGER_EMBEDDED_START_FAILED: { dataDir: string; cause: string };
   LEDGER_CLOSED: { operation: string };
+  LEDGER_STALE_EPOCH: { stream: string; shard: string; epoch: number; currentEpoch: number | null; owner: string | null };
 }
 
 export type LedgerErrorCode = keyof LedgerErrorDetails;
@@ -38,6 +39,10 @@ export const ledgerErrorCatalogue: Record<LedgerErrorCode, { retryable: boolean;
   LEDGER_DATA_DIR_LOCKED: { retryable: false, meaning: 'another live process owns the embedded data folder' },
   LEDGER_EMBEDDED_START_FAILED: { retryable: false, meaning: 'the embedded PostgreSQL could not be initialised or started' },
   LEDGER_CLOSED: { retryable: false, meaning: 'the ledger has been closed' },
+  LEDGER_STALE_EPOCH: {
+    retryable: false,
+    meaning: "the events were written under a poll lease whose epoch is no longer its shard's (another process took the shard over, or it was released); nothing was committed",
+  },
 };
 
 /**

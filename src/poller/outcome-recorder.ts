@@ -4,6 +4,8 @@ import type { EventStore } from '../ledger/index.js';
 import type { PollWork } from './poll-target.js';
 
 interface SiteBuffer {
+  site: string;
+  lease: { shard: string; epoch: number } | undefined;
   windowStart: number;
   nodeIds: string[];
   work: PollWork[];
@@ -15,6 +17,8 @@ interface SiteBuffer {
 /** A flushed batch whose content and event id are fixed: retried as it is, so a retry is a replay, never a duplicate. */
 interface SealedBatch {
   site: string;
+  /** Cluster mode: the lease the outcomes were recorded under (carried by the event's actor, checked by the ledger). */
+  lease: { shard: string; epoch: number } | undefined;
   eventId: string;
   data: PollOutcomesBatch;
 }
@@ -34,6 +38,8 @@ export class OutcomeRecorder {
   bytesAppended = 0;
   outcomesRecorded = 0;
   outcomesDropped = 0;
+  /** Outcomes refused by the ledger because their lease epoch was superseded (another process polls the shard now). */
+  outcomesFenced = 0;
   readonly counts: Record<PollOutcomeKind, number> = { success: 0, 'not-modified': 0, timeout: 0, refused: 0, 'session-limit': 0, auth: 0, protocol: 0, latched: 0 };
 
   constructor(
@@ -41,6 +47,7 @@ export class OutcomeRecorder {
     private readonly maxBatch = 20_000,
     private readonly maxPendingOutcomes = 1_000_000,
     private readonly log: (message: string, fields?: Record<string, unknown>) => void = () => undefined,
+    private readonly onFenced: (shard: string, epoch: number) => void = () => undefined,
   ) {}
 
   /** Outcomes recorded but not yet in the log (buffered or sealed and waiting for the database). */
@@ -51,11 +58,12 @@ export class OutcomeRecorder {
     return pending;
   }
 
-  record(site: string, nodeId: string, work: PollWork, outcome: PollOutcomeKind, latencyMs: number, at: number): void {
-    let buffer = this.#buffers.get(site);
+  record(site: string, nodeId: string, work: PollWork, outcome: PollOutcomeKind, latencyMs: number, at: number, lease?: { shard: string; epoch: number }): void {
+    const key = lease ? `${site}\u0000${lease.shard}\u0000${lease.epoch}` : site;
+    let buffer = this.#buffers.get(key);
     if (!buffer) {
-      buffer = { windowStart: at, nodeIds: [], work: [], outcomes: [], latencyMs: [], offsetMs: [] };
-      this.#buffers.set(site, buffer);
+      buffer = { site, lease, windowStart: at, nodeIds: [], work: [], outcomes: [], latencyMs: [], offsetMs: [] };
+      this.#buffers.set(key, buffer);
     }
     buffer.nodeIds.push(nodeId);
     buffer.work.push(work);
@@ -75,9 +83,11 @@ export class OutcomeRecorder {
   }
 
   #seal(): void {
-    for (const [site, buffer] of this.#buffers) {
+    for (const buffer of this.#buffers.values()) {
+      const { site, lease } = buffer;
       this.#sealed.push({
         site,
+        lease,
         eventId: uuidV7(Date.now(), (bytes) => randomFillSync(bytes)),
         data: {
           site,
@@ -108,8 +118,16 @@ export class OutcomeRecorder {
         // In order per site; the first failure leaves it and everything after it for the next flush.
         for (const batch of this.#sealed.filter((b) => b.site === site)) {
           try {
-            await this.store.append(`polls-${site}`, [{ eventId: batch.eventId, type: 'PollOutcomesRecorded', data: batch.data, actor: { kind: 'system', id: 'poller' } }]);
+            await this.store.append(`polls-${site}`, [{ eventId: batch.eventId, type: 'PollOutcomesRecorded', data: batch.data, actor: { kind: 'system', id: 'poller', ...(batch.lease ? { lease: batch.lease } : {}) } }]);
           } catch (error) {
+            if (batch.lease && (error as { code?: unknown }).code === 'LEDGER_STALE_EPOCH') {
+              // Recorded under a lease another process has since taken: never written, never retried.
+              this.#sealed.splice(this.#sealed.indexOf(batch), 1);
+              this.outcomesFenced += batch.data.nodeIds.length;
+              this.log('poll outcomes refused: their shard was taken over by another process', { site, shard: batch.lease.shard, epoch: batch.lease.epoch, outcomes: batch.data.nodeIds.length });
+              this.onFenced(batch.lease.shard, batch.lease.epoch);
+              continue;
+            }
             this.log('poll outcomes wait for the ledger', { site, outcomes: batch.data.nodeIds.length, error: String(error) });
             return;
           }

@@ -27,10 +27,41 @@ export interface PollerOptions {
   plainHttpSites?: readonly string[];
   /** Called for every recorded outcome (metrics, benchmarks). */
   onOutcome?: (nodeId: string, work: PollWork, outcome: PollOutcomeKind, latencyMs: number, at: number) => void;
+  /**
+   * Cluster mode (several processes on one database): the poller visits only the BMCs of the shards it was given
+   * (`activateShard`), under that shard's lease; every request is preceded by `mayRequest`, every outcome and
+   * observation carries the lease (the ledger refuses a stale epoch), and a refused append gives the shard up.
+   */
+  cluster?: PollerCluster;
+}
+
+/** What the poller asks of its cluster membership (`ClusterMember` implements it). */
+export interface PollerCluster {
+  readonly processId: string;
+  shardOf(site: string, nodeId: string): string;
+  mayRequest(shard: string, epoch: number): boolean;
+  fenced(shard: string, epoch: number): void;
+}
+
+interface ActiveShard {
+  epoch: number;
+  controller: AbortController;
+  visits: Set<Promise<void>>;
+}
+
+function isFenced(error: unknown): boolean {
+  return (error as { code?: unknown } | undefined)?.code === 'DRIVER_FENCED';
+}
+
+function isStaleEpoch(error: unknown): boolean {
+  return (error as { code?: unknown } | undefined)?.code === 'LEDGER_STALE_EPOCH';
 }
 
 interface TargetState {
   target: PollTarget;
+  /** Cluster mode: the shard of the target and the lease epoch its visits run under. */
+  shard?: string;
+  epoch?: number;
   /** Bumped on every reschedule; queue entries with an older seq are stale and skipped. */
   seq: number;
   due: Record<PollWork, number>;
@@ -63,6 +94,8 @@ export interface PollerStats {
   pendingOutcomes: number;
   /** Outcomes dropped because the ledger stayed unreachable past that budget. */
   outcomesDropped: number;
+  /** Cluster mode: outcomes and observations the ledger refused because their shard had been taken over. */
+  appendsFenced: number;
   /** Lockout latches taken but not yet in the log (the ledger unreachable); retried at every flush. */
   unrecordedLatches: number;
   /** For each target contacted at least once, ms since its last successful contact (max and p99). */
@@ -136,13 +169,21 @@ export class Poller {
   #flushTimer: NodeJS.Timeout | null = null;
   #running = false;
   readonly #pending = new Set<Promise<void>>();
+  /** Cluster mode: every registered target, polled or not, and the shards being polled. */
+  readonly #known = new Map<string, PollTarget>();
+  readonly #active = new Map<string, ActiveShard>();
+  /** Outcomes and observations refused because their lease epoch was stale (cluster mode). */
+  #fencedAppends = 0;
+  /** Cluster mode: latches and maintenance windows of targets not polled here, applied when their shard comes. */
+  readonly #knownLatches = new Map<string, string>();
+  readonly #knownMaintenance = new Map<string, number>();
 
   constructor(private readonly options: PollerOptions) {
     this.#policy = { ...defaultPollPolicy, ...options.policy, intervals: { ...defaultPollPolicy.intervals, ...options.policy?.intervals } };
     this.#visitor = options.visitor ?? new ProtocolVisitor();
     this.#clock = options.clock ?? Date.now;
     this.#random = options.random ?? Math.random;
-    this.#recorder = new OutcomeRecorder(options.store, 20_000, options.maxPendingOutcomes ?? 1_000_000, (message, fields) => options.log?.(message, fields));
+    this.#recorder = new OutcomeRecorder(options.store, 20_000, options.maxPendingOutcomes ?? 1_000_000, (message, fields) => options.log?.(message, fields), (shard, epoch) => options.cluster?.fenced(shard, epoch));
   }
 
   get policy(): PollPolicy {
@@ -150,7 +191,15 @@ export class Poller {
   }
 
   /** Adds (or updates) a target while running; a new target is visited before any overdue one. */
-  addTarget(target: PollTarget, options: { spreadFirstVisit?: boolean } = {}): void {
+  addTarget(target: PollTarget, options: { spreadFirstVisit?: boolean; firstAt?: number; spreadMs?: number } = {}): void {
+    let shard: string | undefined;
+    let active: ActiveShard | undefined;
+    if (this.options.cluster) {
+      shard = this.options.cluster.shardOf(target.site, target.nodeId);
+      this.#known.set(target.nodeId, target);
+      active = this.#active.get(shard);
+      if (!active) return; // another process's shard (or none's yet): known, not polled
+    }
     const existing = this.#states.get(target.nodeId);
     if (existing) {
       // Another BMC answers at another address: what was known of the old one's answers does not apply.
@@ -158,12 +207,12 @@ export class Poller {
       existing.target = target;
       return;
     }
-    const now = this.#clock();
+    const now = Math.max(this.#clock(), options.firstAt ?? 0);
     const interval = target.expectedIntervalS * 1000;
     // Spread first contacts over one interval (a fleet registered at once is not a thundering herd) and the first
     // heavy read over `firstReadSpreadS` after it (or a work's own interval, if shorter); liveness first. One draw for
     // every work: the first read is one visit, one session, not one per kind of work.
-    const first = now + (options.spreadFirstVisit ? this.#random() * interval : 0);
+    const first = now + (options.spreadFirstVisit ? this.#random() * Math.min(interval, options.spreadMs ?? interval) : 0);
     const due = { liveness: first } as Record<PollWork, number>;
     const draw = options.spreadFirstVisit ? this.#random() : 0;
     for (const work of pollWorks) {
@@ -172,6 +221,7 @@ export class Poller {
     }
     const state: TargetState = {
       target,
+      ...(shard !== undefined && active ? { shard, epoch: active.epoch } : {}),
       seq: 0,
       due,
       neverContacted: true,
@@ -184,6 +234,9 @@ export class Poller {
       maintenanceUntil: 0,
       lastContactAt: null,
     };
+    const latch = this.#knownLatches.get(target.nodeId);
+    if (latch !== undefined) state.latch = { fingerprint: latch };
+    state.maintenanceUntil = this.#knownMaintenance.get(target.nodeId) ?? 0;
     this.#states.set(target.nodeId, state);
     this.#enqueue(state);
   }
@@ -191,15 +244,62 @@ export class Poller {
   /** Stops polling a target (decommissioned); an in-flight visit finishes and is recorded. */
   removeTarget(nodeId: string): void {
     this.#states.delete(nodeId);
+    this.#known.delete(nodeId);
+    this.#knownLatches.delete(nodeId);
+    this.#knownMaintenance.delete(nodeId);
+  }
+
+  /**
+   * Cluster mode: this process now holds the shard's lease (epoch) and may visit its BMCs from `pollAfter` on. Their
+   * first liveness checks are spread over `spreadMs` (default a quarter of their interval, at most 15 s), so a shard
+   * taken over from a dead process is contacted again well within one interval; heavy reads follow within
+   * `firstReadSpreadS`, as for any target seen for the first time.
+   */
+  activateShard(shard: string, epoch: number, pollAfter: number, spreadMs?: number): number {
+    const previous = this.#active.get(shard);
+    if (previous) previous.controller.abort();
+    this.#active.set(shard, { epoch, controller: new AbortController(), visits: previous?.visits ?? new Set() });
+    let added = 0;
+    for (const target of this.#known.values()) {
+      if (this.options.cluster!.shardOf(target.site, target.nodeId) !== shard) continue;
+      this.#states.delete(target.nodeId);
+      this.addTarget(target, { spreadFirstVisit: true, firstAt: pollAfter, spreadMs: spreadMs ?? Math.min(15_000, (target.expectedIntervalS * 1000) / 4) });
+      added += 1;
+    }
+    return added;
+  }
+
+  /**
+   * Cluster mode: stops visiting the shard's BMCs (visits in flight are cut; a session open is logged out while the
+   * lease lasts), waits for its visits to end and flushes what was recorded under the lease. Resolves when nothing
+   * more will be sent or written under it.
+   */
+  async deactivateShard(shard: string): Promise<void> {
+    const active = this.#active.get(shard);
+    if (!active) return;
+    this.#active.delete(shard);
+    active.controller.abort(new Error(`shard ${shard} handed over`));
+    for (const [nodeId, state] of this.#states) if (state.shard === shard) this.#states.delete(nodeId);
+    await Promise.all([...active.visits]);
+    await this.#recorder.flush();
+  }
+
+  /** Cluster mode: the shards polled here, with their epochs and targets. */
+  activeShards(): Array<{ shard: string; epoch: number; targets: number }> {
+    const targets = new Map<string, number>();
+    for (const state of this.#states.values()) if (state.shard) targets.set(state.shard, (targets.get(state.shard) ?? 0) + 1);
+    return [...this.#active].map(([shard, active]) => ({ shard, epoch: active.epoch, targets: targets.get(shard) ?? 0 }));
   }
 
   setMaintenance(nodeId: string, until: number): void {
+    if (this.options.cluster) this.#knownMaintenance.set(nodeId, until);
     const state = this.#states.get(nodeId);
     if (state) state.maintenanceUntil = until;
   }
 
   /** An operator cleared the lockout latch: logins may be tried again at the next visit. */
   clearLatch(nodeId: string): void {
+    this.#knownLatches.delete(nodeId);
     const state = this.#states.get(nodeId);
     if (!state) return;
     state.latch = null;
@@ -256,6 +356,10 @@ export class Poller {
       const entry = source.pop()!;
       const state = this.#states.get(entry.nodeId);
       if (!state || state.seq !== entry.seq || state.checking) continue;
+      if (!this.#leaseAllows(state)) {
+        source.push(entry.nodeId, now + 1000, entry.seq); // the lease is being renewed or handed over: not now
+        continue;
+      }
       // Where the BMC has room for one session only, the check waits for the read (which re-enqueues it).
       if (state.reading && this.#sessionLimit(state.target) < 2) continue;
       return state;
@@ -269,6 +373,10 @@ export class Poller {
       this.#heavy.pop();
       const state = this.#states.get(entry.nodeId);
       if (!state || state.seq !== entry.seq || state.reading || state.consecutiveFailures > 0 || state.latch) continue;
+      if (!this.#leaseAllows(state)) {
+        this.#heavy.push(entry.nodeId, now + 1000, entry.seq);
+        continue;
+      }
       // A heavy read holds one session; it may overlap a liveness check only where the BMC has room for two.
       if (state.checking && this.#sessionLimit(state.target) < 2) continue;
       return state;
@@ -297,7 +405,39 @@ export class Poller {
   #track(visit: Promise<void>, state: TargetState): void {
     const guarded = visit.catch((error: unknown) => this.options.log?.('visit failed unexpectedly', { nodeId: state.target.nodeId, error: String(error) }));
     this.#pending.add(guarded);
-    void guarded.finally(() => this.#pending.delete(guarded));
+    const shardVisits = state.shard !== undefined ? this.#active.get(state.shard)?.visits : undefined;
+    shardVisits?.add(guarded);
+    void guarded.finally(() => {
+      this.#pending.delete(guarded);
+      shardVisits?.delete(guarded);
+    });
+  }
+
+  #leaseAllows(state: TargetState): boolean {
+    return !this.options.cluster || (state.shard !== undefined && state.epoch !== undefined && this.options.cluster.mayRequest(state.shard, state.epoch));
+  }
+
+  /** What a visit is given in cluster mode: the lease guard before every request, the shard's stop, the process's name. */
+  #clusterVisitOptions(state: TargetState): { guard?: () => boolean; signal?: AbortSignal; headers?: Record<string, string> } {
+    const cluster = this.options.cluster;
+    if (!cluster || state.shard === undefined || state.epoch === undefined) return {};
+    const { shard, epoch } = state;
+    const active = this.#active.get(shard);
+    return {
+      guard: () => cluster.mayRequest(shard, epoch),
+      ...(active ? { signal: active.controller.signal } : {}),
+      headers: { 'x-fleet-ledger-poller': cluster.processId },
+    };
+  }
+
+  /** A visit cut by a hand-over or a lost lease: it says nothing of the BMC and is not recorded. */
+  #cutByHandOver(state: TargetState, error: unknown): boolean {
+    if (!this.options.cluster || state.shard === undefined) return false;
+    return isFenced(error) || this.#active.get(state.shard)?.epoch !== state.epoch;
+  }
+
+  #leaseOf(state: TargetState): { shard: string; epoch: number } | undefined {
+    return state.shard !== undefined && state.epoch !== undefined ? { shard: state.shard, epoch: state.epoch } : undefined;
   }
 
   /** Heavy work due now, in one session, on a BMC that answers. Failures here do not count as misses. */
@@ -312,10 +452,11 @@ export class Poller {
     this.#visits += 1;
     try {
       const sessionLimit = this.#sessionLimit(target);
-      const result = await this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit });
+      const result = await this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...this.#clusterVisitOptions(state) });
       const done = this.#clock();
+      if (!result.ok && this.#cutByHandOver(state, result.error)) return;
       const outcome: PollOutcomeKind = result.ok ? 'success' : outcomeOfError(result.error);
-      for (const work of works) this.#record(target, work, outcome, result.latencyMs, done);
+      for (const work of works) this.#record(target, work, outcome, result.latencyMs, done, this.#leaseOf(state));
       if (!this.#states.has(target.nodeId)) return;
       // Success or not, the next heavy read waits a full interval: a struggling BMC is not read harder.
       for (const work of works) state.due[work] = done + this.#policy.intervals[work] * 1000 * (1 + this.#random() * this.#policy.jitter);
@@ -349,7 +490,7 @@ export class Poller {
     }
     if (state.latch || !credential) {
       // No login with a latched (or missing) credential; the outcome is recorded so the gap is explained.
-      this.#record(target, 'liveness', 'latched', 0, now);
+      this.#record(target, 'liveness', 'latched', 0, now, this.#leaseOf(state));
       state.due.liveness = now + interval + jitter();
       this.#enqueue(state);
       return;
@@ -360,16 +501,17 @@ export class Poller {
     this.#visits += 1;
     try {
       const sessionLimit = this.#sessionLimit(target);
-      const visitOptions = { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(state.livenessEtag ? { ifNoneMatch: state.livenessEtag } : {}) };
+      const visitOptions = { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(state.livenessEtag ? { ifNoneMatch: state.livenessEtag } : {}), ...this.#clusterVisitOptions(state) };
       let result = await this.#visitor.visit(target, credential, works, visitOptions);
-      for (let attempt = 1; !result.ok && attempt <= this.#policy.maxRetries && retryWithinVisit(result.error); attempt += 1) {
+      for (let attempt = 1; !result.ok && attempt <= this.#policy.maxRetries && retryWithinVisit(result.error) && !this.#cutByHandOver(state, result.error); attempt += 1) {
         await new Promise((resolve) => setTimeout(resolve, this.#policy.retryBaseMs * 2 ** (attempt - 1) * (0.5 + this.#random())));
         result = await this.#visitor.visit(target, credential, works, visitOptions);
       }
       const done = this.#clock();
+      if (!result.ok && this.#cutByHandOver(state, result.error)) return;
       const outcome: PollOutcomeKind = result.ok ? (result.notModified ? 'not-modified' : 'success') : outcomeOfError(result.error);
       if (result.ok && result.etag) state.livenessEtag = result.etag;
-      this.#record(target, 'liveness', outcome, result.latencyMs, done);
+      this.#record(target, 'liveness', outcome, result.latencyMs, done, this.#leaseOf(state));
       if (!this.#states.has(target.nodeId)) return; // decommissioned meanwhile
       if (result.ok) {
         state.neverContacted = false;
@@ -416,14 +558,15 @@ export class Poller {
     return undefined;
   }
 
-  #record(target: PollTarget, work: PollWork, outcome: PollOutcomeKind, latencyMs: number, at: number): void {
-    this.#recorder.record(target.site, target.nodeId, work, outcome, latencyMs, at);
+  #record(target: PollTarget, work: PollWork, outcome: PollOutcomeKind, latencyMs: number, at: number, lease?: { shard: string; epoch: number }): void {
+    this.#recorder.record(target.site, target.nodeId, work, outcome, latencyMs, at, lease);
     this.options.onOutcome?.(target.nodeId, work, outcome, latencyMs, at);
   }
 
   async #latch(state: TargetState, credential: { version: string }, error: unknown, at: number): Promise<void> {
     const { target } = state;
     state.latch = { fingerprint: credentialFingerprint(target.credentialRef, credential.version) };
+    if (this.options.cluster) this.#knownLatches.set(target.nodeId, state.latch.fingerprint);
     const when = new Date(at).toISOString();
     // A stable id: a retry after a lost answer is a replay, not a second latch.
     this.#unrecordedLatches.set(target.nodeId, {
@@ -469,14 +612,20 @@ export class Poller {
   async #appendObservations(state: TargetState, observations: Parameters<typeof changedObservations>[1], at: number): Promise<void> {
     const { changed, hashes } = changedObservations(state.target.nodeId, observations, state.observationHashes);
     if (changed.length === 0) return;
+    const lease = this.#leaseOf(state);
     try {
       await this.options.store.append(
         `node-${state.target.nodeId}`,
-        changed.map((observation) => ({ type: observation.type, data: storableValue(observation.data), observedAt: new Date(at), actor: { kind: 'driver' as const, id: `${state.target.protocol ?? 'redfish'}:${state.target.nodeId}` } })),
+        changed.map((observation) => ({ type: observation.type, data: storableValue(observation.data), observedAt: new Date(at), actor: { kind: 'driver' as const, id: `${state.target.protocol ?? 'redfish'}:${state.target.nodeId}`, ...(lease ? { lease } : {}) } })),
       );
       state.observationHashes = hashes; // only once stored, so a failed append is retried next visit
       this.#observationsAppended += changed.length;
     } catch (error) {
+      if (lease && isStaleEpoch(error)) {
+        this.#fencedAppends += changed.length;
+        this.options.cluster?.fenced(lease.shard, lease.epoch);
+        return;
+      }
       this.options.log?.('could not append observations', { nodeId: state.target.nodeId, error: String(error) });
     }
   }
@@ -514,6 +663,7 @@ export class Poller {
       outcomeBytesAppended: this.#recorder.bytesAppended,
       pendingOutcomes: this.#recorder.pendingOutcomes,
       outcomesDropped: this.#recorder.outcomesDropped,
+      appendsFenced: this.#recorder.outcomesFenced + this.#fencedAppends,
       unrecordedLatches: this.#unrecordedLatches.size,
       sinceContactMaxMs,
       failureBuckets,
@@ -569,6 +719,7 @@ export class Poller {
         this.setMaintenance(data.nodeId, Date.parse(String(data.until)));
         return;
       case 'LockoutLatched': {
+        if (this.options.cluster) this.#knownLatches.set(data.nodeId, String(data.credentialFingerprint));
         const state = this.#states.get(data.nodeId);
         if (state) state.latch = { fingerprint: String(data.credentialFingerprint) };
         return;

@@ -1,5 +1,5 @@
 import type { DriverObservation, DriverObservationType } from '../../events/index.js';
-import { IpmiDriver, RedfishClient, RedfishDriver, SnmpDriver } from '../drivers/index.js';
+import { DriverError, IpmiDriver, RedfishClient, RedfishDriver, SnmpDriver } from '../drivers/index.js';
 import type { Credential, PollTarget, PollWork } from './poll-target.js';
 
 /** What one visit to a BMC produced: one result per kind of work, and the observations read. */
@@ -27,6 +27,27 @@ export interface VisitOptions {
   sessionLimit: number;
   /** The ETag the last liveness check read: sent as `If-None-Match`, so an unchanged answer costs the BMC no body. */
   ifNoneMatch?: string;
+  /**
+   * Asked right before every request (cluster mode: the lease on the BMC's shard is still held): false sends nothing
+   * more and ends the visit with `DRIVER_FENCED`, which the poller does not count as a miss.
+   */
+  guard?: () => boolean;
+  /** Ends the visit at once (its shard is being handed over); a session open is logged out while the guard allows. */
+  signal?: AbortSignal;
+  /** Sent with every request (`x-fleet-ledger-poller`: which process polls). */
+  headers?: Record<string, string>;
+}
+
+function fenced(options: VisitOptions): boolean {
+  return options.guard !== undefined && !options.guard();
+}
+
+function fencedError(target: PollTarget): DriverError {
+  return new DriverError('DRIVER_FENCED', `visit to ${target.nodeId} not started: the lease on its shard is not held`);
+}
+
+function withSignal(deadline: AbortSignal, options: VisitOptions): AbortSignal {
+  return options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
 }
 
 const observationTypes: Record<Exclude<PollWork, 'liveness'>, DriverObservationType[]> = {
@@ -52,6 +73,9 @@ export class RedfishVisitor implements Visitor {
         authMode: 'basic',
         maxConcurrency: 1,
         requestTimeoutMs: options.requestTimeoutMs,
+        ...(options.signal ? { deadline: options.signal } : {}),
+        ...(options.guard ? { guard: options.guard } : {}),
+        ...(options.headers ? { headers: options.headers } : {}),
       });
       try {
         await client.login(); // basic auth: sets the header, opens no session
@@ -74,7 +98,9 @@ export class RedfishVisitor implements Visitor {
       // some models), and that collection can take minutes to answer (Supermicro X13, GB200, GH200): with the
       // short deadline an inventory read of those models never completed.
       requestTimeoutMs: Math.max(options.requestTimeoutMs, options.firmwareTimeoutMs),
-      deadline: AbortSignal.timeout(options.visitDeadlineMs),
+      deadline: withSignal(AbortSignal.timeout(options.visitDeadlineMs), options),
+      ...(options.guard ? { guard: options.guard } : {}),
+      ...(options.headers ? { headers: options.headers } : {}),
     });
     try {
       const observations = await driver.observe({ only: heavy.flatMap((w) => observationTypes[w]) });
@@ -108,6 +134,7 @@ export class IpmiVisitor implements Visitor {
     const suites = known !== undefined ? [known] : [17, 3];
     let lastError: unknown;
     for (const suite of suites) {
+      if (fenced(options) || options.signal?.aborted) return { ok: false, latencyMs: performance.now() - started, observations: [], error: fencedError(target) };
       try {
         const observations = await this.#visitWith(target, credential, works, options, suite);
         this.#suites.set(target.nodeId, suite);
@@ -165,9 +192,10 @@ export class SnmpVisitor implements Visitor {
       community: credential.password,
       timeoutMs: Math.max(1, Math.ceil(options.requestTimeoutMs / 2)),
       retries: 1,
-      deadline: AbortSignal.timeout(heavy ? options.visitDeadlineMs : options.requestTimeoutMs),
+      deadline: withSignal(AbortSignal.timeout(heavy ? options.visitDeadlineMs : options.requestTimeoutMs), options),
     });
     try {
+      if (fenced(options)) throw fencedError(target);
       if (!heavy) {
         // A liveness check, or firmware work alone (nothing to read over SNMP): one GET says the agent answers.
         await driver.ping();

@@ -46,6 +46,8 @@ export async function answerBmcRequest(
 ): Promise<void> {
   const { clock, behaviour } = context;
   bmc.counters.requests++;
+  const poller = request.headers['x-fleet-ledger-poller'];
+  if (typeof poller === 'string') response.once('close', bmc.notePoller(poller));
   if (goDarkIfDark(context, bmc, request)) return;
 
   const queryAt = target.indexOf('?');

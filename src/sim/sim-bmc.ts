@@ -60,6 +60,11 @@ export interface BmcCounters {
   sessionsPeak: number;
   updates: number;
   updatesFailed: number;
+  /**
+   * Requests that arrived while another poller process (named by `x-fleet-ledger-poller`) had a request in flight to
+   * this BMC: two processes polling one BMC at once, which shard leases exist to prevent.
+   */
+  doublePolled: number;
 }
 
 export class SimBmc {
@@ -67,6 +72,8 @@ export class SimBmc {
   sessions: Map<string, RedfishSession> | undefined;
   /** Basic-auth requests being answered right now: they hold a session slot on a real BMC. */
   inflightBasic = 0;
+  /** Requests in flight per poller process (`x-fleet-ledger-poller`), when pollers name themselves. */
+  pollersInFlight: Map<string, number> | undefined;
   /** When the BMC started rejecting while at its limit; cleared when it drops below the limit. */
   saturatedSince: number | undefined;
   /** The BMC is resetting (dark) until this time. */
@@ -99,6 +106,7 @@ export class SimBmc {
     sessionsPeak: 0,
     updates: 0,
     updatesFailed: 0,
+    doublePolled: 0,
   };
 
   readonly id: string;
@@ -133,6 +141,18 @@ export class SimBmc {
     this.firmwareStale = init.firmwareStale;
     this.recorded = init.recorded;
     this.address = init.address;
+  }
+
+  /** A request from poller process `poller` begins; `done` when its answer is over. */
+  notePoller(poller: string): () => void {
+    this.pollersInFlight ??= new Map();
+    for (const [other, count] of this.pollersInFlight) if (other !== poller && count > 0) this.counters.doublePolled++;
+    this.pollersInFlight.set(poller, (this.pollersInFlight.get(poller) ?? 0) + 1);
+    return () => {
+      const left = (this.pollersInFlight!.get(poller) ?? 1) - 1;
+      if (left <= 0) this.pollersInFlight!.delete(poller);
+      else this.pollersInFlight!.set(poller, left);
+    };
   }
 
   isDark(now: number): boolean {

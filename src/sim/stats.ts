@@ -22,6 +22,9 @@ export interface FleetStats {
   lockouts: number;
   updates: number;
   updatesFailed: number;
+  /** Requests that met another poller process's request in flight to the same BMC, and the BMCs that saw any. */
+  doublePolled: number;
+  bmcsDoublePolled: number;
   faultsActive: number;
   eventsFired: number;
   /** Resident memory of the simulator process, for the memory budget (about 2 GB at 25,000 BMCs). */
@@ -72,6 +75,8 @@ export function fleetStats(bmcs: readonly SimBmc[], now: number, behaviour: SimB
     lockouts: 0,
     updates: 0,
     updatesFailed: 0,
+    doublePolled: 0,
+    bmcsDoublePolled: 0,
     faultsActive,
     eventsFired,
     rssBytes: process.memoryUsage.rss(),
@@ -91,6 +96,8 @@ export function fleetStats(bmcs: readonly SimBmc[], now: number, behaviour: SimB
     stats.lockouts += counters.lockouts;
     stats.updates += counters.updates;
     stats.updatesFailed += counters.updatesFailed;
+    stats.doublePolled += counters.doublePolled;
+    if (counters.doublePolled > 0) stats.bmcsDoublePolled++;
   }
   return stats;
 }

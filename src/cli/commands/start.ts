@@ -13,6 +13,7 @@ import { AuditService } from '../../../replay/audit/index.js';
 import { openLedger, ProjectionRunner } from '../../ledger/index.js';
 import { logger } from '../../logger.js';
 import { credentialRefusal, Poller } from '../../poller/index.js';
+import { ClusterMember, parseShardsPerSite } from '../../cluster/index.js';
 import { loadScenario, startSimulator, type Simulator } from '../../sim/index.js';
 import { SagaSupervisor, type BmcAccess } from '../../../sagas/index.js';
 
@@ -48,7 +49,13 @@ const usage = `fleet-ledger start [options]
   --checkpoint-interval S   seconds between checkpoints while the log grows (default 10)
   --snapshot-every N        a read-model snapshot every N events, for questions as of an instant (default 50000)
   --snapshot-minutes M      ... or every M minutes while the log moves, whichever comes first (default 10)
-  DATABASE_URL      use that PostgreSQL server instead of the embedded one
+  --shards LIST     poll only these sites or shards (comma-separated; pins them to this process); default: a fair
+                    share of the shards no process pinned, balanced across the processes sharing DATABASE_URL
+  --site-shards SPEC   split large sites into hash ranges: site-a=4,site-b=2 (every process must be given the same)
+  --lease-ttl S     how long a poll lease lasts without renewal (default 15): a dead process's shards are taken
+                    over after it (plus 2 s), renewed every third of it
+  DATABASE_URL      use that PostgreSQL server instead of the embedded one; several processes may share one
+                    (README: Running on more than one machine)
 `;
 
 async function livenessSummary(db: Kysely<any>): Promise<Record<string, number>> {
@@ -83,6 +90,9 @@ export async function run(argv: string[]): Promise<number> {
       'kurrent-port': { type: 'string' },
       'kurrent-tls-cert': { type: 'string' },
       'kurrent-tls-key': { type: 'string' },
+      shards: { type: 'string' },
+      'site-shards': { type: 'string' },
+      'lease-ttl': { type: 'string', default: '15' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -108,6 +118,23 @@ export async function run(argv: string[]): Promise<number> {
   }
   if (Boolean(values['kurrent-tls-cert']) !== Boolean(values['kurrent-tls-key'])) {
     process.stderr.write('fleet-ledger start: --kurrent-tls-cert and --kurrent-tls-key go together\n');
+    return 2;
+  }
+  const leaseTtlS = Number(values['lease-ttl']);
+  if (!Number.isFinite(leaseTtlS) || leaseTtlS < 1 || leaseTtlS > 3600) {
+    process.stderr.write(`fleet-ledger start: --lease-ttl must be a number of seconds from 1 to 3600, got '${values['lease-ttl']}'\n`);
+    return 2;
+  }
+  let shardsPerSite: Record<string, number> = {};
+  try {
+    shardsPerSite = values['site-shards'] ? parseShardsPerSite(values['site-shards']) : {};
+  } catch (error) {
+    process.stderr.write(`fleet-ledger start: --site-shards: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 2;
+  }
+  const pinnedShards = values.shards ? values.shards.split(',').map((part) => part.trim()).filter(Boolean) : undefined;
+  if (values.shards !== undefined && pinnedShards!.length === 0) {
+    process.stderr.write('fleet-ledger start: --shards needs at least one site or shard name\n');
     return 2;
   }
   let kurrentTls: { certChain: Buffer; privateKey: Buffer } | null = null;
@@ -154,6 +181,25 @@ export async function run(argv: string[]): Promise<number> {
 
   let sim: Simulator | null = null;
   let poller: Poller | null = null;
+  // Several processes may share the database: each polls only the shards it holds a lease on (src/cluster).
+  const apiPort = Number(values.port ?? process.env.FLEET_LEDGER_API_PORT ?? 8080);
+  const cluster = new ClusterMember({
+    pool: store.pool,
+    apiUrl: `http://${process.env.FLEET_LEDGER_API_HOST ?? '127.0.0.1'}:${apiPort}`,
+    ...(pinnedShards ? { pinned: pinnedShards } : {}),
+    shards: { shardsPerSite },
+    leaseTtlMs: leaseTtlS * 1000,
+    log: (message, fields) => logger.info({ component: 'cluster', ...fields }, message),
+    onAcquired: (shard, lease) => {
+      const targets = poller?.activateShard(shard, lease.epoch, lease.pollAfter) ?? 0;
+      logger.info({ component: 'cluster', shard, epoch: lease.epoch, reason: lease.reason, previousOwner: lease.previousOwner, targets }, `polling shard ${shard} (epoch ${lease.epoch}, ${targets} BMCs)`);
+    },
+    onRelease: async (shard) => {
+      await poller?.deactivateShard(shard);
+    },
+    onLost: (shard) => void poller?.deactivateShard(shard),
+  });
+  logger.info({ component: 'cluster', processId: cluster.processId, pinned: pinnedShards ?? null }, `cluster member ${cluster.processId}`);
   let access: ((nodeId: string) => BmcAccess | undefined) | undefined;
   const intents = new AbortController();
   let following: Promise<void> = Promise.resolve();
@@ -174,9 +220,11 @@ export async function run(argv: string[]): Promise<number> {
       // The simulator serves plain http on this machine; each credential is still bound to its own BMC's address.
       plainHttpSites: ['*'],
       log: (message, fields) => logger.warn(fields ?? {}, message),
+      cluster,
     });
     following = Promise.all([poller.followIntents(intents.signal), declareDemoEbom(store, sim.bmcs, intents.signal)]).then(() => undefined);
     poller.start();
+    await cluster.start();
     const simulator = sim;
     let fleet = new Map(simulator.fleet().map((bmc) => [bmc.id, bmc]));
     let readAt = Date.now();
@@ -219,9 +267,10 @@ export async function run(argv: string[]): Promise<number> {
       const allowed = target && secret && credentialRefusal(secret, target.bmc, httpSites.some((site) => site === '*' || site === target.site)) === null;
       return target && secret && allowed ? { baseUrl: target.bmc, username: secret.username, password: secret.password } : undefined;
     };
-    poller = new Poller({ store, credentials, plainHttpSites: httpSites, log: (message, fields) => logger.warn(fields ?? {}, message) });
+    poller = new Poller({ store, credentials, plainHttpSites: httpSites, log: (message, fields) => logger.warn(fields ?? {}, message), cluster });
     following = poller.followIntents(intents.signal);
     poller.start();
+    await cluster.start();
   }
 
   // Each part stops even if PostgreSQL is already going down (a server of DATABASE_URL's stopped meanwhile; the
@@ -242,6 +291,8 @@ export async function run(argv: string[]): Promise<number> {
     intents.abort();
     await quietly('sagas', () => sagas?.stop());
     await quietly('intents', () => following);
+    // Shards are drained and released first, so the other processes take them over at once, not after the lease.
+    await quietly('cluster', () => (poller ? cluster.stop() : undefined));
     await quietly('poller', () => poller?.stop());
     await quietly('simulator', () => sim?.close());
     await quietly('projections', () => runner.stop());
@@ -250,7 +301,7 @@ export async function run(argv: string[]): Promise<number> {
     await quietly('ledger', () => ledger.close());
   };
 
-  const port = Number(values.port ?? process.env.FLEET_LEDGER_API_PORT ?? 8080);
+  const port = apiPort;
   let api: Awaited<ReturnType<typeof serveApi>>;
   try {
     api = await serveApi({

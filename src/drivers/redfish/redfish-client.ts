@@ -46,6 +46,14 @@ export interface RedfishClientOptions {
    * passed, a request in flight is cut and none is sent. Logout is still tried (sessions are what a BMC has least of).
    */
   deadline?: AbortSignal;
+  /**
+   * Asked, synchronously, right before every request is sent, logout included: false stops the client (`DRIVER_FENCED`)
+   * and a session is then left to the BMC's idle timeout. The poller's lease check: a process that lost its shard (or
+   * was paused past its lease) sends nothing more, even when an answer woke it before its timers did.
+   */
+  guard?: () => boolean;
+  /** Extra headers sent with every request (the poller names its process, so a BMC's operator can tell pollers apart). */
+  headers?: Record<string, string>;
 }
 
 export interface RedfishResponse {
@@ -76,7 +84,7 @@ class Gate {
 
 export class RedfishClient {
   readonly origin: string;
-  private readonly options: Required<Omit<RedfishClientOptions, 'username' | 'password' | 'deadline'>> & Pick<RedfishClientOptions, 'username' | 'password' | 'deadline'>;
+  private readonly options: Required<Omit<RedfishClientOptions, 'username' | 'password' | 'deadline' | 'guard' | 'headers'>> & Pick<RedfishClientOptions, 'username' | 'password' | 'deadline' | 'guard' | 'headers'>;
   private readonly agent: Agent;
   private readonly gate: Gate;
   private session: { token: string; location: string } | undefined;
@@ -126,8 +134,12 @@ export class RedfishClient {
     return this.lastAuthentication;
   }
 
+  #checkGuard(method: string, url: string): void {
+    if (this.options.guard && !this.options.guard()) throw new DriverError('DRIVER_FENCED', `${method} ${url} not sent: the right to talk to this BMC has ended`, { method, url });
+  }
+
   private headers(): Record<string, string> {
-    const headers: Record<string, string> = { accept: 'application/json', 'odata-version': '4.0' };
+    const headers: Record<string, string> = { ...this.options.headers, accept: 'application/json', 'odata-version': '4.0' };
     if (this.session) headers['x-auth-token'] = this.session.token;
     else if (this.basicAuth) {
       headers.authorization = `Basic ${Buffer.from(`${this.options.username ?? ''}:${this.options.password ?? ''}`).toString('base64')}`;
@@ -161,6 +173,7 @@ export class RedfishClient {
       const token = this.session?.token;
       try {
         if (this.options.deadline?.aborted) throw this.options.deadline.reason;
+        this.#checkGuard(method, url);
         const headers = { ...this.headers(), ...extraHeaders };
         if (body !== undefined) headers['content-type'] = 'application/json';
         const response = await request(url, {
@@ -269,9 +282,10 @@ export class RedfishClient {
     try {
       const url = this.resolve(session.location);
       await this.gate.run(async () => {
+        this.#checkGuard('DELETE', url);
         const response = await request(url, {
           method: 'DELETE',
-          headers: { 'x-auth-token': session.token },
+          headers: { ...this.options.headers, 'x-auth-token': session.token },
           dispatcher: this.agent,
           // Sessions are what a BMC has least of (4 to 8): a logout gets at least 2 s even when reads are cut short.
           signal: AbortSignal.timeout(Math.max(this.options.requestTimeoutMs, 2_000)),
@@ -374,6 +388,7 @@ export class RedfishClient {
     const url = this.resolve(path);
     return this.gate.run(async () => {
       const signal = AbortSignal.timeout(this.options.requestTimeoutMs);
+      this.#checkGuard('POST', url);
       try {
         const response = await request(url, { method: 'POST', headers: { ...this.headers(), 'content-type': contentType, ...extraHeaders }, dispatcher: this.agent, signal, body });
         const text = await response.body.text();

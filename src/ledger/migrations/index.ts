@@ -3,6 +3,7 @@ import * as eventLog from './0001-event-log.js';
 import * as projectionCheckpoints from './0002-projection-checkpoints.js';
 import * as appendOnly from './0003-append-only-and-transparency.js';
 import * as deadLetters from './0005-projection-dead-letters.js';
+import * as clusterLeases from './0006-cluster-leases.js';
 // The indexes that find one node's events (timelines, diffs): a leaf file of replay/history, kysely only.
 import * as historyNodeIndex from '../../../replay/history/node-index-migration.js';
 
@@ -16,6 +17,7 @@ const ledgerMigrations: Record<string, Migration> = {
   '0003-append-only-and-transparency': appendOnly,
   '0004-history-node-index': historyNodeIndex,
   '0005-projection-dead-letters': deadLetters,
+  '0006-cluster-leases': clusterLeases,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

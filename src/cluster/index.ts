@@ -1,0 +1,2 @@
+export * from './shards.js';
+export * from './cluster-member.js';
