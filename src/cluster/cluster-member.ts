@@ -1,10 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type pg from 'pg';
+import pg from 'pg';
+import { boundedConnection } from '../ledger/index.js';
 import { assignShards, shardOf, siteOfShard, type ShardConfig } from './shards.js';
 
 export interface ClusterMemberOptions {
-  pool: pg.Pool;
+  /**
+   * Where the leases live. Give a connection string and the member opens a small pool of its own (two connections):
+   * leases must be renewed on time even while the ledger's own pool is queued deep (a fleet registering, a burst of
+   * appends). A pool given is used as it is (tests).
+   */
+  connectionString?: string;
+  pool?: pg.Pool;
   /** Unique per process (default `<host>:<pid>:<random>`, so a restarted process is a new member). */
   processId?: string;
   /** Where this process's API answers (shown by `/v1/cluster`). */
@@ -30,7 +37,12 @@ export interface ClusterMemberOptions {
   onRelease?: (shard: string) => Promise<void>;
   /** A shard's lease was lost (taken over, or it could not be renewed in time): stop at once. */
   onLost?: (shard: string, reason: string) => void;
+  /** Where the held leases are mirrored for another thread (`ThreadedClusterMember`): a slot per shard. */
+  shared?: { slots: BigInt64Array; slotOf: (shard: string) => number };
 }
+
+/** Per shard slot in shared memory: epoch, pollAfter, validUntil (ms since the epoch), draining (0/1); zero: not held. */
+export const leaseSlotWidth = 4;
 
 export interface HeldLease {
   shard: string;
@@ -70,6 +82,8 @@ export interface ClusterStats {
 export class ClusterMember {
   readonly processId: string;
   readonly #options: ClusterMemberOptions;
+  readonly #pool: pg.Pool;
+  readonly #ownPool: boolean;
   readonly #ttl: number;
   readonly #renewEvery: number;
   readonly #grace: number;
@@ -86,6 +100,17 @@ export class ClusterMember {
 
   constructor(options: ClusterMemberOptions) {
     this.#options = options;
+    if (options.pool) {
+      this.#pool = options.pool;
+      this.#ownPool = false;
+    } else if (options.connectionString) {
+      // A statement that outlives a lease is no use: bounded by it, so a stalled database ends the round, not the member.
+      this.#pool = new pg.Pool({ ...boundedConnection(options.connectionString), max: 2, application_name: 'fleet-ledger cluster', statement_timeout: options.leaseTtlMs ?? 15_000 });
+      this.#pool.on('error', () => undefined);
+      this.#ownPool = true;
+    } else {
+      throw new Error('ClusterMember needs a connectionString or a pool');
+    }
     this.processId = options.processId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
     this.#ttl = options.leaseTtlMs ?? 15_000;
     this.#renewEvery = options.renewEveryMs ?? Math.max(100, Math.floor(this.#ttl / 3));
@@ -97,6 +122,12 @@ export class ClusterMember {
   /** The shard of a node, registering the shard as one to be polled. */
   shardOf(site: string, nodeId: string): string {
     const shard = shardOf(site, nodeId, this.#options.shards);
+    this.knowShard(shard, site);
+    return shard;
+  }
+
+  /** Registers a shard as one to be polled (a site seen in the fleet). */
+  knowShard(shard: string, site: string): void {
     if (!this.#known.has(shard)) {
       this.#known.set(shard, site);
       // A shard nobody polls yet (a site just registered): a round soon, not at the next renewal.
@@ -107,7 +138,21 @@ export class ClusterMember {
         }, 100);
       }
     }
-    return shard;
+  }
+
+  /** Mirrors a shard's lease (or its absence) into shared memory, for the thread that polls. */
+  #publish(shard: string): void {
+    const shared = this.#options.shared;
+    if (!shared) return;
+    const at = shared.slotOf(shard) * leaseSlotWidth;
+    const held = this.#held.get(shard);
+    // validUntil first to zero, so a reader never pairs a new epoch with an old validity.
+    Atomics.store(shared.slots, at + 2, 0n);
+    if (!held) return;
+    Atomics.store(shared.slots, at, BigInt(held.epoch));
+    Atomics.store(shared.slots, at + 1, BigInt(Math.ceil(held.pollAfter)));
+    Atomics.store(shared.slots, at + 3, held.draining ? 1n : 0n);
+    Atomics.store(shared.slots, at + 2, BigInt(Math.floor(held.validUntil)));
   }
 
   /** The lease under which a request to the shard's BMCs may be sent now, or null. */
@@ -137,7 +182,10 @@ export class ClusterMember {
 
   async start(): Promise<void> {
     await this.#runTick();
-    this.#timer = setInterval(() => void this.#runTick(), this.#renewEvery);
+    this.#timer = setInterval(() => {
+      this.#expireLocally(); // even while a round is stuck on the database
+      void this.#runTick();
+    }, this.#renewEvery);
   }
 
   /** Runs one round now (tests; after the fleet's shards became known). */
@@ -167,15 +215,30 @@ export class ClusterMember {
 
   #lose(shard: string, reason: string): void {
     if (!this.#held.delete(shard)) return;
+    this.#publish(shard);
     this.stats.lost += 1;
     this.stats.held = this.#held.size;
     this.#options.log?.('poll lease lost', { shard, reason });
     this.#options.onLost?.(shard, reason);
   }
 
+  #lastRound = 0;
+
   async #round(): Promise<void> {
-    const pool = this.#options.pool;
+    const pool = this.#pool;
     const sent = this.#clock();
+    const since = this.#lastRound ? sent - this.#lastRound : 0;
+    this.#lastRound = sent;
+    if (since > 2 * this.#renewEvery) this.#options.log?.('cluster round late', { sinceLastMs: since, renewEveryMs: this.#renewEvery });
+    try {
+      await this.#roundBody(pool, sent);
+    } finally {
+      const took = this.#clock() - sent;
+      if (took > this.#renewEvery) this.#options.log?.('cluster round slow', { tookMs: took });
+    }
+  }
+
+  async #roundBody(pool: pg.Pool, sent: number): Promise<void> {
     this.#expireLocally();
     const ttl = `${this.#ttl} milliseconds`;
     await pool.query(
@@ -194,8 +257,10 @@ export class ClusterMember {
       );
       const epochs = new Map(renewed.rows.map((row) => [row.shard, Number(row.epoch)]));
       for (const [shard, held] of [...this.#held]) {
-        if (epochs.get(shard) === held.epoch) held.validUntil = sent + this.#ttl;
-        else this.#lose(shard, 'taken over by another process');
+        if (epochs.get(shard) === held.epoch) {
+          held.validUntil = sent + this.#ttl;
+          this.#publish(shard);
+        } else this.#lose(shard, 'taken over by another process');
       }
     }
     const members = await pool.query<{ process_id: string; pinned_shards: string[] | null }>(`SELECT process_id, pinned_shards FROM cluster_members WHERE expires_at > now()`);
@@ -217,8 +282,8 @@ export class ClusterMember {
 
   async #acquire(shard: string, sent: number): Promise<void> {
     const site = this.#known.get(shard) ?? siteOfShard(shard);
-    await this.#options.pool.query(`INSERT INTO cluster_leases (shard, site) VALUES ($1, $2) ON CONFLICT (shard) DO NOTHING`, [shard, site]);
-    const taken = await this.#options.pool.query<{ epoch: string; previous_owner: string | null; reason: HeldLease['reason']; wait_ms: number }>(
+    await this.#pool.query(`INSERT INTO cluster_leases (shard, site) VALUES ($1, $2) ON CONFLICT (shard) DO NOTHING`, [shard, site]);
+    const taken = await this.#pool.query<{ epoch: string; previous_owner: string | null; reason: HeldLease['reason']; wait_ms: number }>(
       `WITH old AS (SELECT shard, owner, released, expires_at FROM cluster_leases WHERE shard = $1 FOR UPDATE)
        UPDATE cluster_leases l SET owner = $2, epoch = l.epoch + 1, acquired_at = now(), renewed_at = now(), expires_at = now() + $3::interval,
          poll_after = CASE WHEN old.owner IS NULL OR old.released THEN now() ELSE greatest(now(), old.expires_at + $4::interval) END,
@@ -243,6 +308,7 @@ export class ClusterMember {
       draining: false,
     };
     this.#held.set(shard, lease);
+    this.#publish(shard);
     this.stats.acquired += 1;
     if (lease.reason === 'expired') this.stats.takeovers += 1;
     this.stats.held = this.#held.size;
@@ -258,6 +324,7 @@ export class ClusterMember {
 
   async #handOver(shard: string, held: HeldLease): Promise<void> {
     held.draining = true;
+    this.#publish(shard);
     try {
       await this.#options.onRelease?.(shard);
     } catch (error) {
@@ -268,12 +335,15 @@ export class ClusterMember {
 
   async #release(shard: string, held: HeldLease): Promise<void> {
     try {
-      await this.#options.pool.query(`UPDATE cluster_leases SET released = true, expires_at = now() WHERE shard = $1 AND owner = $2 AND epoch = $3`, [shard, this.processId, held.epoch]);
+      await this.#pool.query(`UPDATE cluster_leases SET released = true, expires_at = now() WHERE shard = $1 AND owner = $2 AND epoch = $3`, [shard, this.processId, held.epoch]);
       this.stats.released += 1;
     } catch (error) {
       this.#options.log?.('could not release a poll lease; it runs out instead', { shard, error: String(error) });
     }
-    if (this.#held.get(shard) === held) this.#held.delete(shard);
+    if (this.#held.get(shard) === held) {
+      this.#held.delete(shard);
+      this.#publish(shard);
+    }
     this.stats.held = this.#held.size;
   }
 
@@ -288,6 +358,7 @@ export class ClusterMember {
     await this.#tick?.catch(() => undefined);
     await Promise.all([...this.#held].map(([shard, held]) => (held.draining ? Promise.resolve() : this.#startHandOver(shard, held))));
     await Promise.all([...this.#handovers.values()]);
-    await this.#options.pool.query(`DELETE FROM cluster_members WHERE process_id = $1`, [this.processId]).catch(() => undefined);
+    await this.#pool.query(`DELETE FROM cluster_members WHERE process_id = $1`, [this.processId]).catch(() => undefined);
+    if (this.#ownPool) await this.#pool.end().catch(() => undefined);
   }
 }

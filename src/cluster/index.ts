@@ -1,2 +1,3 @@
 export * from './shards.js';
 export * from './cluster-member.js';
+export * from './threaded-member.js';

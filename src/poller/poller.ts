@@ -251,7 +251,7 @@ export class Poller {
 
   /**
    * Cluster mode: this process now holds the shard's lease (epoch) and may visit its BMCs from `pollAfter` on. Their
-   * first liveness checks are spread over `spreadMs` (default a quarter of their interval, at most 15 s), so a shard
+   * first liveness checks are spread over `spreadMs` (default half their interval, at most 15 s), so a shard
    * taken over from a dead process is contacted again well within one interval; heavy reads follow within
    * `firstReadSpreadS`, as for any target seen for the first time.
    */
@@ -263,7 +263,7 @@ export class Poller {
     for (const target of this.#known.values()) {
       if (this.options.cluster!.shardOf(target.site, target.nodeId) !== shard) continue;
       this.#states.delete(target.nodeId);
-      this.addTarget(target, { spreadFirstVisit: true, firstAt: pollAfter, spreadMs: spreadMs ?? Math.min(15_000, (target.expectedIntervalS * 1000) / 4) });
+      this.addTarget(target, { spreadFirstVisit: true, firstAt: pollAfter, spreadMs: spreadMs ?? Math.min(15_000, (target.expectedIntervalS * 1000) / 2) });
       added += 1;
     }
     return added;

@@ -47,7 +47,7 @@ export async function answerBmcRequest(
   const { clock, behaviour } = context;
   bmc.counters.requests++;
   const poller = request.headers['x-fleet-ledger-poller'];
-  if (typeof poller === 'string') response.once('close', bmc.notePoller(poller));
+  if (typeof poller === 'string') response.once('close', bmc.notePoller(poller, `${request.method ?? 'GET'} ${target}`));
   if (goDarkIfDark(context, bmc, request)) return;
 
   const queryAt = target.indexOf('?');

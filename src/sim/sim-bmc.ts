@@ -73,7 +73,9 @@ export class SimBmc {
   /** Basic-auth requests being answered right now: they hold a session slot on a real BMC. */
   inflightBasic = 0;
   /** Requests in flight per poller process (`x-fleet-ledger-poller`), when pollers name themselves. */
-  pollersInFlight: Map<string, number> | undefined;
+  pollersInFlight: Map<string, { count: number; since: number }> | undefined;
+  /** The first few times two pollers met here: when, who came, who was there and since when (ms since the epoch). */
+  doublePolls: Array<{ at: number; poller: string; other: string; otherSince: number; path: string }> | undefined;
   /** When the BMC started rejecting while at its limit; cleared when it drops below the limit. */
   saturatedSince: number | undefined;
   /** The BMC is resetting (dark) until this time. */
@@ -144,14 +146,22 @@ export class SimBmc {
   }
 
   /** A request from poller process `poller` begins; `done` when its answer is over. */
-  notePoller(poller: string): () => void {
+  notePoller(poller: string, path = '', now = Date.now()): () => void {
     this.pollersInFlight ??= new Map();
-    for (const [other, count] of this.pollersInFlight) if (other !== poller && count > 0) this.counters.doublePolled++;
-    this.pollersInFlight.set(poller, (this.pollersInFlight.get(poller) ?? 0) + 1);
+    for (const [other, held] of this.pollersInFlight) {
+      if (other === poller || held.count <= 0) continue;
+      this.counters.doublePolled++;
+      this.doublePolls ??= [];
+      if (this.doublePolls.length < 5) this.doublePolls.push({ at: now, poller, other, otherSince: held.since, path });
+    }
+    const mine = this.pollersInFlight.get(poller);
+    if (mine) mine.count += 1;
+    else this.pollersInFlight.set(poller, { count: 1, since: now });
     return () => {
-      const left = (this.pollersInFlight!.get(poller) ?? 1) - 1;
-      if (left <= 0) this.pollersInFlight!.delete(poller);
-      else this.pollersInFlight!.set(poller, left);
+      const held = this.pollersInFlight!.get(poller);
+      if (!held) return;
+      held.count -= 1;
+      if (held.count <= 0) this.pollersInFlight!.delete(poller);
     };
   }
 

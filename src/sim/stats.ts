@@ -25,6 +25,8 @@ export interface FleetStats {
   /** Requests that met another poller process's request in flight to the same BMC, and the BMCs that saw any. */
   doublePolled: number;
   bmcsDoublePolled: number;
+  /** A few of those meetings, for a first look: the BMC, when, the pollers, since when the other's request was open. */
+  doublePollSamples: Array<{ bmc: string; at: string; poller: string; other: string; otherOpenMs: number; path: string }>;
   faultsActive: number;
   eventsFired: number;
   /** Resident memory of the simulator process, for the memory budget (about 2 GB at 25,000 BMCs). */
@@ -77,6 +79,7 @@ export function fleetStats(bmcs: readonly SimBmc[], now: number, behaviour: SimB
     updatesFailed: 0,
     doublePolled: 0,
     bmcsDoublePolled: 0,
+    doublePollSamples: [],
     faultsActive,
     eventsFired,
     rssBytes: process.memoryUsage.rss(),
@@ -98,6 +101,9 @@ export function fleetStats(bmcs: readonly SimBmc[], now: number, behaviour: SimB
     stats.updatesFailed += counters.updatesFailed;
     stats.doublePolled += counters.doublePolled;
     if (counters.doublePolled > 0) stats.bmcsDoublePolled++;
+    for (const meeting of bmc.doublePolls ?? []) {
+      if (stats.doublePollSamples.length < 20) stats.doublePollSamples.push({ bmc: bmc.id, at: new Date(meeting.at).toISOString(), poller: meeting.poller, other: meeting.other, otherOpenMs: meeting.at - meeting.otherSince, path: meeting.path });
+    }
   }
   return stats;
 }

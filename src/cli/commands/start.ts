@@ -13,7 +13,7 @@ import { AuditService } from '../../../replay/audit/index.js';
 import { openLedger, ProjectionRunner } from '../../ledger/index.js';
 import { logger } from '../../logger.js';
 import { credentialRefusal, Poller } from '../../poller/index.js';
-import { ClusterMember, parseShardsPerSite } from '../../cluster/index.js';
+import { parseShardsPerSite, ThreadedClusterMember } from '../../cluster/index.js';
 import { loadScenario, startSimulator, type Simulator } from '../../sim/index.js';
 import { SagaSupervisor, type BmcAccess } from '../../../sagas/index.js';
 
@@ -183,8 +183,8 @@ export async function run(argv: string[]): Promise<number> {
   let poller: Poller | null = null;
   // Several processes may share the database: each polls only the shards it holds a lease on (src/cluster).
   const apiPort = Number(values.port ?? process.env.FLEET_LEDGER_API_PORT ?? 8080);
-  const cluster = new ClusterMember({
-    pool: store.pool,
+  const cluster = new ThreadedClusterMember({
+    connectionString: ledger.connectionString,
     apiUrl: `http://${process.env.FLEET_LEDGER_API_HOST ?? '127.0.0.1'}:${apiPort}`,
     ...(pinnedShards ? { pinned: pinnedShards } : {}),
     shards: { shardsPerSite },

@@ -1,0 +1,174 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { leaseSlotWidth, type ClusterMemberOptions, type ClusterStats, type HeldLease } from './cluster-member.js';
+import type { FromKeeper, KeeperData, ToKeeper } from './lease-keeper-worker.js';
+import { shardOf } from './shards.js';
+
+const maxShards = 4096;
+
+/**
+ * The keeper's thread. Run from TypeScript sources (tsx), a worker does not inherit the main thread's loader: it
+ * registers tsx's itself before importing the keeper.
+ */
+function keeperThread(workerData: KeeperData): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./lease-keeper-worker.js', import.meta.url), { workerData });
+  const keeper = new URL('./lease-keeper-worker.ts', import.meta.url).href;
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const bootstrap = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(keeper)}); });`;
+  return new Worker(bootstrap, { eval: true, workerData });
+}
+
+/**
+ * A cluster membership whose leases are kept by a thread of its own (`lease-keeper-worker.ts`), the one `start` uses:
+ * the same rules as `ClusterMember`, but renewals never wait for a busy main thread. The guard (`mayRequest`) reads the
+ * lease from shared memory, so it is exact at the moment of the request: a lease the keeper lost or could not renew is
+ * refused at once, before the main thread has read the message that says so.
+ */
+export class ThreadedClusterMember {
+  readonly processId: string;
+  readonly #options: ClusterMemberOptions & { connectionString: string };
+  readonly #slots: BigInt64Array;
+  readonly #worker: Worker;
+  readonly #slotOf = new Map<string, number>();
+  readonly #known = new Set<string>();
+  #held: HeldLease[] = [];
+  stats: ClusterStats;
+  #ready: Promise<void>;
+  #stopped: Promise<void> | null = null;
+  #exited = false;
+
+  constructor(options: ClusterMemberOptions & { connectionString: string }) {
+    this.#options = options;
+    this.processId = options.processId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+    this.stats = { processId: this.processId, held: 0, acquired: 0, takeovers: 0, released: 0, lost: 0, renewFailures: 0 };
+    const buffer = new SharedArrayBuffer(maxShards * leaseSlotWidth * 8);
+    this.#slots = new BigInt64Array(buffer);
+    const data: KeeperData = {
+      options: {
+        connectionString: options.connectionString,
+        processId: this.processId,
+        ...(options.apiUrl !== undefined ? { apiUrl: options.apiUrl } : {}),
+        ...(options.pinned !== undefined ? { pinned: options.pinned } : {}),
+        ...(options.shards !== undefined ? { shards: options.shards } : {}),
+        ...(options.leaseTtlMs !== undefined ? { leaseTtlMs: options.leaseTtlMs } : {}),
+        ...(options.renewEveryMs !== undefined ? { renewEveryMs: options.renewEveryMs } : {}),
+        ...(options.handoverGraceMs !== undefined ? { handoverGraceMs: options.handoverGraceMs } : {}),
+      },
+      buffer,
+    };
+    this.#worker = keeperThread(data);
+    let resolveReady!: () => void;
+    let rejectReady!: (error: Error) => void;
+    this.#ready = new Promise<void>((resolve, reject) => {
+      resolveReady = resolve;
+      rejectReady = reject;
+    });
+    this.#worker.on('message', (message: FromKeeper) => this.#onMessage(message, resolveReady, rejectReady));
+    this.#worker.on('error', (error) => {
+      options.log?.('the lease keeper thread failed: leases run out and polling stops', { error: String(error) });
+      rejectReady(error);
+    });
+    this.#worker.on('exit', () => {
+      this.#exited = true;
+      rejectReady(new Error('the lease keeper thread exited'));
+    });
+  }
+
+  #onMessage(message: FromKeeper, ready: () => void, failed: (error: Error) => void): void {
+    switch (message.kind) {
+      case 'ready':
+        ready();
+        return;
+      case 'failed':
+        failed(new Error(message.error));
+        return;
+      case 'acquired':
+        this.#slotOf.set(message.shard, message.slot);
+        this.#options.onAcquired?.(message.shard, message.lease);
+        return;
+      case 'release':
+        void (this.#options.onRelease?.(message.shard) ?? Promise.resolve())
+          .catch((error: unknown) => this.#options.log?.('draining a shard failed', { shard: message.shard, error: String(error) }))
+          .finally(() => this.#post({ kind: 'drained', shard: message.shard }));
+        return;
+      case 'lost':
+        this.#options.onLost?.(message.shard, message.reason);
+        return;
+      case 'log':
+        this.#options.log?.(message.message, message.fields);
+        return;
+      case 'state':
+        this.#held = message.held;
+        this.stats = message.stats;
+        return;
+      case 'stopped':
+        return;
+    }
+  }
+
+  #post(message: ToKeeper): void {
+    if (!this.#exited) this.#worker.postMessage(message);
+  }
+
+  shardOf(site: string, nodeId: string): string {
+    const shard = shardOf(site, nodeId, this.#options.shards);
+    if (!this.#known.has(shard)) {
+      this.#known.add(shard);
+      this.#post({ kind: 'known', shard, site });
+    }
+    return shard;
+  }
+
+  #read(shard: string): { epoch: number; pollAfter: number; validUntil: number; draining: boolean } | null {
+    const slot = this.#slotOf.get(shard);
+    if (slot === undefined) return null;
+    const at = slot * leaseSlotWidth;
+    const validUntil = Number(Atomics.load(this.#slots, at + 2));
+    if (validUntil === 0) return null;
+    return { epoch: Number(Atomics.load(this.#slots, at)), pollAfter: Number(Atomics.load(this.#slots, at + 1)), validUntil, draining: Atomics.load(this.#slots, at + 3) === 1n };
+  }
+
+  lease(shard: string, now = Date.now()): { shard: string; epoch: number } | null {
+    const held = this.#read(shard);
+    if (!held || held.draining || now < held.pollAfter || now >= held.validUntil) return null;
+    return { shard, epoch: held.epoch };
+  }
+
+  mayRequest(shard: string, epoch: number): boolean {
+    const held = this.#read(shard);
+    const now = Date.now();
+    return held !== null && held.epoch === epoch && now >= held.pollAfter && now < held.validUntil;
+  }
+
+  held(): HeldLease[] {
+    return this.#held.map((lease) => ({ ...lease }));
+  }
+
+  fenced(shard: string, epoch: number): void {
+    this.#post({ kind: 'fenced', shard, epoch });
+  }
+
+  /** Resolves once the keeper has made its first round (joined the cluster). */
+  start(): Promise<void> {
+    return this.#ready;
+  }
+
+  /** Drains and releases every shard (through `onRelease`), leaves the cluster, and ends the thread. */
+  stop(): Promise<void> {
+    this.#stopped ??= (async () => {
+      if (this.#exited) return;
+      const stopped = new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 60_000);
+        this.#worker.once('exit', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      this.#post({ kind: 'stop' });
+      await stopped;
+      await this.#worker.terminate().catch(() => undefined);
+    })();
+    return this.#stopped;
+  }
+}
