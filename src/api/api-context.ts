@@ -4,6 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Kysely } from 'kysely';
 import type { AsOfEngine } from '../../replay/as-of/index.js';
 import type { AuditService } from '../../replay/audit/index.js';
+import type { ClusterMember } from '../cluster/index.js';
 import type { EventStore, ProjectionRunner } from '../ledger/index.js';
 import type { Poller } from '../poller/index.js';
 import type { Simulator } from '../sim/index.js';
@@ -33,6 +34,8 @@ export interface ApiContext {
   maxLiveFeeds?: number;
   /** Payload bytes in one page of `/v1/events` (default 4 MiB); the cursor continues after a cut page. */
   maxPageBytes?: number;
+  /** This process's membership in the cluster of pollers (`/v1/cluster` names it as the one answering); absent: none. */
+  cluster?: ClusterMember | null;
 }
 
 /** Who may call a route. `queryToken` also accepts `?token=` (EventSource cannot set headers). */

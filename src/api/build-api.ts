@@ -8,6 +8,7 @@ import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyReply } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Kysely } from 'kysely';
+import type { ClusterMember } from '../cluster/index.js';
 import { firstUnstorablePart, isLedgerError, ledgerErrorCatalogue, type EventStore, type ProjectionRunner } from '../ledger/index.js';
 import type { Poller } from '../poller/index.js';
 import type { Simulator } from '../sim/index.js';
@@ -18,6 +19,7 @@ import { createMetrics } from './metrics.js';
 import type { AsOfEngine } from '../../replay/as-of/index.js';
 import type { AuditService } from '../../replay/audit/index.js';
 import { auditRoutes } from './routes/audit-routes.js';
+import { clusterRoutes } from './routes/cluster-routes.js';
 import { dashboardRoutes } from './routes/dashboard-routes.js';
 import { historyRoutes } from './routes/history-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
@@ -49,6 +51,8 @@ export interface ApiOptions {
   audit?: AuditService | null;
   /** Time travel for the query routes. */
   asOf?: AsOfEngine | null;
+  /** This process's cluster membership (`/v1/cluster` names it as the one answering; metrics count its leases). */
+  cluster?: ClusterMember | null;
 }
 
 function errorBody(code: string, message: string, details: unknown): ErrorBody {
@@ -95,6 +99,7 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
     maxLagPositions: options.maxLagPositions ?? 10_000,
     audit: options.audit ?? null,
     asOf: options.asOf ?? null,
+    cluster: options.cluster ?? null,
     maxLiveFeeds: options.maxLiveFeeds ?? 32,
     ...(options.maxPageBytes !== undefined ? { maxPageBytes: options.maxPageBytes } : {}),
   };
@@ -192,6 +197,7 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
   eventRoutes(app, ctx);
   auditRoutes(app, ctx);
   historyRoutes(app, ctx);
+  clusterRoutes(app, ctx);
   dashboardRoutes(app);
   return app;
 }

@@ -4,6 +4,7 @@
  */
 import type { AsOfEngine } from '../../replay/as-of/index.js';
 import type { AuditService } from '../../replay/audit/index.js';
+import type { ClusterMember } from '../cluster/index.js';
 import type { EventStore, ProjectionRunner } from '../ledger/index.js';
 import { logger as processLogger } from '../logger.js';
 import type { Poller } from '../poller/index.js';
@@ -26,6 +27,8 @@ export interface ServeApiOptions {
   /** The transparency log the /v1/audit routes serve. */
   audit?: AuditService | null;
   asOf?: AsOfEngine | null;
+  /** This process's cluster membership (`/v1/cluster`, cluster metrics). */
+  cluster?: ClusterMember | null;
   /** Where the one-time token listing goes (default stdout). */
   print?: (text: string) => void;
 }
@@ -59,6 +62,7 @@ export async function serveApi(options: ServeApiOptions): Promise<ServedApi> {
     processMetrics: true,
     audit: options.audit ?? null,
     asOf: options.asOf ?? null,
+    cluster: options.cluster ?? null,
   });
   const host = options.host ?? '127.0.0.1';
   const address = await app.listen({ port: options.port ?? 8080, host });

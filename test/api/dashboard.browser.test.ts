@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { systemTools } from '../support/system-tool.js';
 import { fleetProjections } from '../../projections/index.js';
 import { buildApi, type ZodApp } from '../../src/api/index.js';
+import { ClusterMember } from '../../src/cluster/index.js';
 import { registerSimulatedFleet, simulatorCredentials } from '../../src/demo/demo-fleet.js';
 import { EventStore, ProjectionRunner } from '../../src/ledger/index.js';
 import { Poller } from '../../src/poller/index.js';
@@ -153,5 +154,22 @@ describe.skipIf(!browserTools.runnable)(browserTools.title('the dashboard in a b
     expect(await page.locator('.rollout[data-rollout="panel-1"] .cell').count()).toBe(plan.targets.length);
     expect(await page.locator('.rollout[data-rollout="panel-1"] .cell[data-state="failed"]').count()).toBe(1);
     await page.close();
+  }, 60_000);
+
+  it('the cluster panel shows which process polls which site, under which lease epoch', async () => {
+    const member = new ClusterMember({ pool: store.pool, processId: 'panel-proc', leaseTtlMs: 60_000 });
+    member.shardOf('panel-site', 'panel-n01');
+    await member.tickNow();
+    try {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+      await page.goto(`${base}/?token=${tokens.analyst}`);
+      const row = page.locator('#cluster tr[data-shard="panel-site"]');
+      await row.waitFor({ timeout: 15_000 });
+      expect(await row.getAttribute('data-state')).toBe('held');
+      expect(await row.locator('td').allTextContents()).toEqual(expect.arrayContaining(['panel-site', 'panel-proc', '1']));
+      await page.close();
+    } finally {
+      await member.stop();
+    }
   }, 60_000);
 });

@@ -227,6 +227,42 @@ async function refreshRollouts() {
   panel.replaceChildren(...blocks);
 }
 
+/**
+ * The cluster panel: one row per shard (a site, or a hash range of one) with the process polling it, its lease epoch,
+ * seconds until the lease runs out (the database's clock) and how often it changed hands. One process alone polls
+ * every site without leases: the panel says so.
+ */
+async function refreshCluster() {
+  const cluster = await api('/v1/cluster');
+  const processes = new Map(cluster.processes.map((p) => [p.processId, p]));
+  const alive = cluster.processes.filter((p) => p.alive).length;
+  document.getElementById('cluster-summary').textContent = cluster.shards.length === 0
+    ? 'one process polls every site (no poll leases)'
+    : `${alive} of ${cluster.processes.length} processes alive, ${cluster.shards.filter((s) => s.state === 'held').length} of ${cluster.shards.length} shards held${cluster.answeredBy ? `; answered by ${cluster.answeredBy}` : ''}`;
+  document.querySelector('#cluster tbody').replaceChildren(
+    ...cluster.shards.map((shard) => {
+      const owner = shard.owner ? processes.get(shard.owner) : undefined;
+      const row = document.createElement('tr');
+      row.dataset.shard = shard.shard;
+      row.dataset.state = shard.state;
+      row.dataset.alive = String(owner?.alive ?? false);
+      const expires = shard.state === 'held' || shard.state === 'expired' ? `${Math.round(shard.expiresInS)} s` : '-';
+      const lease = shard.state === 'held' && !owner?.alive ? 'held (process dead)' : shard.state;
+      row.append(
+        text('td', shard.site),
+        text('td', shard.shard === shard.site ? '' : shard.shard),
+        text('td', shard.owner ?? '-', { class: 'process', title: owner?.apiUrl ?? '' }),
+        text('td', owner ? `${owner.host}:${owner.pid}` : '-'),
+        text('td', String(shard.epoch)),
+        text('td', expires),
+        text('td', `${lease}${shard.targets !== undefined ? `, ${shard.targets} BMCs` : ''}`, { class: 'lease' }),
+        text('td', shard.handovers > 0 ? `${shard.handovers} (last from ${shard.previousOwner ?? '-'})` : '0'),
+      );
+      return row;
+    }),
+  );
+}
+
 async function start() {
   if (!token) {
     document.getElementById('feed-status').textContent = 'add ?token=<analyst or admin token> to the address';
@@ -240,6 +276,8 @@ async function start() {
   setInterval(() => void refreshTables().catch((error) => console.warn(error)), 20_000);
   void refreshRollouts().catch((error) => console.warn(error));
   setInterval(() => void refreshRollouts().catch((error) => console.warn(error)), 3_000);
+  void refreshCluster().catch((error) => console.warn(error));
+  setInterval(() => void refreshCluster().catch((error) => console.warn(error)), 5_000);
   window.addEventListener('resize', () => fleet.setNodes([...nodes.values()]));
 }
 

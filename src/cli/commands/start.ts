@@ -311,6 +311,8 @@ export async function run(argv: string[]): Promise<number> {
       simulator: sim,
       audit,
       asOf,
+      // Only a process that polls takes part in the cluster (its member is started with the poller).
+      cluster: poller ? cluster : null,
       port,
       host: process.env.FLEET_LEDGER_API_HOST ?? '127.0.0.1',
       dataDir: values['data-dir'] ?? process.env.FLEET_LEDGER_DATA_DIR ?? '.fleet-ledger',
