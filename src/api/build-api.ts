@@ -15,6 +15,7 @@ import type { ApiContext, ZodApp } from './api-context.js';
 import { ApiError, apiErrorCatalogue, ledgerErrorStatus, type ErrorBody } from './api-error.js';
 import { authenticate, redactUrl } from './auth.js';
 import { createMetrics } from './metrics.js';
+import { ReadReplica } from './read-replica.js';
 import type { AsOfEngine } from '../../replay/as-of/index.js';
 import type { AuditService } from '../../replay/audit/index.js';
 import { auditRoutes } from './routes/audit-routes.js';
@@ -49,6 +50,12 @@ export interface ApiOptions {
   audit?: AuditService | null;
   /** Time travel for the query routes. */
   asOf?: AsOfEngine | null;
+  /**
+   * A PostgreSQL streaming replica of the store's database (`DATABASE_READ_URL`): the query routes read the read
+   * models there, each answer stating the position it reflects and the replica's lag; intents, the log, rollouts and
+   * history stay on the primary. Its pool is closed with the API. None: everything reads the primary, as before.
+   */
+  readDatabaseUrl?: string | null;
 }
 
 function errorBody(code: string, message: string, details: unknown): ErrorBody {
@@ -85,12 +92,17 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 
+  const replica = options.readDatabaseUrl ? new ReadReplica(options.readDatabaseUrl) : null;
+  if (replica) app.addHook('onClose', async () => replica.close());
+  const db = options.store.db as unknown as Kysely<any>;
   const partial: Omit<ApiContext, 'timeAppend'> = {
     store: options.store,
     runner: options.runner ?? null,
     poller: options.poller ?? null,
     simulator: options.simulator ?? null,
-    db: options.store.db as unknown as Kysely<any>,
+    db,
+    readDb: replica?.db ?? db,
+    replica,
     now: options.clock ?? (() => new Date()),
     maxLagPositions: options.maxLagPositions ?? 10_000,
     audit: options.audit ?? null,

@@ -49,6 +49,8 @@ const usage = `fleet-ledger start [options]
   --snapshot-every N        a read-model snapshot every N events, for questions as of an instant (default 50000)
   --snapshot-minutes M      ... or every M minutes while the log moves, whichever comes first (default 10)
   DATABASE_URL      use that PostgreSQL server instead of the embedded one
+  DATABASE_READ_URL a streaming replica of it: the query routes read there, each answer stating the position it
+                    reflects and the replica's lag (intents, the log, rollouts and history stay on the primary)
 `;
 
 async function livenessSummary(db: Kysely<any>): Promise<Record<string, number>> {
@@ -263,6 +265,7 @@ export async function run(argv: string[]): Promise<number> {
       port,
       host: process.env.FLEET_LEDGER_API_HOST ?? '127.0.0.1',
       dataDir: values['data-dir'] ?? process.env.FLEET_LEDGER_DATA_DIR ?? '.fleet-ledger',
+      readDatabaseUrl: process.env.DATABASE_READ_URL || null,
     });
   } catch (error) {
     // A failed start stops what it started: the embedded PostgreSQL must not outlive the process.
