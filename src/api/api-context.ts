@@ -4,10 +4,11 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Kysely } from 'kysely';
 import type { AsOfEngine } from '../../replay/as-of/index.js';
 import type { AuditService } from '../../replay/audit/index.js';
-import type { ClusterMember } from '../cluster/index.js';
+import type { ClusterMembership } from '../cluster/index.js';
 import type { EventStore, ProjectionRunner } from '../ledger/index.js';
 import type { Poller } from '../poller/index.js';
 import type { Simulator } from '../sim/index.js';
+import type { ReadReplica } from './read-replica.js';
 import type { Principal, Role } from './tokens.js';
 
 /** A fastify instance whose routes are typed by their zod schemas. */
@@ -19,8 +20,15 @@ export interface ApiContext {
   runner: ProjectionRunner | null;
   poller: Poller | null;
   simulator: Simulator | null;
-  /** The read models' database (the store's). */
+  /** The read models' database (the store's): the primary. */
   db: Kysely<any>;
+  /**
+   * Where read-only queries may go: the streaming replica's pool when `DATABASE_READ_URL` is set, else `db`. A read
+   * through it states no position by itself; the query routes read through `replica.answer`, which does.
+   */
+  readDb: Kysely<any>;
+  /** The streaming replica the query routes read from (with its lag); null: every read goes to the primary. */
+  replica: ReadReplica | null;
   now: () => Date;
   /** Readiness: a projection further behind the head than this is not ready. */
   maxLagPositions: number;
@@ -35,7 +43,7 @@ export interface ApiContext {
   /** Payload bytes in one page of `/v1/events` (default 4 MiB); the cursor continues after a cut page. */
   maxPageBytes?: number;
   /** This process's membership in the cluster of pollers (`/v1/cluster` names it as the one answering); absent: none. */
-  cluster?: ClusterMember | null;
+  cluster?: ClusterMembership | null;
 }
 
 /** Who may call a route. `queryToken` also accepts `?token=` (EventSource cannot set headers). */

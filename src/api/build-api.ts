@@ -8,7 +8,7 @@ import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyReply } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Kysely } from 'kysely';
-import type { ClusterMember } from '../cluster/index.js';
+import type { ClusterMembership } from '../cluster/index.js';
 import { firstUnstorablePart, isLedgerError, ledgerErrorCatalogue, type EventStore, type ProjectionRunner } from '../ledger/index.js';
 import type { Poller } from '../poller/index.js';
 import type { Simulator } from '../sim/index.js';
@@ -16,6 +16,7 @@ import type { ApiContext, ZodApp } from './api-context.js';
 import { ApiError, apiErrorCatalogue, ledgerErrorStatus, type ErrorBody } from './api-error.js';
 import { authenticate, redactUrl } from './auth.js';
 import { createMetrics } from './metrics.js';
+import { ReadReplica } from './read-replica.js';
 import type { AsOfEngine } from '../../replay/as-of/index.js';
 import type { AuditService } from '../../replay/audit/index.js';
 import { auditRoutes } from './routes/audit-routes.js';
@@ -52,7 +53,13 @@ export interface ApiOptions {
   /** Time travel for the query routes. */
   asOf?: AsOfEngine | null;
   /** This process's cluster membership (`/v1/cluster` names it as the one answering; metrics count its leases). */
-  cluster?: ClusterMember | null;
+  cluster?: ClusterMembership | null;
+  /**
+   * A PostgreSQL streaming replica of the store's database (`DATABASE_READ_URL`): the query routes read the read
+   * models there, each answer stating the position it reflects and the replica's lag; intents, the log, rollouts and
+   * history stay on the primary. Its pool is closed with the API. None: everything reads the primary, as before.
+   */
+  readDatabaseUrl?: string | null;
 }
 
 function errorBody(code: string, message: string, details: unknown): ErrorBody {
@@ -89,12 +96,17 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 
+  const replica = options.readDatabaseUrl ? new ReadReplica(options.readDatabaseUrl) : null;
+  if (replica) app.addHook('onClose', async () => replica.close());
+  const db = options.store.db as unknown as Kysely<any>;
   const partial: Omit<ApiContext, 'timeAppend'> = {
     store: options.store,
     runner: options.runner ?? null,
     poller: options.poller ?? null,
     simulator: options.simulator ?? null,
-    db: options.store.db as unknown as Kysely<any>,
+    db,
+    readDb: replica?.db ?? db,
+    replica,
     now: options.clock ?? (() => new Date()),
     maxLagPositions: options.maxLagPositions ?? 10_000,
     audit: options.audit ?? null,

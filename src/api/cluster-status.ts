@@ -6,7 +6,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { z } from 'zod';
-import type { ClusterMember } from '../cluster/index.js';
+import type { ClusterMembership } from '../cluster/index.js';
 import type { Poller } from '../poller/index.js';
 
 /** A lease's state at `at`: held (owner renewing it), expired (owner stopped renewing), released (handed over), unheld (never leased). */
@@ -101,7 +101,7 @@ const iso = (at: Date | null): string | null => (at === null ? null : new Date(a
 const seconds = (value: number | null): number | null => (value === null ? null : Math.round(value * 1000) / 1000);
 
 /** Reads the members and the leases (the tables of migration 0006) as of one database instant. */
-export async function readClusterStatus(db: Kysely<any>, here: { cluster?: ClusterMember | null; poller?: Poller | null } = {}): Promise<ClusterStatus> {
+export async function readClusterStatus(db: Kysely<any>, here: { cluster?: ClusterMembership | null; poller?: Poller | null } = {}): Promise<ClusterStatus> {
   const { at, members, leases } = await db
     .transaction()
     .setIsolationLevel('repeatable read')

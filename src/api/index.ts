@@ -5,3 +5,4 @@ export { ApiError, apiErrorCatalogue, ledgerErrorStatus, documentedErrorCodes, t
 export { TokenTable, agentMayReportFor, generateDemoTokens, parseTokensEnv, readTokensFile, tokensFromEnvironment, roles, type Principal, type Role, type DemoTokens } from './tokens.js';
 export type { ZodApp } from './api-context.js';
 export { appendRefusal, type AppendRefusal, agentObservationTypes, logReaderRoles, observationTypes, operatorIntentTypes } from './append-permission.js';
+export { ReadReplica, lsnBytes, type ReadOrigin, type ReadReplicaOptions, type ReplicaLag, type ReplicaStatus } from './read-replica.js';

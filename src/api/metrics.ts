@@ -9,12 +9,15 @@ import { readClusterStatus, shardStates, type ClusterStatus } from './cluster-st
 
 /** Per-shard cluster series exported at most (the first by shard name): shards are sites and hash ranges of sites. */
 export const maxShardSeries = 256;
+import type { ReplicaStatus } from './read-replica.js';
 
 export interface ApiMetrics {
   registry: Registry;
   httpRequests: Counter<'method' | 'route' | 'status'>;
   httpDuration: Histogram<'method' | 'route'>;
   appendDuration: Histogram;
+  /** Takes the samples the scrape's gauges read (the read replica's state); call before `registry.metrics()`. */
+  refresh(): Promise<void>;
 }
 
 export function createMetrics(ctx: Omit<ApiContext, 'timeAppend'>, options: { processMetrics?: boolean } = {}): ApiMetrics {
@@ -274,6 +277,23 @@ export function createMetrics(ctx: Omit<ApiContext, 'timeAppend'>, options: { pr
     new Gauge({ name: 'fleet_ledger_sim_bmc_sessions_peak_max', help: 'The most sessions any one simulated BMC has served at once', registers, collect() { this.set(simulator.stats().sessionsPeakMax); } });
   }
 
+  // The replica is sampled once per scrape, before the registry is written (`refresh`), and its gauges read that
+  // sample: one round trip to each copy per scrape, and no figure older than the scrape. A figure the replica (or, for
+  // the lag in positions and bytes, the primary) did not give is NaN: unknown, not zero.
+  let replicaSample: ReplicaStatus | null = null;
+  if (ctx.replica) {
+    const sampled = (read: (status: ReplicaStatus) => number | null) =>
+      function collect(this: Gauge) {
+        const value = replicaSample ? read(replicaSample) : null;
+        this.set(value ?? Number.NaN);
+      };
+    new Gauge({ name: 'fleet_ledger_replica_up', help: '1 when the read replica (DATABASE_READ_URL) answers; 0: the query routes read the primary', registers, collect: sampled((status) => (status.reachable ? 1 : 0)) });
+    new Gauge({ name: 'fleet_ledger_replica_lag_seconds', help: "Seconds since the read replica replayed the primary's last commit (0 when it has replayed all it received)", registers, collect: sampled((status) => (status.lag.ms === null ? null : status.lag.ms / 1000)) });
+    new Gauge({ name: 'fleet_ledger_replica_lag_positions', help: "Log positions between the primary's head and the read replica's", registers, collect: sampled((status) => status.lag.positions) });
+    new Gauge({ name: 'fleet_ledger_replica_lag_bytes', help: "WAL bytes between the primary's write position and the read replica's replay position", registers, collect: sampled((status) => status.lag.bytes) });
+    new Gauge({ name: 'fleet_ledger_replica_head_position', help: "The log's head as replayed on the read replica", registers, collect: sampled((status) => status.head) });
+  }
+
   new Gauge({
     name: 'fleet_ledger_dark_nodes',
     help: 'Nodes in the dark liveness state',
@@ -295,5 +315,13 @@ export function createMetrics(ctx: Omit<ApiContext, 'timeAppend'>, options: { pr
     },
   });
 
-  return { registry, httpRequests, httpDuration, appendDuration };
+  return {
+    registry,
+    httpRequests,
+    httpDuration,
+    appendDuration,
+    async refresh() {
+      if (ctx.replica) replicaSample = await ctx.replica.status(ctx.db);
+    },
+  };
 }

@@ -4,8 +4,8 @@
  */
 import type { AsOfEngine } from '../../replay/as-of/index.js';
 import type { AuditService } from '../../replay/audit/index.js';
-import type { ClusterMember } from '../cluster/index.js';
-import type { EventStore, ProjectionRunner } from '../ledger/index.js';
+import type { ClusterMembership } from '../cluster/index.js';
+import { redactConnectionString, type EventStore, type ProjectionRunner } from '../ledger/index.js';
 import { logger as processLogger } from '../logger.js';
 import type { Poller } from '../poller/index.js';
 import type { Simulator } from '../sim/index.js';
@@ -28,7 +28,12 @@ export interface ServeApiOptions {
   audit?: AuditService | null;
   asOf?: AsOfEngine | null;
   /** This process's cluster membership (`/v1/cluster`, cluster metrics). */
-  cluster?: ClusterMember | null;
+  cluster?: ClusterMembership | null;
+  /**
+   * A streaming replica the query routes read from (default: the DATABASE_READ_URL environment variable; none:
+   * every read goes to the primary). Logged without its password.
+   */
+  readDatabaseUrl?: string | null;
   /** Where the one-time token listing goes (default stdout). */
   print?: (text: string) => void;
 }
@@ -52,6 +57,7 @@ export async function serveApi(options: ServeApiOptions): Promise<ServedApi> {
       `API demo tokens${demo.path ? ` (stored 0600 in ${demo.path})` : ''}:\n${demo.tokens.map((t) => `  ${t.role.padEnd(9)} ${t.principal.padEnd(15)} ${t.token}`).join('\n')}\n`,
     );
   }
+  const readDatabaseUrl = options.readDatabaseUrl === undefined ? process.env.DATABASE_READ_URL || null : options.readDatabaseUrl;
   const app = await buildApi({
     store: options.store,
     runner: options.runner ?? null,
@@ -63,10 +69,13 @@ export async function serveApi(options: ServeApiOptions): Promise<ServedApi> {
     audit: options.audit ?? null,
     asOf: options.asOf ?? null,
     cluster: options.cluster ?? null,
+    readDatabaseUrl,
   });
   const host = options.host ?? '127.0.0.1';
   const address = await app.listen({ port: options.port ?? 8080, host });
   const url = address.replace('[::1]', 'localhost');
   processLogger.info({ url, docs: `${url}/docs` }, `API listening on ${url} (dashboard: ${url}/?token=<analyst or admin token>)`);
+  const reads = readDatabaseUrl ? redactConnectionString(readDatabaseUrl) : null;
+  processLogger.info({ readReplica: reads }, reads ? `query routes read the replica ${reads} (intents, the log, rollouts and history: the primary)` : 'query routes read the primary (no DATABASE_READ_URL)');
   return { app, url, tokens, close: () => app.close() };
 }

@@ -362,3 +362,12 @@ export class ClusterMember {
     if (this.#ownPool) await this.#pool.end().catch(() => undefined);
   }
 }
+
+/** What the API and the poller know of a process's membership, kept in this thread or in one of its own. */
+export interface ClusterMembership {
+  readonly processId: string;
+  held(): HeldLease[];
+  shardOf(site: string, nodeId: string): string;
+  mayRequest(shard: string, epoch: number): boolean;
+  fenced(shard: string, epoch: number): void;
+}

@@ -9,7 +9,7 @@ export function healthRoutes(app: ZodApp, ctx: ApiContext, metrics: ApiMetrics):
   app.get('/healthz', { schema: { tags, summary: 'the process is up' } }, async () => ({ status: 'ok' }));
 
   app.get('/readyz', {
-    schema: { tags, summary: 'the store answers, and every projection runs within its lag (503 otherwise)' },
+    schema: { tags, summary: 'the store answers, and every projection runs within its lag (503 otherwise); with a read replica, its state and lag' },
     handler: async (request, reply) => {
       const reasons: string[] = [];
       let headPosition: number | null = null;
@@ -25,11 +25,16 @@ export function healthRoutes(app: ZodApp, ctx: ApiContext, metrics: ApiMetrics):
         if (status.state === 'failed') reasons.push(`projection ${status.name} stopped at position ${status.error?.position} (the reason is in its status and the log)`);
         else if (status.lagPositions > ctx.maxLagPositions) reasons.push(`projection ${status.name} lags ${status.lagPositions} positions (limit ${ctx.maxLagPositions})`);
       }
+      // With a read replica: where the query routes read and how far behind it is. A replica that does not answer is
+      // reported, not a reason: its reads fall back to the primary, and every process sharing that replica turning
+      // unready at once would take the whole API out of a load balancer (`fleet_ledger_replica_up` is there to alert).
+      const replica = ctx.replica ? await ctx.replica.status(ctx.db) : null;
       const body = {
         status: reasons.length === 0 ? 'ready' : 'not-ready',
         reasons,
         headPosition,
         projections: projections.map((p) => ({ name: p.name, state: p.state, lagPositions: p.lagPositions, lagSeconds: p.lagSeconds })),
+        ...(replica ? { replica } : {}),
       };
       if (reasons.length > 0) {
         reply.code(503);
@@ -43,6 +48,7 @@ export function healthRoutes(app: ZodApp, ctx: ApiContext, metrics: ApiMetrics):
     schema: { tags, summary: 'Prometheus exposition format', querystring: z.object({}) },
     handler: async (_request, reply) => {
       reply.header('content-type', metrics.registry.contentType);
+      await metrics.refresh();
       return metrics.registry.metrics();
     },
   });

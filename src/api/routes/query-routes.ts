@@ -6,8 +6,12 @@
  * as the as-of engine materializes them at that point (only the projections the route reads), the answer carries
  * `asOf: { position, recordedAt, instant }` and the `fleet-ledger-as-of-position` / `fleet-ledger-as-of-recorded-at`
  * headers, and "seconds since" count to the instant asked. Without `asOf` the answers are unchanged.
+ *
+ * With a read replica (`DATABASE_READ_URL`), answers without `asOf` are read on the replica and carry `readFrom` and
+ * the `fleet-ledger-read-from` / `fleet-ledger-position` / `fleet-ledger-replica-*` headers (see `read-replica.ts`);
+ * `?minPosition=` sends a read the replica has not caught up with to the primary.
  */
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sql, type Kysely } from 'kysely';
 import { z } from 'zod';
 import { instantSchema, nodeIdSchema } from '../../../events/index.js';
@@ -33,6 +37,7 @@ import { asOfDescription, isAsOfError, isPointError, type AsOfEngine, type AsOfP
 import { ApiError } from '../api-error.js';
 import { queryRoles, type ApiContext, type ZodApp } from '../api-context.js';
 import { keyAfter, keysetPage, pageOf, pageQuery } from '../paging.js';
+import type { ReadOrigin } from '../read-replica.js';
 
 /** The `asOf` query parameter: a log position (1 or more) or an RFC 3339 instant with a zone. */
 export const asOfParameter = z
@@ -45,6 +50,22 @@ export const asOfParameter = z
     `answer as of this point of the log: ${asOfDescription}; an instant stands for the last position recorded at or before it. ` +
       'The answer then carries asOf {position, recordedAt, instant} and the fleet-ledger-as-of-position and fleet-ledger-as-of-recorded-at headers',
   );
+
+/**
+ * `minPosition`: read-your-writes on a ledger with a read replica. The answer reflects at least this position of the
+ * log: the replica answers when its read models have reached it, else the primary does (pass the position an intent
+ * answered). Without a replica it changes nothing.
+ */
+export const minPositionParameter = z.coerce
+  .number()
+  .int()
+  .min(1)
+  .max(Number.MAX_SAFE_INTEGER)
+  .optional()
+  .describe('with a read replica: answer from a copy whose read models have applied the log through this position (the replica when it has, else the primary); pass the position an intent answered to read your own write');
+
+/** The parameters every read-model route takes: a point of the past, or a least position for a current answer. */
+export const readParameters = { asOf: asOfParameter, minPosition: minPositionParameter };
 
 /** What an as-of answer reflects, as it appears in the answer. */
 export interface AsOfAnswer {
@@ -146,15 +167,26 @@ function inventoryRow(row: any) {
 
 export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
   const tags = ['queries'];
-  const asOfOnly = z.object({ asOf: asOfParameter });
+  const readQuery = z.object(readParameters);
 
   /**
    * Answers a query from the live read models, or, with `asOf`, from the read models of `projections` as of that
    * point (the answer then says which point it reflects). `query` gets the database to read and the instant "now"
-   * stands for.
+   * stands for. With a read replica, a live answer is read there (or on the primary when the replica has not reached
+   * `minPosition`) and says which copy answered, the position it reflects and the replica's lag (`readFrom`).
    */
-  async function answer<T extends object>(reply: FastifyReply, asOf: string | undefined, projections: readonly string[], query: (db: Kysely<any>, now: Date) => Promise<T>): Promise<T | (T & { asOf: AsOfAnswer })> {
-    if (asOf === undefined) return query(ctx.db, ctx.now());
+  async function answer<T extends object>(
+    request: FastifyRequest<{ Querystring: { asOf?: string | undefined; minPosition?: number | undefined } }>,
+    reply: FastifyReply,
+    projections: readonly string[],
+    query: (db: Kysely<any>, now: Date) => Promise<T>,
+  ): Promise<T | (T & { asOf: AsOfAnswer }) | (T & { readFrom: ReadOrigin })> {
+    const { asOf, minPosition } = request.query;
+    if (asOf === undefined) {
+      const now = ctx.now();
+      if (ctx.replica) return ctx.replica.answer(reply, ctx.db, projections, minPosition, (db) => query(db, now), request.log);
+      return query(ctx.db, now);
+    }
     const { engine, point } = await asOfPoint(ctx, asOf);
     let result: T;
     try {
@@ -167,9 +199,9 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
 
   app.get('/v1/nodes/:nodeId', {
     config: access,
-    schema: { tags, summary: "a node's current view: liveness, inventory, firmware, drift and alarms", params: z.object({ nodeId: nodeIdSchema }), querystring: asOfOnly },
+    schema: { tags, summary: "a node's current view: liveness, inventory, firmware, drift and alarms", params: z.object({ nodeId: nodeIdSchema }), querystring: readQuery },
     handler: async (request, reply) =>
-      answer(reply, request.query.asOf, reads.node, async (db, now) => {
+      answer(request, reply, reads.node, async (db, now) => {
         const { nodeId } = request.params;
         const [liveness, inventory, firmware, drift, alarms] = await Promise.all([
           db.selectFrom('liveness_nodes').selectAll().where('node_id', '=', nodeId).executeTakeFirst(),
@@ -204,11 +236,11 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
         rack: z.string().max(64).optional(),
         compact: z.enum(['true', 'false']).default('false').describe('only nodeId, site, rack and state'),
         token: z.string().optional(),
-        asOf: asOfParameter,
+        ...readParameters,
       }),
     },
     handler: async (request, reply) =>
-      answer(reply, request.query.asOf, reads.liveness, async (db, now) => {
+      answer(request, reply, reads.liveness, async (db, now) => {
         const { cursor, limit, state, exclude, site, rack, compact } = request.query;
         const after = keyAfter(cursor);
         let query = db.selectFrom('liveness_nodes').selectAll();
@@ -225,9 +257,9 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
 
   app.get('/v1/liveness/summary', {
     config: access,
-    schema: { tags, summary: 'how many nodes are in each liveness state', querystring: asOfOnly },
+    schema: { tags, summary: 'how many nodes are in each liveness state', querystring: readQuery },
     handler: async (request, reply) =>
-      answer(reply, request.query.asOf, reads.liveness, async (db) => {
+      answer(request, reply, reads.liveness, async (db) => {
         const rows = await db.selectFrom('liveness_nodes').select(['state', sql<number>`count(*)::int`.as('nodes')]).groupBy('state').execute();
         return { states: Object.fromEntries(rows.map((row: any) => [row.state, row.nodes])) as Record<string, number> };
       }),
@@ -235,9 +267,9 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
 
   app.get('/v1/liveness/dark', {
     config: access,
-    schema: { tags, summary: 'dark nodes, longest dark first', querystring: z.object({ ...pageQuery, asOf: asOfParameter }) },
+    schema: { tags, summary: 'dark nodes, longest dark first', querystring: z.object({ ...pageQuery, ...readParameters }) },
     handler: async (request, reply) =>
-      answer(reply, request.query.asOf, reads.liveness, async (db, now) => {
+      answer(request, reply, reads.liveness, async (db, now) => {
         const dark = (await darkNodes(db)).map((node) => ({ ...node, secondsSinceLastContact: secondsSince(now, node.lastContactAt) }));
         return pageOf(dark, request.query.cursor, request.query.limit);
       }),
@@ -248,10 +280,10 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
     schema: {
       tags,
       summary: 'nodes not heard from for `intervals` times their expected interval, whatever their state (what a stopped poller would hide)',
-      querystring: z.object({ ...pageQuery, intervals: z.coerce.number().min(1).max(1000).default(3), asOf: asOfParameter }),
+      querystring: z.object({ ...pageQuery, intervals: z.coerce.number().min(1).max(1000).default(3), ...readParameters }),
     },
     handler: async (request, reply) =>
-      answer(reply, request.query.asOf, reads.liveness, async (db, now) => {
+      answer(request, reply, reads.liveness, async (db, now) => {
         const overdue = (await overdueNodes(db, now, request.query.intervals)).map((node) => ({ ...node, secondsSinceLastContact: secondsSince(now, node.lastContactAt) }));
         return pageOf(overdue, request.query.cursor, request.query.limit);
       }),
@@ -259,9 +291,9 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
 
   app.get('/v1/liveness/nodes/:nodeId', {
     config: access,
-    schema: { tags, summary: "one node's liveness and time since last contact", params: z.object({ nodeId: nodeIdSchema }), querystring: asOfOnly },
+    schema: { tags, summary: "one node's liveness and time since last contact", params: z.object({ nodeId: nodeIdSchema }), querystring: readQuery },
     handler: async (request, reply) =>
-      answer(reply, request.query.asOf, reads.liveness, async (db, now) => {
+      answer(request, reply, reads.liveness, async (db, now) => {
         const node = await nodeLiveness(db, request.params.nodeId);
         if (!node) throw new ApiError('API_NOT_FOUND', { resource: 'node', id: request.params.nodeId }, `no liveness for node ${request.params.nodeId}`);
         return { ...node, secondsSinceLastContact: secondsSince(now, node.lastContactAt) };
@@ -274,11 +306,11 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
       tags,
       summary: 'gaps (stretches without contact) of a node or a rack overlapping [from, to]; open gaps have endAt null',
       querystring: z
-        .object({ ...pageQuery, nodeId: nodeIdSchema.optional(), rack: z.string().min(1).max(64).optional(), from: instantSchema.optional(), to: instantSchema.optional(), asOf: asOfParameter })
+        .object({ ...pageQuery, nodeId: nodeIdSchema.optional(), rack: z.string().min(1).max(64).optional(), from: instantSchema.optional(), to: instantSchema.optional(), ...readParameters })
         .refine((q) => (q.nodeId === undefined) !== (q.rack === undefined), { path: ['nodeId'], message: 'give exactly one of nodeId and rack' }),
     },
     handler: async (request, reply) =>
-      answer(reply, request.query.asOf, reads.liveness, async (db, now) => {
+      answer(request, reply, reads.liveness, async (db, now) => {
         const { nodeId, rack, cursor, limit } = request.query;
         const to = request.query.to ? new Date(request.query.to) : now;
         const from = request.query.from ? new Date(request.query.from) : new Date(to.getTime() - 24 * 3600_000);
@@ -289,9 +321,9 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
 
   app.get('/v1/inventory', {
     config: access,
-    schema: { tags, summary: 'node counts by one attribute (vendor, model, firmware, ...)', querystring: z.object({ ...pageQuery, by: z.enum(inventoryDimensions).default('manufacturer'), asOf: asOfParameter }) },
+    schema: { tags, summary: 'node counts by one attribute (vendor, model, firmware, ...)', querystring: z.object({ ...pageQuery, by: z.enum(inventoryDimensions).default('manufacturer'), ...readParameters }) },
     handler: async (request, reply) =>
-      answer(reply, request.query.asOf, reads.inventory, async (db) => ({ by: request.query.by, ...pageOf(await inventoryBy(db, request.query.by), request.query.cursor, request.query.limit) })),
+      answer(request, reply, reads.inventory, async (db) => ({ by: request.query.by, ...pageOf(await inventoryBy(db, request.query.by), request.query.cursor, request.query.limit) })),
   });
 
   app.get('/v1/inventory/nodes', {
@@ -308,11 +340,11 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
         gpuModel: z.string().max(200).optional(),
         bmcFirmware: z.string().max(200).optional(),
         biosVersion: z.string().max(200).optional(),
-        asOf: asOfParameter,
+        ...readParameters,
       }),
     },
     handler: async (request, reply) =>
-      answer(reply, request.query.asOf, reads.inventory, async (db) => {
+      answer(request, reply, reads.inventory, async (db) => {
         const q = request.query;
         const after = keyAfter(q.cursor);
         let query = db.selectFrom('inventory_nodes').selectAll();
@@ -334,8 +366,8 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
 
   app.get('/v1/inventory/heterogeneity', {
     config: access,
-    schema: { tags, summary: 'every (vendor, model, firmware component, version) with its node count, oldest first', querystring: z.object({ ...pageQuery, asOf: asOfParameter }) },
-    handler: async (request, reply) => answer(reply, request.query.asOf, reads.inventory, async (db) => pageOf(await heterogeneityReport(db), request.query.cursor, request.query.limit)),
+    schema: { tags, summary: 'every (vendor, model, firmware component, version) with its node count, oldest first', querystring: z.object({ ...pageQuery, ...readParameters }) },
+    handler: async (request, reply) => answer(request, reply, reads.inventory, async (db) => pageOf(await heterogeneityReport(db), request.query.cursor, request.query.limit)),
   });
 
   app.get('/v1/inventory/firmware/:component', {
@@ -344,9 +376,9 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
       tags,
       summary: 'node counts per running version of one firmware component',
       params: z.object({ component: z.string().min(1).max(200) }),
-      querystring: z.object({ ...pageQuery, asOf: asOfParameter }),
+      querystring: z.object({ ...pageQuery, ...readParameters }),
     },
-    handler: async (request, reply) => answer(reply, request.query.asOf, reads.inventory, async (db) => pageOf(await firmwareVersions(db, request.params.component), request.query.cursor, request.query.limit)),
+    handler: async (request, reply) => answer(request, reply, reads.inventory, async (db) => pageOf(await firmwareVersions(db, request.params.component), request.query.cursor, request.query.limit)),
   });
 
   app.get('/v1/drift', {
@@ -354,10 +386,10 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
     schema: {
       tags,
       summary: 'fields that differ from the EBOM declaration, oldest first',
-      querystring: z.object({ ...pageQuery, nodeId: nodeIdSchema.optional(), kind: z.enum(['missing', 'unexpected', 'mismatch']).optional(), asOf: asOfParameter }),
+      querystring: z.object({ ...pageQuery, nodeId: nodeIdSchema.optional(), kind: z.enum(['missing', 'unexpected', 'mismatch']).optional(), ...readParameters }),
     },
     handler: async (request, reply) =>
-      answer(reply, request.query.asOf, reads.drift, async (db) => {
+      answer(request, reply, reads.drift, async (db) => {
         const { nodeId, kind, cursor, limit } = request.query;
         return pageOf(await driftFindings(db, { ...(nodeId ? { nodeId } : {}), ...(kind ? { kind } : {}) }), cursor, limit);
       }),
@@ -365,8 +397,8 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
 
   app.get('/v1/compliance', {
     config: access,
-    schema: { tags, summary: 'firmware compliance per component: at baseline, above, below, unknown', querystring: z.object({ ...pageQuery, asOf: asOfParameter }) },
-    handler: async (request, reply) => answer(reply, request.query.asOf, reads.compliance, async (db) => pageOf(await complianceSummary(db), request.query.cursor, request.query.limit)),
+    schema: { tags, summary: 'firmware compliance per component: at baseline, above, below, unknown', querystring: z.object({ ...pageQuery, ...readParameters }) },
+    handler: async (request, reply) => answer(request, reply, reads.compliance, async (db) => pageOf(await complianceSummary(db), request.query.cursor, request.query.limit)),
   });
 
   app.get('/v1/compliance/nodes', {
@@ -374,10 +406,10 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
     schema: {
       tags,
       summary: "each node's firmware against its own declared baseline",
-      querystring: z.object({ ...pageQuery, component: z.string().min(1).max(200).optional(), status: z.enum(['at-baseline', 'above', 'below', 'unknown']).optional(), asOf: asOfParameter }),
+      querystring: z.object({ ...pageQuery, component: z.string().min(1).max(200).optional(), status: z.enum(['at-baseline', 'above', 'below', 'unknown']).optional(), ...readParameters }),
     },
     handler: async (request, reply) =>
-      answer(reply, request.query.asOf, reads.compliance, async (db) => {
+      answer(request, reply, reads.compliance, async (db) => {
         const { component, status, cursor, limit } = request.query;
         const nodes = (await complianceByNode(db, component)).filter((node) => !status || node.status === status);
         return pageOf(nodes, cursor, limit);
@@ -389,10 +421,10 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
     schema: {
       tags,
       summary: 'open alarms, oldest first; node alarms folded under a root cause are counted on it (includeFolded lists them too)',
-      querystring: z.object({ ...pageQuery, kind: z.string().max(64).optional(), includeFolded: z.enum(['true', 'false']).default('false'), asOf: asOfParameter }),
+      querystring: z.object({ ...pageQuery, kind: z.string().max(64).optional(), includeFolded: z.enum(['true', 'false']).default('false'), ...readParameters }),
     },
     handler: async (request, reply) =>
-      answer(reply, request.query.asOf, reads.alarms, async (db) => {
+      answer(request, reply, reads.alarms, async (db) => {
         const { kind, includeFolded, cursor, limit } = request.query;
         const alarms = await openAlarms(db, { includeFolded: includeFolded === 'true', ...(kind ? { kind } : {}) });
         const page = pageOf(alarms, cursor, limit);
@@ -405,9 +437,9 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
 
   app.get('/v1/alarms/:alarmId', {
     config: access,
-    schema: { tags, summary: 'one alarm with the alarms folded under it', params: z.object({ alarmId: z.string().min(1).max(200) }), querystring: asOfOnly },
+    schema: { tags, summary: 'one alarm with the alarms folded under it', params: z.object({ alarmId: z.string().min(1).max(200) }), querystring: readQuery },
     handler: async (request, reply) =>
-      answer(reply, request.query.asOf, reads.alarms, async (db) => {
+      answer(request, reply, reads.alarms, async (db) => {
         const alarm = await alarmById(db, request.params.alarmId);
         if (!alarm) throw new ApiError('API_NOT_FOUND', { resource: 'alarm', id: request.params.alarmId }, `no alarm ${request.params.alarmId}`);
         return { ...alarm, children: await childAlarms(db, alarm.alarmId) };

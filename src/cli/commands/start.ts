@@ -56,6 +56,8 @@ const usage = `fleet-ledger start [options]
                     over after it (plus 2 s), renewed every third of it
   DATABASE_URL      use that PostgreSQL server instead of the embedded one; several processes may share one
                     (README: Running on more than one machine)
+  DATABASE_READ_URL a streaming replica of it: the query routes read there, each answer stating the position it
+                    reflects and the replica's lag (intents, the log, rollouts and history stay on the primary)
 `;
 
 async function livenessSummary(db: Kysely<any>): Promise<Record<string, number>> {
@@ -316,6 +318,7 @@ export async function run(argv: string[]): Promise<number> {
       port,
       host: process.env.FLEET_LEDGER_API_HOST ?? '127.0.0.1',
       dataDir: values['data-dir'] ?? process.env.FLEET_LEDGER_DATA_DIR ?? '.fleet-ledger',
+      readDatabaseUrl: process.env.DATABASE_READ_URL || null,
     });
   } catch (error) {
     // A failed start stops what it started: the embedded PostgreSQL must not outlive the process.

@@ -32,7 +32,7 @@ export interface ApiHarness {
   close(): Promise<void>;
 }
 
-export async function openApiHarness(options: { maxLiveFeeds?: number; maxPageBytes?: number } = {}): Promise<ApiHarness> {
+export async function openApiHarness(options: { maxLiveFeeds?: number; maxPageBytes?: number; readDatabaseUrl?: string } = {}): Promise<ApiHarness> {
   const database = await freshDatabase(inject('embeddedAdminUrl'));
   const store = await EventStore.open({ connectionString: database.url, pollIntervalMs: 200 });
   const runner = new ProjectionRunner(store, fleetProjections({ liveness: { darkAfterMisses: 3 } }));
