@@ -145,7 +145,11 @@ export async function runCluster(options: ClusterRunOptions): Promise<ClusterRun
         const text = partial + chunk.toString();
         const lines = text.split('\n');
         partial = lines.pop()!;
-        for (const line of lines) if (/"level":(4|5|6)0|cluster|refused|lease/.test(line)) member.lines.push(line);
+        for (const line of lines) {
+          if (!/"level":(4|5|6)0|cluster|refused|lease/.test(line)) continue;
+          member.lines.push(line);
+          if (/poll lease|cluster round|keeper|polling shard/.test(line)) log(`p${index} ${line.replace(/.*"msg":"([^"]*)".*/, '$1')} ${/"shard":"([^"]*)"/.exec(line)?.[1] ?? ''} ${/"(tookMs|sinceLastMs|targets|reason)":("?[^,}]*)/.exec(line)?.[0] ?? ''}`);
+        }
       });
       child.on('exit', () => (member.exited = true));
       for (const deadline = Date.now() + 180_000; ; ) {
@@ -179,7 +183,14 @@ export async function runCluster(options: ClusterRunOptions): Promise<ClusterRun
         firstSweep = (Date.now() - started) / 1000;
         break;
       }
-      if (Date.now() > deadline) throw new Error(`first sweep not done in 300 s: ${contacted} of ${fleet.length} contacted, ${owners} owners`);
+      if (Date.now() > deadline) {
+        const bySite = (await pool.query(`SELECT site, count(*) FILTER (WHERE last_contact_at IS NOT NULL) AS contacted, count(*) AS nodes FROM liveness_nodes GROUP BY site ORDER BY site`)).rows;
+        const polls = (await pool.query(`SELECT stream, count(*) AS batches, max(position) AS last FROM ledger_events WHERE type = 'PollOutcomesRecorded' GROUP BY stream`)).rows;
+        const lag = (await pool.query(`SELECT * FROM projection_checkpoints`).catch(() => ({ rows: [] }))).rows;
+        const head = (await pool.query(`SELECT position FROM ledger_head`)).rows;
+        for (const member of members) log(`p${member.index} last lines:\n${member.lines.filter((l) => !/poll lease|polling shard/.test(l)).slice(-8).join('\n')}`);
+        throw new Error(`first sweep not done in 300 s: ${contacted} of ${fleet.length} contacted, ${owners} owners; by site ${JSON.stringify(bySite)}; polls ${JSON.stringify(polls)}; head ${JSON.stringify(head)}; checkpoints ${JSON.stringify(lag)}`);
+      }
       await sleep(500);
     }
     log(`first sweep after ${round(firstSweep, 1)} s`);

@@ -29,12 +29,15 @@ export class ThreadedClusterMember {
   readonly processId: string;
   readonly #options: ClusterMemberOptions & { connectionString: string };
   readonly #slots: BigInt64Array;
-  readonly #worker: Worker;
+  #worker: Worker | null = null;
+  readonly #data: KeeperData;
+  /** Messages for the keeper before it runs (shards learnt before `start`). */
+  readonly #queued: ToKeeper[] = [];
   readonly #slotOf = new Map<string, number>();
   readonly #known = new Set<string>();
   #held: HeldLease[] = [];
   stats: ClusterStats;
-  #ready: Promise<void>;
+  #ready: Promise<void> | null = null;
   #stopped: Promise<void> | null = null;
   #exited = false;
 
@@ -57,22 +60,29 @@ export class ThreadedClusterMember {
       },
       buffer,
     };
-    this.#worker = keeperThread(data);
-    let resolveReady!: () => void;
-    let rejectReady!: (error: Error) => void;
-    this.#ready = new Promise<void>((resolve, reject) => {
-      resolveReady = resolve;
-      rejectReady = reject;
+    this.#data = data;
+  }
+
+  /**
+   * Starts the keeper; resolves once it has made its first round (joined the cluster). Call it once whatever the
+   * callbacks drive (the poller) exists: a lease acquired before would find nobody to poll its shard.
+   */
+  start(): Promise<void> {
+    this.#ready ??= new Promise<void>((resolve, reject) => {
+      const worker = keeperThread(this.#data);
+      this.#worker = worker;
+      worker.on('message', (message: FromKeeper) => this.#onMessage(message, resolve, reject));
+      worker.on('error', (error) => {
+        this.#options.log?.('the lease keeper thread failed: leases run out and polling stops', { error: String(error) });
+        reject(error);
+      });
+      worker.on('exit', () => {
+        this.#exited = true;
+        reject(new Error('the lease keeper thread exited'));
+      });
+      for (const message of this.#queued.splice(0)) worker.postMessage(message);
     });
-    this.#worker.on('message', (message: FromKeeper) => this.#onMessage(message, resolveReady, rejectReady));
-    this.#worker.on('error', (error) => {
-      options.log?.('the lease keeper thread failed: leases run out and polling stops', { error: String(error) });
-      rejectReady(error);
-    });
-    this.#worker.on('exit', () => {
-      this.#exited = true;
-      rejectReady(new Error('the lease keeper thread exited'));
-    });
+    return this.#ready;
   }
 
   #onMessage(message: FromKeeper, ready: () => void, failed: (error: Error) => void): void {
@@ -108,7 +118,8 @@ export class ThreadedClusterMember {
   }
 
   #post(message: ToKeeper): void {
-    if (!this.#exited) this.#worker.postMessage(message);
+    if (!this.#worker) this.#queued.push(message);
+    else if (!this.#exited) this.#worker.postMessage(message);
   }
 
   shardOf(site: string, nodeId: string): string {
@@ -149,25 +160,21 @@ export class ThreadedClusterMember {
     this.#post({ kind: 'fenced', shard, epoch });
   }
 
-  /** Resolves once the keeper has made its first round (joined the cluster). */
-  start(): Promise<void> {
-    return this.#ready;
-  }
-
   /** Drains and releases every shard (through `onRelease`), leaves the cluster, and ends the thread. */
   stop(): Promise<void> {
     this.#stopped ??= (async () => {
-      if (this.#exited) return;
+      const worker = this.#worker;
+      if (!worker || this.#exited) return;
       const stopped = new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 60_000);
-        this.#worker.once('exit', () => {
+        worker.once('exit', () => {
           clearTimeout(timer);
           resolve();
         });
       });
       this.#post({ kind: 'stop' });
       await stopped;
-      await this.#worker.terminate().catch(() => undefined);
+      await worker.terminate().catch(() => undefined);
     })();
     return this.#stopped;
   }
