@@ -1,8 +1,9 @@
 /**
- * `npm run bench:rollout [-- --json] [--bmcs N] [--cap N] [--kills N]`: a firmware rollout over simulated BMCs
- * (default 25,000, site cap 500, 1% of update requests failing on the BMC) with the engine SIGKILLed at least 20
- * times and restarted. Prints one JSON line with --json. The database is DATABASE_URL or the machine's PostgreSQL
- * (a fresh database, dropped after).
+ * `npm run bench:rollout [-- --json] [--bmcs N] [--cap N] [--kills N] [--processes N]`: a firmware rollout over
+ * simulated BMCs (default 25,000, site cap 500, 1% of update requests failing on the BMC) with the engine SIGKILLed at
+ * least 20 times and restarted; with `--processes` > 1, that many saga processes run at once and the one holding the
+ * rollout is killed and replaced. Prints one JSON line with --json. The database is DATABASE_URL or the machine's
+ * PostgreSQL (a fresh database, dropped after).
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -18,6 +19,7 @@ const { values } = parseArgs({
     seed: { type: 'string', default: '1' },
     'timeout-min': { type: 'string', default: '40' },
     'liveness-s': { type: 'string', default: '60' },
+    processes: { type: 'string', default: '1' },
   },
 });
 const admin = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -43,10 +45,14 @@ try {
     rackLimit: 4,
     timeoutMs: Number(values['timeout-min']) * 60_000,
     simProcess: true,
+    processes: Number(values.processes),
     log: values.json ? undefined : (line) => process.stderr.write(`${line}\n`),
   });
   const { nodes, completed, failed, held, duplicate_submissions, max_in_flight_observed, cap, kills, wall_s } = result;
-  const line = { nodes, completed, failed, held, duplicate_submissions, max_in_flight_observed, cap, kills, wall_s, skipped: result.skipped, quarantined: result.quarantined, status: result.status };
+  const line = {
+    nodes, completed, failed, held, duplicate_submissions, max_in_flight_observed, cap, kills, wall_s, skipped: result.skipped, quarantined: result.quarantined, status: result.status,
+    ...(result.across_processes ? { processes: result.across_processes.processes, takeover_ms: result.across_processes.takeovers.map((t) => t.lock_ms), appends_beside_owner: result.across_processes.appends_beside_owner } : {}),
+  };
   process.stdout.write(values.json ? `${JSON.stringify(line)}\n` : `${JSON.stringify(result, null, 2)}\n`);
 } finally {
   const drop = new pg.Client({ connectionString: admin });

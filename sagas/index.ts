@@ -17,3 +17,4 @@ export * from './engine/supervisor.js';
 export * from './provisioning/provision-evolve.js';
 export * from './provisioning/provision-decide.js';
 export * from './engine/provisioning-engine.js';
+export { SagaOwnership, waitForSagaLease, type SagaLease } from './engine/saga-ownership.js';

@@ -1,7 +1,8 @@
 /**
  * One firmware rollout against the simulator, with the engine in a child process SIGKILLed at seeded moments and
  * started again, judged from the BMCs' side. `npm run bench:rollout` runs it at 25,000 BMCs; the kill -9 test runs
- * a small version of it.
+ * a small version of it. With `processes` > 1 the engine runs in that many processes at once instead, each a saga
+ * supervisor as in `fleet-ledger start`, and the kills go to whichever holds the rollout (`rollout-processes.ts`).
  *
  * The parent holds what must outlive the kills: the simulator (which counts submissions per intent key and the
  * most BMCs updating at once), the projections and the poller (the liveness the health gates read).
@@ -20,6 +21,7 @@ import type { CredentialProvider } from '../../src/poller/index.js';
 import { startSimulator, type FaultSpecInput, type SimBmcInfo } from '../../src/sim/index.js';
 import { profileNames } from '../../src/sim/capture-source.js';
 import { simJson, startSimProcess } from './sim-process.js';
+import { runAcrossProcesses, type ProcessesRunResult } from './rollout-processes.js';
 import type { UpdateStats } from '../../src/sim/firmware-updates.js';
 import {
   applyRolloutVerb,
@@ -54,6 +56,14 @@ export interface RolloutRunOptions {
   timeoutMs: number;
   /** Run the simulator in a process of its own (the 25,000-BMC bench: it then has a core to itself). */
   simProcess?: boolean;
+  /**
+   * Saga processes running at once on the database (default 1: one engine process, started again after each kill).
+   * More: each kill goes to the process holding the rollout, measured from when it took it, and a new process is
+   * started in its place.
+   */
+  processes?: number;
+  /** With `processes` > 1: after the kills, end the holder's lock session this many times (its process lives on). */
+  cuts?: number;
   log?: (line: string) => void;
 }
 
@@ -64,6 +74,8 @@ interface SimHandle {
   credentials: CredentialProvider;
   injectFault(fault: FaultSpecInput): Promise<void>;
   updateStats(): Promise<UpdateStats>;
+  /** Each BMC's firmware version as it reports it now. */
+  firmware(): Promise<Map<string, string>>;
   close(): Promise<void>;
 }
 
@@ -79,6 +91,7 @@ async function inProcessSim(options: RolloutRunOptions): Promise<SimHandle> {
     credentials: simulatorCredentials(sim),
     injectFault: async (fault) => void sim.injectFault(fault),
     updateStats: async () => sim.updateStats(),
+    firmware: async () => new Map(sim.fleet().map((bmc) => [bmc.id, bmc.firmware])),
     close: () => sim.close(),
   };
 }
@@ -107,6 +120,7 @@ async function ownProcessSim(options: RolloutRunOptions, folder: string): Promis
     } },
     injectFault: async (fault) => void (await json('/sim/faults', { method: 'POST', body: fault })),
     updateStats: () => json<UpdateStats>('/sim/updates'),
+    firmware: async () => new Map((await json<{ bmcs: SimBmcInfo[] }>('/sim/fleet')).bmcs.map((bmc) => [bmc.id, bmc.firmware])),
     close: async () => {
       child.kill('SIGTERM');
       await new Promise((resolve) => child.once('exit', resolve));
@@ -129,7 +143,11 @@ export interface RolloutRunResult {
   status: string;
   submissions: number;
   unkeyed_submissions: number;
+  /** Nodes whose BMC reports the rollout's target version at the end. */
+  at_target: number;
   scale: string;
+  /** With `processes` > 1: take-overs, who dispatched, and whether two processes ever did at once. */
+  across_processes?: Omit<ProcessesRunResult, 'kills' | 'status'>;
   /** Why the rollout stopped, when it did not complete, and each failed or held node's cause. */
   stop_reason?: string;
   causes: { nodeId: string; phase: string; cause?: string }[];
@@ -193,7 +211,29 @@ export async function runRollout(options: RolloutRunOptions): Promise<RolloutRun
     let kills = 0;
     let status = 'running';
     const deadline = Date.now() + options.timeoutMs;
-    while (Date.now() < deadline) {
+    let across: ProcessesRunResult | undefined;
+    if ((options.processes ?? 1) > 1) {
+      across = await runAcrossProcesses({
+        connectionString: options.connectionString,
+        processes: options.processes!,
+        kills: options.kills,
+        cuts: options.cuts ?? 0,
+        killAfterMs: options.killAfterMs,
+        rolloutId,
+        accessFile,
+        timing: JSON.stringify(timing),
+        random,
+        deadline,
+        finished: async () => {
+          const rollout = await loadRollout(store, rolloutId);
+          return ['completed', 'aborted', 'halted', 'paused'].includes(rollout.status) ? rollout.status : undefined;
+        },
+        log,
+      });
+      kills = across.kills;
+      status = across.status;
+    }
+    while (!across && Date.now() < deadline) {
       const killAt = kills < options.kills ? options.killAfterMs[0] + random() * (options.killAfterMs[1] - options.killAfterMs[0]) : undefined;
       const outcome = await runChild(options.connectionString, rolloutId, accessFile, JSON.stringify(timing), killAt, deadline - Date.now());
       if (outcome.killed) {
@@ -217,6 +257,7 @@ export async function runRollout(options: RolloutRunOptions): Promise<RolloutRun
     const counts = { updated: 0, 'already-at-target': 0, failed: 0, quarantined: 0, skipped: 0 };
     for (const { outcome } of rollout.outcomes.values()) counts[outcome]++;
     const updates = await sim.updateStats();
+    const firmware = await sim.firmware();
     return {
       nodes: plan.targets.length,
       completed: counts.updated + counts['already-at-target'],
@@ -232,8 +273,10 @@ export async function runRollout(options: RolloutRunOptions): Promise<RolloutRun
       status: rollout.status === 'running' ? status : rollout.status,
       submissions: updates.accepted,
       unkeyed_submissions: updates.unkeyed,
+      at_target: plan.targets.filter((target) => firmware.get(target.nodeId) === request.firmware.version).length,
       ...(rollout.stopReason ? { stop_reason: rollout.stopReason } : {}),
       causes,
+      ...(across ? { across_processes: (({ kills: _kills, status: _status, ...rest }) => rest)(across) } : {}),
       scale: `update task ${options.updateMs} ms and BMC reset ${options.resetDarkMs} ms (real: minutes); wave bake ${request.bakeMs} ms (real: 30 min)`,
     };
   } finally {

@@ -3,7 +3,8 @@
  * declared bill of materials, and brings the firmware to its baseline through the same update step a rollout uses
  * (so there is one flashing path, with its intent-before-effect and read-back guarantees). While the node is being
  * disrupted (baselining, burn-in) it holds a slot of its site's capacity stream, shared with every rollout.
- * Resumable the same way as a rollout: every decision is made again from the stream after a restart.
+ * Resumable the same way as a rollout: every decision is made again from the stream after a restart. One process
+ * drives a node's provisioning at a time (its lease, as for a rollout: `saga-ownership.ts`); the others stand by.
  */
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
@@ -16,6 +17,7 @@ import { decideProvision } from '../provisioning/provision-decide.js';
 import { evolveProvision, initialProvision, provisionStream, type ProvisionState } from '../provisioning/provision-evolve.js';
 import { nameUuid } from '../../src/ledger/index.js';
 import { driveFirmwareStep, loadStepState, type BmcAccess } from './step-driver.js';
+import { SagaOwnership, waitForSagaLease, type SagaLease } from './saga-ownership.js';
 
 export interface ProvisioningEngineOptions {
   store: EventStore;
@@ -26,6 +28,15 @@ export interface ProvisioningEngineOptions {
   requestTimeoutMs?: number;
   now?: () => number;
   log?: (message: string, fields?: Record<string, unknown>) => void;
+  /** The process's saga locks (a supervisor shares one among its engines); by default the engine opens its own. */
+  ownership?: SagaOwnership;
+  /** How often an engine standing by tries to take the provisioning over. Default 1 s. */
+  leaseRetryMs?: number;
+}
+
+/** The advisory lock key of a node's provisioning. */
+export function provisionLockKey(nodeId: string): string {
+  return `fleet-ledger:provision:${nodeId}`;
 }
 
 export async function loadProvision(store: EventStore, nodeId: string): Promise<ProvisionState> {
@@ -41,6 +52,7 @@ function stepSagaId(pass: number, component: string): string {
 
 export class ProvisioningEngine {
   private stopping = false;
+  private leaseLost = false;
   private readonly now: () => number;
 
   constructor(private readonly options: ProvisioningEngineOptions) {
@@ -51,13 +63,55 @@ export class ProvisioningEngine {
     this.stopping = true;
   }
 
-  /** Runs until the node is ready, abandoned or quarantined (an operator's release starts it again), or `signal`. */
+  /** True when the run ended because the lease was lost (another process may drive the node now). */
+  get lostLease(): boolean {
+    return this.leaseLost;
+  }
+
+  /**
+   * Runs until the node is ready, abandoned or quarantined (an operator's release starts it again), or `signal`, or
+   * the lease is lost. Stands by first while another process drives the node.
+   */
   async run(signal?: AbortSignal): Promise<ProvisionState> {
+    const { store, nodeId } = this.options;
+    const ownership = this.options.ownership ?? new SagaOwnership(store.connectionString, this.options.log);
+    try {
+      const lease = await waitForSagaLease(ownership, provisionLockKey(nodeId), {
+        retryMs: this.options.leaseRetryMs ?? 1_000,
+        signal,
+        stopping: () => this.stopping,
+        ...(this.options.log ? { log: this.options.log } : {}),
+      });
+      if (!lease) return await loadProvision(store, nodeId);
+      const onLost = (): void => {
+        this.leaseLost = true;
+        this.stopping = true;
+        this.options.log?.('provisioning lease lost: this engine stops and appends nothing more', { nodeId });
+      };
+      lease.lost.addEventListener('abort', onLost, { once: true });
+      if (lease.lost.aborted) onLost();
+      try {
+        return await this.runOwned(lease, signal);
+      } finally {
+        lease.lost.removeEventListener('abort', onLost);
+        await lease.release();
+      }
+    } finally {
+      if (!this.options.ownership) await ownership.close();
+    }
+  }
+
+  private async runOwned(lease: SagaLease, signal: AbortSignal | undefined): Promise<ProvisionState> {
     const { store, nodeId } = this.options;
     const stream = provisionStream(nodeId);
     const actor = { kind: 'saga' as const, id: `provision:${nodeId}` };
+    const owned = (): boolean => !lease.lost.aborted;
+    const mustOwn = (): void => {
+      if (!owned()) throw new Error(`provisioning of ${nodeId} is not held by this engine (lease lost)`);
+    };
     let state = await loadProvision(store, nodeId);
     const append = async (events: Array<Omit<ProposedEvent, 'actor'>>): Promise<void> => {
+      mustOwn();
       await store.append(stream, events.map((event) => ({ ...event, actor })), { expectedVersion: state.version });
       state = await loadProvision(store, nodeId);
     };
@@ -76,7 +130,7 @@ export class ProvisioningEngine {
         }
         if (action.kind === 'done' || action.kind === 'held') {
           // A node whose firmware step ended in doubt keeps its slot until an operator releases it.
-          if (!state.quarantine?.keepsSlot) await this.releaseSlot(site, nodeId, `provisioning ${state.stage}`);
+          if (!state.quarantine?.keepsSlot) await this.releaseSlot(site, nodeId, `provisioning ${state.stage}`, mustOwn);
           return state;
         }
         try {
@@ -119,7 +173,7 @@ export class ProvisioningEngine {
               await append([{ type: 'BaselineComponentSettled', data: { nodeId, component: action.component, outcome: action.outcome, detail: `already ${action.version}` } }]);
               break;
             case 'update-component': {
-              if (!(await this.holdSlot(site, nodeId, slotId(action.pass), state))) {
+              if (!(await this.holdSlot(site, nodeId, slotId(action.pass), state, mustOwn))) {
                 await sleep(1_000); // the site is at its cap: wait for a slot
                 break;
               }
@@ -136,6 +190,7 @@ export class ProvisioningEngine {
                 access,
                 now: this.now,
                 stopping: () => this.stopping || signal?.aborted === true,
+                owned,
                 get: () => step,
                 set: (next) => {
                   step = next;
@@ -192,7 +247,7 @@ export class ProvisioningEngine {
   }
 
   /** Takes the node's slot (idempotent), unless the site is at its shared cap. */
-  private async holdSlot(site: string, nodeId: string, slotId: string, state: ProvisionState): Promise<boolean> {
+  private async holdSlot(site: string, nodeId: string, slotId: string, state: ProvisionState, mustOwn: () => void): Promise<boolean> {
     const { store } = this.options;
     const capacity = initialCapacity(site);
     for (const event of await store.readStreamToEnd(capacityStream(site))) evolveCapacity(capacity, { type: event.type, data: event.data, actor: event.actor, recordedAt: 0 });
@@ -201,6 +256,7 @@ export class ProvisioningEngine {
     if (held !== undefined) return false; // another saga owns the node now
     if (capacity.siteCap !== undefined && capacity.slots.size >= capacity.siteCap) return false;
     const spec = state.spec!;
+    mustOwn();
     await store.append(
       capacityStream(site),
       [{ type: 'SlotAcquired', data: { site, slotId, sagaId: `provision-${nodeId}`, nodeId, rack: spec.rack, pdu: '', tor: '', cdu: '' }, actor: { kind: 'saga', id: `provision:${nodeId}` }, eventId: nameUuid(`${slotId}:acquired`) }],
@@ -209,13 +265,14 @@ export class ProvisioningEngine {
     return true;
   }
 
-  private async releaseSlot(site: string, nodeId: string, why: string): Promise<void> {
+  private async releaseSlot(site: string, nodeId: string, why: string, mustOwn: () => void): Promise<void> {
     const { store } = this.options;
     const capacity = initialCapacity(site);
     for (const event of await store.readStreamToEnd(capacityStream(site))) evolveCapacity(capacity, { type: event.type, data: event.data, actor: event.actor, recordedAt: 0 });
     const slotId = capacity.slotByNode.get(nodeId);
     const slot = slotId ? capacity.slots.get(slotId) : undefined;
     if (!slot || slot.sagaId !== `provision-${nodeId}`) return;
+    mustOwn();
     await store.append(
       capacityStream(site),
       [{ type: 'SlotReleased', data: { site, slotId: slot.slotId, sagaId: slot.sagaId, nodeId, why }, actor: { kind: 'saga', id: `provision:${nodeId}` }, eventId: nameUuid(`${slot.slotId}:released`) }],

@@ -1,9 +1,11 @@
 /**
  * The rollout engine: the only code that turns the deciders' choices into appends and BMC requests.
  *
- * One engine owns a rollout at a time (a PostgreSQL advisory lock held for the whole run; a second engine waits).
- * Capacity is shared with every other saga of the site through the capacity stream, appended with the version the
- * engine read, so even two engines on one site can never both take the last slot.
+ * One engine owns a rollout at a time, in any number of processes (its lease, a PostgreSQL advisory lock held for the
+ * whole run: see `saga-ownership.ts`; a second engine stands by, holding no connection, and takes over within a tick
+ * of the owner's death). An engine whose lease is lost stops and appends nothing more. Capacity is shared with every
+ * other saga of the site through the capacity stream, appended with the version the engine read, so even two engines
+ * on one site can never both take the last slot.
  *
  * Crash safety (kill -9 at any instant) comes from the order of writes, each acknowledged only after commit:
  * - dispatch: `SlotAcquired` (capacity, expected version) → `NodeDispatched` → `StepStarted`; a restart finds the
@@ -12,7 +14,6 @@
  *   submission and probes the BMC instead of sending again;
  * - completion: the step's terminal event → `NodeOutcomeRecorded` → `SlotReleased`.
  */
-import { sql } from 'kysely';
 import type { ProposedEvent } from '../../events/index.js';
 import type { EventStore } from '../../src/ledger/index.js';
 import { capacityStream, evolveCapacity, initialCapacity, type CapacityState } from '../capacity/capacity-evolve.js';
@@ -24,6 +25,7 @@ import type { SagaEvent } from '../saga-event.js';
 import { readGateInputs } from './gate.js';
 import { nameUuid } from '../../src/ledger/index.js';
 import { driveFirmwareStep, type BmcAccess } from './step-driver.js';
+import { SagaOwnership, waitForSagaLease, type SagaLease } from './saga-ownership.js';
 
 export type { BmcAccess } from './step-driver.js';
 
@@ -45,6 +47,15 @@ export interface RolloutEngineOptions {
   exitWhenStopped?: boolean;
   /** Called after every rollout decision (metrics, progress bars). */
   onProgress?: (state: RolloutState, inFlight: number) => void;
+  /** The process's saga locks (a supervisor shares one among its engines); by default the engine opens its own. */
+  ownership?: SagaOwnership;
+  /** How often an engine standing by tries to take the rollout over. Default: one tick. */
+  leaseRetryMs?: number;
+}
+
+/** The advisory lock key of a rollout (its owner holds it in `pg_locks`, as `hashtext` of this). */
+export function rolloutLockKey(rolloutId: string): string {
+  return `fleet-ledger:rollout:${rolloutId}`;
 }
 
 const engineActor = (rolloutId: string) => ({ kind: 'saga' as const, id: `rollout:${rolloutId}` });
@@ -62,6 +73,8 @@ export class RolloutEngine {
   private readonly timing: StepTiming;
   private readonly now: () => number;
   private stopping = false;
+  private lease: SagaLease | undefined;
+  private leaseLost = false;
 
   constructor(private readonly options: RolloutEngineOptions) {
     this.state = initialRollout(options.rolloutId);
@@ -73,12 +86,34 @@ export class RolloutEngine {
     return this.state;
   }
 
-  /** Runs until the rollout is completed or aborted and no step is left to drive, or `signal` aborts. */
+  /** True when the run ended because the rollout's lease was lost (another process may drive it now). */
+  get lostLease(): boolean {
+    return this.leaseLost;
+  }
+
+  /**
+   * Runs until the rollout is completed or aborted and no step is left to drive, or `signal` aborts, or the lease is
+   * lost. Stands by first while another process drives the rollout.
+   */
   async run(signal?: AbortSignal): Promise<RolloutState> {
     const { store, rolloutId } = this.options;
-    const lockKey = `fleet-ledger:rollout:${rolloutId}`;
-    return store.db.connection().execute(async (connection) => {
-      await sql`SELECT pg_advisory_lock(hashtext(${lockKey}))`.execute(connection);
+    const ownership = this.options.ownership ?? new SagaOwnership(store.connectionString, this.options.log);
+    try {
+      const lease = await waitForSagaLease(ownership, rolloutLockKey(rolloutId), {
+        retryMs: this.options.leaseRetryMs ?? this.options.tickMs ?? 1_000,
+        signal,
+        stopping: () => this.stopping,
+        ...(this.options.log ? { log: this.options.log } : {}),
+      });
+      if (!lease) return this.state;
+      this.lease = lease;
+      const onLost = (): void => {
+        this.leaseLost = true;
+        this.stopping = true;
+        this.options.log?.('rollout lease lost: this engine stops and appends nothing more', { rolloutId });
+      };
+      lease.lost.addEventListener('abort', onLost, { once: true });
+      if (lease.lost.aborted) onLost();
       try {
         await this.load();
         while (!signal?.aborted && !this.stopping) {
@@ -93,9 +128,17 @@ export class RolloutEngine {
         await Promise.allSettled([...this.workers.values()]);
         return this.state;
       } finally {
-        await sql`SELECT pg_advisory_unlock(hashtext(${lockKey}))`.execute(connection).catch(() => undefined);
+        lease.lost.removeEventListener('abort', onLost);
+        await lease.release();
       }
-    });
+    } finally {
+      if (!this.options.ownership) await ownership.close();
+    }
+  }
+
+  /** Appends only while this engine holds the rollout: one that lost its lease must not write beside the next owner. */
+  private owned(): void {
+    if (this.lease?.lost.aborted !== false) throw new Error(`rollout ${this.options.rolloutId} is not held by this engine (lease lost)`);
   }
 
   stop(): void {
@@ -133,6 +176,7 @@ export class RolloutEngine {
 
   private async appendRollout(events: ProposedEvent[]): Promise<void> {
     const stream = rolloutStream(this.options.rolloutId);
+    this.owned();
     await this.options.store.append(stream, events, { expectedVersion: this.state.version });
     // Read back what was written (recorded times come from the ledger's clock).
     for (const event of await this.options.store.readStreamToEnd(stream, this.state.version + 1)) evolveRollout(this.state, toSagaEvent(event));
@@ -182,6 +226,7 @@ export class RolloutEngine {
         access: this.options.access(nodeId),
         now: this.now,
         stopping: () => this.stopping,
+        owned: () => this.lease?.lost.aborted === false,
         get: () => this.steps.get(nodeId),
         set: (step) => this.steps.set(nodeId, step),
         requestTimeoutMs: this.options.requestTimeoutMs ?? 15_000,
@@ -219,6 +264,7 @@ export class RolloutEngine {
           await flush(); // the outcome is recorded before the slot goes back
           const capacity = this.capacity.get(command.site)!;
           const { slot } = command;
+          this.owned();
           await store.append(
             capacityStream(command.site),
             [{ type: 'SlotReleased', data: { site: command.site, slotId: slot.slotId, sagaId: slot.sagaId, nodeId: slot.nodeId, why: command.why }, actor, eventId: nameUuid(`${slot.slotId}:released`) }],
@@ -232,6 +278,7 @@ export class RolloutEngine {
         case 'acquire-slots': {
           await flush();
           const expected = command.expectedVersion + (ownAppends.get(command.site) ?? 0);
+          this.owned();
           await store.append(
             capacityStream(command.site),
             command.slots.map((slot) => ({ type: 'SlotAcquired', data: slot, actor, eventId: nameUuid(`${slot.slotId}:acquired`) })),
@@ -282,13 +329,16 @@ export class RolloutEngine {
   }
 }
 
+/** Sleeps until `ms` passed or `signal` aborts (its listener removed either way: one left per tick would pile up). */
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve();
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
+    const done = (): void => {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
       resolve();
-    }, { once: true });
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
   });
 }

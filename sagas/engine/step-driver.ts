@@ -28,6 +28,8 @@ export interface StepDriverOptions {
   access: BmcAccess | undefined;
   now: () => number;
   stopping: () => boolean;
+  /** False once the saga's lease is lost: the step then appends nothing more (the next owner resumes it). */
+  owned?: () => boolean;
   get: () => StepState | undefined;
   set: (step: StepState) => void;
   requestTimeoutMs: number;
@@ -57,6 +59,7 @@ export async function driveFirmwareStep(options: StepDriverOptions): Promise<voi
   };
   const append = async (events: Array<Omit<ProposedEvent, 'actor'>>): Promise<void> => {
     const step = options.get()!;
+    if (options.owned && !options.owned()) throw new Error(`step ${stream} is not held by this process (saga lease lost)`);
     const result = await store.append(stream, events.map((event) => ({ ...event, actor })), { expectedVersion: step.version === 0 ? 'no_stream' : step.version });
     if (result.idempotentReplay) {
       options.set(await loadStepState(store, rolloutId, nodeId)); // written before a crash: the stored copy (and its times) is the truth

@@ -1,12 +1,15 @@
 /**
- * Runs a rollout engine for every rollout that is not finished, in the process that runs the ledger (`start`):
- * a rollout requested through the API or the CLI is picked up within one scan. Each engine takes its rollout's
- * advisory lock, so a second process running a supervisor waits instead of working beside the first.
+ * Runs a rollout engine for every rollout that is not finished, and a provisioning engine for every node being
+ * provisioned, in the process that runs the ledger (`start`): a saga requested through the API or the CLI is picked up
+ * within one scan. Any number of processes may run a supervisor on one database: each saga is driven by the process
+ * holding its lease (one lock session per process, `saga-ownership.ts`); the others stand by, holding no connection
+ * for it, and one of them takes it over within a tick when the owner dies.
  */
 import type { EventStore } from '../../src/ledger/index.js';
 import { RolloutEngine, type BmcAccess, type RolloutEngineOptions } from './rollout-engine.js';
 import { loadRollout } from './rollout-service.js';
 import { loadProvision, ProvisioningEngine } from './provisioning-engine.js';
+import { SagaOwnership } from './saga-ownership.js';
 
 export interface SupervisorOptions {
   store: EventStore;
@@ -20,8 +23,11 @@ export class SagaSupervisor {
   private readonly running = new Map<string, Promise<unknown>>();
   private readonly abort = new AbortController();
   private loop: Promise<void> | undefined;
+  private readonly ownership: SagaOwnership;
 
-  constructor(private readonly options: SupervisorOptions) {}
+  constructor(private readonly options: SupervisorOptions) {
+    this.ownership = new SagaOwnership(options.store.connectionString, options.log);
+  }
 
   start(): void {
     this.loop ??= this.scanForever();
@@ -35,11 +41,14 @@ export class SagaSupervisor {
         this.options.log?.('saga scan failed; retrying', { error: String(error) });
       }
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.options.scanMs ?? 2_000);
-        this.abort.signal.addEventListener('abort', () => {
+        // The listener goes with the wait: one left per scan would pile up on the signal for the process's life.
+        const done = (): void => {
           clearTimeout(timer);
+          this.abort.signal.removeEventListener('abort', done);
           resolve();
-        }, { once: true });
+        };
+        const timer = setTimeout(done, this.options.scanMs ?? 2_000);
+        this.abort.signal.addEventListener('abort', done, { once: true });
       });
     }
   }
@@ -66,10 +75,11 @@ export class SagaSupervisor {
         ...(this.options.engine?.quietPeriodMs !== undefined ? { quietPeriodMs: this.options.engine.quietPeriodMs } : {}),
         ...(this.options.engine?.requestTimeoutMs !== undefined ? { requestTimeoutMs: this.options.engine.requestTimeoutMs } : {}),
         ...(this.options.log ? { log: this.options.log } : {}),
+        ownership: this.ownership,
       });
       const run = engine
         .run(this.abort.signal)
-        .then((final) => this.options.log?.('provisioning engine stopped', { nodeId, stage: final.stage }))
+        .then((final) => this.options.log?.(engine.lostLease ? 'provisioning engine lost its lease; standing by for it again' : 'provisioning engine stopped', { nodeId, stage: final.stage }))
         .catch((error: unknown) => this.options.log?.('provisioning engine stopped with an error', { nodeId, error: String(error) }))
         .finally(() => setTimeout(() => this.running.delete(key), 1_000).unref());
       this.running.set(key, run);
@@ -83,11 +93,11 @@ export class SagaSupervisor {
       if (this.running.has(rolloutId)) continue;
       const state = await loadRollout(this.options.store, rolloutId).catch(() => undefined);
       if (!state || state.status === 'completed' || state.status === 'aborted') continue;
-      const engine = new RolloutEngine({ store: this.options.store, rolloutId, access: this.options.access, ...this.options.engine, ...(this.options.log ? { log: this.options.log } : {}) });
+      const engine = new RolloutEngine({ store: this.options.store, rolloutId, access: this.options.access, ...this.options.engine, ...(this.options.log ? { log: this.options.log } : {}), ownership: this.ownership });
       this.options.log?.('rollout engine started', { rolloutId, status: state.status });
       const run = engine
         .run(this.abort.signal)
-        .then((final) => this.options.log?.('rollout engine finished', { rolloutId, status: final.status }))
+        .then((final) => this.options.log?.(engine.lostLease ? 'rollout engine lost its lease; standing by for it again' : 'rollout engine finished', { rolloutId, status: final.status }))
         .catch((error: unknown) => this.options.log?.('rollout engine stopped with an error', { rolloutId, error: String(error) }))
         .finally(() => {
           // A finished rollout is not picked up again; one that stopped with an error is, on the next scan.
@@ -101,5 +111,6 @@ export class SagaSupervisor {
     this.abort.abort();
     await this.loop;
     await Promise.allSettled([...this.running.values()]);
+    await this.ownership.close();
   }
 }

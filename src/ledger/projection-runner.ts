@@ -56,8 +56,11 @@ export interface ProjectionRunnerOptions {
   onApplied?: (projection: string, oldestRecordedAt: Date, events: number, appliedAt: Date) => void;
 }
 
-/** A 64-bit advisory lock key per projection, so exactly one live instance applies it. */
-function lockKey(name: string): bigint {
+/**
+ * The 64-bit advisory lock key of a projection, so exactly one live instance applies it: the process holding it in
+ * `pg_locks` (a session of its own, named by the process's `application_name`) is the one applying the projection.
+ */
+export function projectionLockKey(name: string): bigint {
   return createHash('sha256').update(`fleet-ledger projection ${name}`).digest().readBigInt64BE(0);
 }
 
@@ -112,13 +115,28 @@ export class ProjectionRunner {
     for (const projection of this.projections) this.#startOne(projection);
   }
 
+  /**
+   * The projection's tables and checkpoint row, if absent. One process at a time, under an advisory lock of its own:
+   * `CREATE TABLE IF NOT EXISTS` is not safe concurrently (two sessions both find the table absent and one fails on
+   * the catalogue's unique index), and processes sharing a database start at the same moment. Each statement commits
+   * on its own (not one transaction): a `CREATE INDEX IF NOT EXISTS` locks its table until commit, and holding several
+   * at once would deadlock with the live instance applying batches to the same tables.
+   */
   async #ensureTables(projection: Projection): Promise<void> {
-    await projection.createTables(this.db);
-    await this.db
-      .insertInto('projection_checkpoints')
-      .values({ name: projection.name, version: projection.version, position: 0, status: 'running', error: null, updated_at: new Date() })
-      .onConflict((oc) => oc.column('name').doNothing())
-      .execute();
+    const key = projectionLockKey(`${projection.name} tables`).toString();
+    await this.db.connection().execute(async (connection) => {
+      await sql`SELECT pg_advisory_lock(${key}::bigint)`.execute(connection);
+      try {
+        await projection.createTables(connection);
+        await connection
+          .insertInto('projection_checkpoints')
+          .values({ name: projection.name, version: projection.version, position: 0, status: 'running', error: null, updated_at: new Date() })
+          .onConflict((oc) => oc.column('name').doNothing())
+          .execute();
+      } finally {
+        await sql`SELECT pg_advisory_unlock(${key}::bigint)`.execute(connection).catch(() => undefined);
+      }
+    });
   }
 
   #startOne(projection: Projection): void {
@@ -146,6 +164,14 @@ export class ProjectionRunner {
         await this.#run(live);
         return;
       } catch (error) {
+        if (error instanceof LockLostError || error instanceof CheckpointMovedError) {
+          // Another instance may be live now: this one stands by again (never `failed`: nothing is wrong with the
+          // projection, and a failed loop would never take it over again when that instance dies).
+          live.status.state = 'standby';
+          this.#options.log('projection no longer held by this instance: standing by', { projection: projection.name, reason: error.message });
+          attempt = -1;
+          continue;
+        }
         if (!isTransientDatabaseError(error)) {
           live.status.state = 'failed';
           live.status.error ??= { position: -1, eventId: '', type: '', stream: '', reason: String(error) };
@@ -164,15 +190,23 @@ export class ProjectionRunner {
 
   async #run(live: Live): Promise<void> {
     const { projection, abort } = live;
+    // Applying stops when the run is stopped or the lock is lost, whichever comes first.
+    const held = new AbortController();
+    const stop = (): void => held.abort();
+    abort.signal.addEventListener('abort', stop, { once: true });
     // One live instance: a session-level advisory lock held on a connection of its own.
     while (!abort.signal.aborted) {
       const client = new pg.Client(boundedConnection(this.store.connectionString));
-      // Losing this connection loses the lock; the checkpoint guard still keeps applies exactly once.
       client.on('error', (error) => this.#options.log('projection lock connection lost', { projection: projection.name, error: String(error) }));
       await client.connect();
-      const locked = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [lockKey(projection.name).toString()]);
+      const locked = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [projectionLockKey(projection.name).toString()]);
       if (locked.rows[0]?.locked) {
         live.lockClient = client;
+        // Losing this connection loses the lock, and another instance may take it at once: stop applying (the
+        // checkpoint guard keeps a batch already under way from being applied twice) and stand by again.
+        const lost = (): void => held.abort(new LockLostError(`the lock connection of projection ${projection.name} was lost`));
+        client.on('error', lost);
+        client.on('end', lost);
         break;
       }
       await client.end();
@@ -206,8 +240,9 @@ export class ProjectionRunner {
           if (last) live.lastAppliedAt = last.recordedAt;
           if (batch.events.length > 0) this.#options.onApplied(projection.name, batch.events[0]!.recordedAt, batch.events.length, new Date());
         },
-        abort.signal,
+        held.signal,
       );
+      if (!abort.signal.aborted && held.signal.reason instanceof LockLostError) throw held.signal.reason;
     } catch (error) {
       if (error instanceof BatchApplyError) {
         live.status.state = 'failed';
@@ -222,6 +257,7 @@ export class ProjectionRunner {
       }
       throw error;
     } finally {
+      abort.signal.removeEventListener('abort', stop);
       await live.lockClient?.end().catch(() => undefined);
       live.lockClient = null;
       if (live.status.state !== 'failed') live.status.state = 'stopped';
@@ -327,7 +363,7 @@ export class ProjectionRunner {
     client.on('error', () => undefined);
     await client.connect();
     try {
-      const locked = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [lockKey(name).toString()]);
+      const locked = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [projectionLockKey(name).toString()]);
       if (!locked.rows[0]?.locked) throw new Error(`projection ${name} is live in another process; stop it there or rebuild there`);
       return await this.#rebuildLocked(projection, options);
     } finally {
@@ -378,7 +414,7 @@ export class ProjectionRunner {
     try {
       for (const projection of chosen) {
         await this.#ensureTables(projection);
-        const locked = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [lockKey(projection.name).toString()]);
+        const locked = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [projectionLockKey(projection.name).toString()]);
         if (!locked.rows[0]?.locked) throw new Error(`projection ${projection.name} is live in another process; stop it there or rebuild there`);
       }
       const started = performance.now();
@@ -535,6 +571,9 @@ function deadLetterRow(projection: Projection, failure: ProjectionFailure): Reco
 }
 
 class CheckpointMovedError extends Error {}
+
+/** This instance's lock on a projection went with its connection: another instance may apply it now. */
+class LockLostError extends Error {}
 
 /** Moves a projection's checkpoint from `from` to `to`, refusing when another writer moved it meanwhile. */
 async function moveCheckpoint(trx: Transaction<any>, name: string, from: number, to: number): Promise<void> {
