@@ -3,12 +3,16 @@
  * at 60 s intervals; prints one JSON object.
  *
  *   npm run bench:scale -- --bmcs 25000 --duration 780 --json [--naive] [--interval 60] [--captures DIR]
+ *   npm run bench:scale -- --processes 3 --bmcs 25000 --kill-one --json [--pause S] [--lease-ttl S]
  *
+ * With --processes N, N `fleet-ledger start` processes share one database and poll the fleet (three sites) by
+ * shard leases; --kill-one SIGKILLs one at a random moment, --pause S then SIGSTOPs another for S seconds.
  * The BMCs are generated from the built-in vendor profiles; --captures DIR serves real Mockup-Creator captures.
  */
 import { parseArgs } from 'node:util';
 import { benchPostgres } from './support/bench-database.js';
 import { runScale } from './support/scale-run.js';
+import { runCluster } from './support/cluster-run.js';
 
 const { values } = parseArgs({
   options: {
@@ -20,23 +24,49 @@ const { values } = parseArgs({
     naive: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
     captures: { type: 'string' },
+    processes: { type: 'string', default: '1' },
+    'kill-one': { type: 'boolean', default: false },
+    pause: { type: 'string', default: '0' },
+    'lease-ttl': { type: 'string', default: '15' },
+    sites: { type: 'string', default: '3' },
+    seed: { type: 'string', default: '20261204' },
   },
 });
 const postgres = await benchPostgres();
 try {
   const interval = Number(values.interval);
-  const result = await runScale({
-    bmcs: Number(values.bmcs),
-    intervalS: interval,
-    durationS: Number(values.duration),
-    darkAtS: interval,
-    darkCount: Number(values.dark),
-    flapCount: Number(values.flap),
-    naive: values.naive,
-    connectionString: await postgres.freshDatabase(),
-    ...(values.captures ? { captures: values.captures } : {}),
-  });
-  process.stdout.write(values.json ? `${JSON.stringify(result)}\n` : `${Object.entries(result).map(([k, v]) => `${k}=${v}`).join(' ')}\n`);
+  if (Number(values.processes) > 1) {
+    const { lease_events: _events, ...result } = await runCluster({
+      connectionString: await postgres.freshDatabase(),
+      bmcs: Number(values.bmcs),
+      sites: Number(values.sites),
+      processes: Number(values.processes),
+      intervalS: interval,
+      leaseTtlS: Number(values['lease-ttl']),
+      warmupS: interval,
+      killWindowS: interval,
+      killOne: values['kill-one'],
+      pauseS: Number(values.pause),
+      settleS: 2 * interval,
+      latencyScale: 1,
+      seed: Number(values.seed),
+      log: (line) => process.stderr.write(`${line}\n`),
+    });
+    process.stdout.write(values.json ? `${JSON.stringify(result)}\n` : `${Object.entries(result).map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`).join(' ')}\n`);
+  } else {
+    const result = await runScale({
+      bmcs: Number(values.bmcs),
+      intervalS: interval,
+      durationS: Number(values.duration),
+      darkAtS: interval,
+      darkCount: Number(values.dark),
+      flapCount: Number(values.flap),
+      naive: values.naive,
+      connectionString: await postgres.freshDatabase(),
+      ...(values.captures ? { captures: values.captures } : {}),
+    });
+    process.stdout.write(values.json ? `${JSON.stringify(result)}\n` : `${Object.entries(result).map(([k, v]) => `${k}=${v}`).join(' ')}\n`);
+  }
 } finally {
   await postgres.close();
 }

@@ -152,11 +152,11 @@ export async function runCluster(options: ClusterRunOptions): Promise<ClusterRun
         }
       });
       child.on('exit', () => (member.exited = true));
-      for (const deadline = Date.now() + 180_000; ; ) {
+      for (const deadline = Date.now() + 180_000 + options.bmcs * 10; ; ) {
         if (member.exited) throw new Error(`process ${index} exited during start: ${member.lines.slice(-5).join('\n')}`);
         const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok).catch(() => false);
         if (ready) break;
-        if (Date.now() > deadline) throw new Error(`process ${index} not ready within 180 s`);
+        if (Date.now() > deadline) throw new Error(`process ${index} not ready within ${180 + options.bmcs / 100} s`);
         await sleep(250);
       }
       return member;
@@ -176,7 +176,7 @@ export async function runCluster(options: ClusterRunOptions): Promise<ClusterRun
 
     // Every node contacted once, every process holding a share.
     let firstSweep = Number.NaN;
-    for (const deadline = Date.now() + 300_000; ; ) {
+    for (const deadline = Date.now() + Math.max(300_000, options.bmcs * 50); ; ) {
       const contacted = Number((await pool.query(`SELECT count(*) AS n FROM liveness_nodes WHERE last_contact_at IS NOT NULL`).catch(() => ({ rows: [{ n: 0 }] }))).rows[0].n);
       const owners = Number((await pool.query(`SELECT count(DISTINCT owner) AS n FROM cluster_leases WHERE NOT released AND expires_at > now()`)).rows[0].n);
       if (contacted >= fleet.length && owners === Math.min(options.processes, options.sites)) {
@@ -189,7 +189,7 @@ export async function runCluster(options: ClusterRunOptions): Promise<ClusterRun
         const lag = (await pool.query(`SELECT * FROM projection_checkpoints`).catch(() => ({ rows: [] }))).rows;
         const head = (await pool.query(`SELECT position FROM ledger_head`)).rows;
         for (const member of members) log(`p${member.index} last lines:\n${member.lines.filter((l) => !/poll lease|polling shard/.test(l)).slice(-8).join('\n')}`);
-        throw new Error(`first sweep not done in 300 s: ${contacted} of ${fleet.length} contacted, ${owners} owners; by site ${JSON.stringify(bySite)}; polls ${JSON.stringify(polls)}; head ${JSON.stringify(head)}; checkpoints ${JSON.stringify(lag)}`);
+        throw new Error(`first sweep not done in ${Math.max(300, options.bmcs / 20)} s: ${contacted} of ${fleet.length} contacted, ${owners} owners; by site ${JSON.stringify(bySite)}; polls ${JSON.stringify(polls)}; head ${JSON.stringify(head)}; checkpoints ${JSON.stringify(lag)}`);
       }
       await sleep(500);
     }

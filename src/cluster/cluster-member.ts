@@ -263,6 +263,8 @@ export class ClusterMember {
         } else this.#lose(shard, 'taken over by another process');
       }
     }
+    // Members gone for an hour (SIGKILLed, host lost) leave the table; until then `/v1/cluster` shows them dead.
+    await pool.query(`DELETE FROM cluster_members WHERE expires_at < now() - interval '1 hour'`);
     const members = await pool.query<{ process_id: string; pinned_shards: string[] | null }>(`SELECT process_id, pinned_shards FROM cluster_members WHERE expires_at > now()`);
     const leases = await pool.query<{ shard: string; owner: string | null; live: boolean }>(`SELECT shard, owner, (NOT released AND expires_at > now()) AS live FROM cluster_leases`);
     const shards = [...new Set([...this.#known.keys(), ...leases.rows.map((row) => row.shard)])];

@@ -536,10 +536,22 @@ export class ProjectionRunner {
   /** Position, lag and state of every projection (for health and metrics). */
   async status(): Promise<ProjectionStatus[]> {
     const head = await this.store.head();
+    // A standby's own position is where it last applied (nothing, often): the read model is as current as the live
+    // instance in another process keeps it, which is the checkpoint row. Read it, so a standby process is not
+    // reported lagging (and not ready) while the read model is current.
+    const standby = [...this.#live.values()].filter((live) => live.status.state === 'standby').map((live) => live.status.name);
+    const checkpoints = new Map<string, { position: number; updatedAt: Date }>();
+    if (standby.length > 0) {
+      const rows = await this.db.selectFrom('projection_checkpoints').select(['name', 'position', 'updated_at']).where('name', 'in', standby).execute();
+      for (const row of rows) checkpoints.set(row.name, { position: Number(row.position), updatedAt: new Date(row.updated_at as unknown as string) });
+    }
     return [...this.#live.values()].map((live) => {
-      const lagPositions = Math.max(0, head.position - live.status.position);
-      const lagSeconds = lagPositions === 0 ? 0 : Math.max(0, (head.recordedAt.getTime() - (live.lastAppliedAt?.getTime() ?? head.recordedAt.getTime())) / 1000);
-      return { ...live.status, headPosition: head.position, lagPositions, lagSeconds };
+      const shared = live.status.state === 'standby' ? checkpoints.get(live.status.name) : undefined;
+      const position = shared ? Math.max(live.status.position, shared.position) : live.status.position;
+      const appliedAt = shared ? shared.updatedAt : live.lastAppliedAt;
+      const lagPositions = Math.max(0, head.position - position);
+      const lagSeconds = lagPositions === 0 ? 0 : Math.max(0, (head.recordedAt.getTime() - (appliedAt?.getTime() ?? head.recordedAt.getTime())) / 1000);
+      return { ...live.status, position, headPosition: head.position, lagPositions, lagSeconds };
     });
   }
 

@@ -127,6 +127,11 @@ describe(`projection runner on ${backend.name} PostgreSQL`, () => {
     await store.append('node-s1', [cordon('s1')]);
     await waitFor(async () => (await first.status())[0]!.lagPositions === 0);
     expect((await counts('counts_single')).s1).toBe(1);
+    // The standby (another process, in a cluster) reports the read model as current as the live instance keeps it,
+    // so its readiness does not fail while the read model is current.
+    const standing = (await second.status())[0]!;
+    expect(standing).toMatchObject({ state: 'standby', lagPositions: 0 });
+    expect(standing.position).toBe((await first.status())[0]!.position);
     await first.stop();
     await waitFor(async () => (await second.status())[0]!.state === 'running');
     await store.append('node-s1', [cordon('s1')]);

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { hostname } from 'node:os';
 import type { Kysely } from 'kysely';
 import { fleetProjections, openAlarms } from '../../../projections/index.js';
 import { readFileSync } from 'node:fs';
@@ -103,6 +104,9 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   const intervalS = Number(values.interval);
+  // Every connection names its process, so pg_stat_activity and pg_locks tell which process runs which projection,
+  // saga or lease (several processes may share the database).
+  process.env.PGAPPNAME ??= `fleet-ledger ${hostname()}:${process.pid}`;
   const checkpointIntervalS = Number(values['checkpoint-interval']);
   if (!Number.isFinite(checkpointIntervalS) || checkpointIntervalS < 1) {
     process.stderr.write(`fleet-ledger start: --checkpoint-interval must be a number of seconds >= 1, got '${values['checkpoint-interval']}'\n`);
