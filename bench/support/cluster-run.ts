@@ -31,6 +31,8 @@ export interface ClusterRunOptions {
   pauseS: number;
   /** Seconds of polling after the last disturbance, before the processes are stopped. */
   settleS: number;
+  /** Seconds watched after the kill before the pause (default three intervals; the take-over must fit in it). */
+  afterKillS?: number;
   latencyScale: number;
   seed: number;
   log?: (line: string) => void;
@@ -161,10 +163,10 @@ export async function runCluster(options: ClusterRunOptions): Promise<ClusterRun
       }
       return member;
     };
-    // The first registers the fleet; the others find it registered.
+    // The first registers the fleet; the others find it registered (and start together, as a deployment's would).
     const started = Date.now();
     members.push(await startMember(0));
-    for (let i = 1; i < options.processes; i += 1) members.push(await startMember(i));
+    members.push(...(await Promise.all(Array.from({ length: options.processes - 1 }, (_, i) => startMember(i + 1)))));
     log(`${members.length} processes ready after ${round((Date.now() - started) / 1000, 1)} s`);
 
     const processIdOf = async (member: Member): Promise<string> => {
@@ -223,7 +225,7 @@ export async function runCluster(options: ClusterRunOptions): Promise<ClusterRun
         await sleep(100);
       }
       log(`leases taken over after ${leaseTakeover} s`);
-      await sleep(options.intervalS * 3000);
+      await sleep((options.afterKillS ?? options.intervalS * 3) * 1000);
     }
 
     let pauseAt: number | null = null;
