@@ -75,9 +75,11 @@ export interface ClusterStats {
  * that fall to another (drain, then release). Leases live in `cluster_leases` with the database's clock; the fencing
  * epoch grows at every acquisition and every append made under a lease carries it (the ledger refuses a stale one).
  *
- * Session limits across a hand-over: a released lease is taken at once (its owner had finished its visits); an expired
- * one only after its end plus `handoverGraceMs`, since its owner stops sending requests at its own view of that end
- * (`validUntil`, measured from when it sent the renewal, so never later than the database's).
+ * Session limits across a hand-over: a released lease is taken at once and polled `handoverGraceMs` after the release
+ * (its owner's visits have ended, but a request it cut short may still be read by a busy BMC for a moment: seen once in
+ * CI as a request of the new owner arriving 8 ms after the old owner's aborted one); an expired one only after its end
+ * plus `handoverGraceMs`, since its owner stops sending requests at its own view of that end (`validUntil`, measured
+ * from when it sent the renewal, so never later than the database's).
  */
 export class ClusterMember {
   readonly processId: string;
@@ -288,7 +290,7 @@ export class ClusterMember {
     const taken = await this.#pool.query<{ epoch: string; previous_owner: string | null; reason: HeldLease['reason']; wait_ms: number }>(
       `WITH old AS (SELECT shard, owner, released, expires_at FROM cluster_leases WHERE shard = $1 FOR UPDATE)
        UPDATE cluster_leases l SET owner = $2, epoch = l.epoch + 1, acquired_at = now(), renewed_at = now(), expires_at = now() + $3::interval,
-         poll_after = CASE WHEN old.owner IS NULL OR old.released THEN now() ELSE greatest(now(), old.expires_at + $4::interval) END,
+         poll_after = CASE WHEN old.owner IS NULL THEN now() ELSE greatest(now(), old.expires_at + $4::interval) END,
          previous_owner = old.owner, released = false, handovers = l.handovers + CASE WHEN old.owner IS NULL THEN 0 ELSE 1 END
        FROM old
        WHERE l.shard = old.shard AND (old.owner IS NULL OR old.released OR old.expires_at < now())

@@ -25,7 +25,7 @@ describe('three processes polling one fleet, one killed and one paused', () => {
       killWindowS: 10,
       killOne: true,
       pauseS: 8,
-      settleS: 10,
+      settleS: 6,
       afterKillS: 42,
       latencyScale: 0.05,
       seed: Number(process.env.FLEET_LEDGER_TEST_SEED ?? 20261204),
