@@ -40,6 +40,7 @@ export class ThreadedClusterMember {
   #ready: Promise<void> | null = null;
   #stopped: Promise<void> | null = null;
   #exited = false;
+  #stoppedSignal: (() => void) | null = null;
 
   constructor(options: ClusterMemberOptions & { connectionString: string }) {
     this.#options = options;
@@ -113,6 +114,7 @@ export class ThreadedClusterMember {
         this.stats = message.stats;
         return;
       case 'stopped':
+        this.#stoppedSignal?.();
         return;
     }
   }
@@ -165,12 +167,16 @@ export class ThreadedClusterMember {
     this.#stopped ??= (async () => {
       const worker = this.#worker;
       if (!worker || this.#exited) return;
+      // The keeper says when its leases are released and it has left; its thread is then ended here (the loader the
+      // thread registered keeps it alive on its own: waiting for it to exit cost a 60 s stop).
       const stopped = new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 60_000);
-        worker.once('exit', () => {
+        const done = (): void => {
           clearTimeout(timer);
           resolve();
-        });
+        };
+        this.#stoppedSignal = done;
+        worker.once('exit', done);
       });
       this.#post({ kind: 'stop' });
       await stopped;
