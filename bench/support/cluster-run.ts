@@ -7,13 +7,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { simJson, startSimProcess, type SimBmc } from './sim-process.js';
 import { percentile, round } from './bench-database.js';
+import { freePort } from './free-port.js';
 
 export interface ClusterRunOptions {
   connectionString: string;
@@ -77,16 +77,6 @@ export interface ClusterRunResult {
 
 const cli = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** A small seeded generator (mulberry32): the kill moment and the victim are reproducible per seed. */
 function seeded(seed: number): () => number {

@@ -3,7 +3,6 @@
  * (test/support/streaming-replica.ts), the ledger and its projections on the primary, the API reading the read models
  * on the standby.
  */
-import { createServer } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fleetProjections } from '../../projections/index.js';
@@ -11,6 +10,7 @@ import { buildApi, type ZodApp } from '../../src/api/index.js';
 import { EventStore, ProjectionRunner } from '../../src/ledger/index.js';
 import { findReplicationBinaries, startReplicatedPair, type ReplicatedPair } from '../support/streaming-replica.js';
 import { bearer, openApiHarness, registration, tokenTable } from './support/api-harness.js';
+import { freePort as closedPort } from '../../bench/support/free-port.js';
 
 const lookup = await findReplicationBinaries();
 const title = (name: string) => (lookup.found ? name : `${name} (skipped: ${lookup.reason})`);
@@ -269,16 +269,6 @@ describe.skipIf(!lookup.found)(title(`query routes on a streaming replica (${loo
   });
 });
 
-async function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 describe('a read replica that does not answer', () => {
   it('costs the caller only latency: the primary answers and says why; readiness and metrics show the replica down', async () => {

@@ -4,22 +4,15 @@
  */
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { EventStoreDBClient, jsonEvent, type AllStreamResolvedEvent } from '@eventstore/db-client';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { freshDatabase } from '../support/backends.js';
 import { openssl, registration, testCertificate } from './support/kurrent-harness.js';
+import { freePort } from '../../bench/support/free-port.js';
 
 const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe.skipIf(!openssl.runnable)(openssl.title('fleet-ledger start --kurrent-port'), { timeout: 120_000 }, () => {
   const cleanups: Array<() => Promise<void> | void> = [];

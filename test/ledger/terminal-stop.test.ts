@@ -5,21 +5,14 @@
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../bench/support/free-port.js';
 
 const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe('Ctrl-C in a terminal', { timeout: 180_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'fl-terminal-stop-'));

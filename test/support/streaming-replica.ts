@@ -13,10 +13,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { arch, platform, tmpdir, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
+import { freePort } from '../../bench/support/free-port.js';
 
 export interface ReplicationBinaries {
   /** Folder of initdb, pg_ctl and postgres. */
@@ -76,16 +76,6 @@ function postgresUser(): { uid: number; gid: number } | null {
   }
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export interface ReplicatedPair {
   /** Superuser connection strings to the `postgres` database of each. */
