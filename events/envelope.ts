@@ -13,10 +13,18 @@ import { z } from 'zod';
 export const leaseSchema = z.object({ shard: z.string().min(1).max(200), epoch: z.number().int().positive() }).strict();
 export type Lease = z.infer<typeof leaseSchema>;
 
+/**
+ * The saga lease under which a saga's event was written: the saga's lock key and the epoch its owner raised when it
+ * took the lock (`saga_leases`). An append carrying an epoch that is no longer the saga's current one is refused
+ * (`LEDGER_STALE_EPOCH`), so a process that lost a saga cannot write beside the process that took it over.
+ */
+export const sagaLeaseSchema = z.object({ saga: z.string().min(1).max(200), epoch: z.number().int().positive() }).strict();
+export type SagaLeaseStamp = z.infer<typeof sagaLeaseSchema>;
+
 export const actorSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('driver'), id: z.string().min(1).max(200), lease: leaseSchema.optional() }),
   z.object({ kind: z.literal('operator'), id: z.string().min(1).max(200), role: z.string().max(50).optional() }),
-  z.object({ kind: z.literal('saga'), id: z.string().min(1).max(200) }),
+  z.object({ kind: z.literal('saga'), id: z.string().min(1).max(200), lease: sagaLeaseSchema.optional() }),
   z.object({ kind: z.literal('system'), id: z.string().min(1).max(200), lease: leaseSchema.optional() }),
 ]);
 export type Actor = z.infer<typeof actorSchema>;

@@ -20,6 +20,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { bundledEntry } from './bundled-entry.js';
 
 export interface ProcessesRunOptions {
   connectionString: string;
@@ -72,6 +73,17 @@ export interface ProcessesRunResult {
    * lock session ended (each named with how long after the interruption it landed).
    */
   appends_after_lease_lost: Array<{ process: string; type: string; after_ms: number }>;
+  /**
+   * The fence, read from the log: every append to the rollout's streams carries the saga epoch it was written under.
+   * `unfenced_appends`: appends by a process with no epoch (goal 0); `epoch_regressions`: appends whose epoch is older
+   * than one already in the log before them, i.e. a superseded owner writing after its successor (goal 0);
+   * `epochs_shared`: epochs that more than one process wrote under (goal 0).
+   */
+  unfenced_appends: number;
+  epoch_regressions: number;
+  epochs_shared: number;
+  /** The epochs the rollout was taken under, in log order. */
+  epochs: number[];
   /** The most sessions ever seen holding the rollout's lock at once (by sampling; 1). */
   max_lock_holders: number;
   /** The most sessions ever seen waiting for the rollout's lock at once (each a pooled connection of a standby process). */
@@ -96,9 +108,10 @@ export async function runAcrossProcesses(options: ProcessesRunOptions): Promise<
   await observer.connect();
   const processes = new Map<string, SagaProcess>();
   let spawned = 0;
+  const script = await bundledEntry(childScript); // a replacement starts in half the time
   const start = (): SagaProcess => {
     const name = `saga-process-${++spawned}`;
-    const child = spawn(process.execPath, ['--import', 'tsx', childScript, options.connectionString, options.accessFile, options.timing], {
+    const child = spawn(process.execPath, [script, options.connectionString, options.accessFile, options.timing], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, PGAPPNAME: name },
     });
@@ -189,8 +202,8 @@ export async function runAcrossProcesses(options: ProcessesRunOptions): Promise<
     sampling = false;
     await sampler;
 
-    const origins = await observer.query<{ name: string; type: string; at: string; held: boolean; holder: string | null }>(
-      `SELECT application_name AS name, type, (extract(epoch FROM at) * 1000)::bigint::text AS at, holder = application_name AS held, holder FROM rollout_run_append_origin ORDER BY position`,
+    const origins = await observer.query<{ name: string; type: string; at: string; held: boolean; holder: string | null; epoch: string | null }>(
+      `SELECT application_name AS name, type, (extract(epoch FROM at) * 1000)::bigint::text AS at, holder = application_name AS held, holder, epoch::text AS epoch FROM rollout_run_append_origin ORDER BY position`,
     );
     const ours = origins.rows.filter((row) => processes.has(row.name));
     const dispatchers: Dispatcher[] = [];
@@ -222,6 +235,7 @@ export async function runAcrossProcesses(options: ProcessesRunOptions): Promise<
         }),
       max_lock_holders: maxHolders,
       max_lock_waiters: maxWaiters,
+      ...fenceOf(ours),
     };
   } finally {
     sampling = false;
@@ -248,10 +262,10 @@ export async function runAcrossProcesses(options: ProcessesRunOptions): Promise<
 async function recordAppendOrigins(client: pg.Client, rolloutId: string, lock: { classid: string; objid: string }): Promise<void> {
   await client.query(`
     CREATE TABLE IF NOT EXISTS rollout_run_append_origin (
-      position bigint PRIMARY KEY, stream text NOT NULL, type text NOT NULL, application_name text NOT NULL, at timestamptz NOT NULL, holder text);
+      position bigint PRIMARY KEY, stream text NOT NULL, type text NOT NULL, application_name text NOT NULL, at timestamptz NOT NULL, epoch bigint, holder text);
     CREATE OR REPLACE FUNCTION rollout_run_note_origin() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_catalog AS $$
     BEGIN
-      INSERT INTO rollout_run_append_origin VALUES (NEW.position, NEW.stream, NEW.type, current_setting('application_name'), clock_timestamp(), (
+      INSERT INTO rollout_run_append_origin VALUES (NEW.position, NEW.stream, NEW.type, current_setting('application_name'), clock_timestamp(), (NEW.actor->'lease'->>'epoch')::bigint, (
         SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
          WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
            AND l.classid::text = ${pg.escapeLiteral(lock.classid)} AND l.objid::text = ${pg.escapeLiteral(lock.objid)}
@@ -262,4 +276,26 @@ async function recordAppendOrigins(client: pg.Client, rolloutId: string, lock: {
     CREATE TRIGGER rollout_run_append_origin AFTER INSERT ON ledger_events FOR EACH ROW
       WHEN (NEW.stream = ${pg.escapeLiteral(`rollout-${rolloutId}`)} OR starts_with(NEW.stream, ${pg.escapeLiteral(`fwstep-${rolloutId}-`)}) OR starts_with(NEW.stream, 'capacity-'))
       EXECUTE FUNCTION rollout_run_note_origin();`);
+}
+
+/** What the log says of the saga fence: appends without an epoch, epochs going backwards, epochs shared by processes. */
+function fenceOf(rows: Array<{ name: string; epoch: string | null }>): Pick<ProcessesRunResult, 'unfenced_appends' | 'epoch_regressions' | 'epochs_shared' | 'epochs'> {
+  let highest = 0;
+  let regressions = 0;
+  const writers = new Map<number, Set<string>>();
+  const epochs: number[] = [];
+  for (const row of rows) {
+    if (row.epoch === null) continue;
+    const epoch = Number(row.epoch);
+    if (epoch < highest) regressions++;
+    if (epoch > highest) epochs.push(epoch);
+    highest = Math.max(highest, epoch);
+    writers.set(epoch, (writers.get(epoch) ?? new Set()).add(row.name));
+  }
+  return {
+    unfenced_appends: rows.filter((row) => row.epoch === null).length,
+    epoch_regressions: regressions,
+    epochs_shared: [...writers.values()].filter((names) => names.size > 1).length,
+    epochs,
+  };
 }

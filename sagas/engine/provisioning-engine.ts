@@ -8,7 +8,7 @@
  */
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
-import type { ProposedEvent } from '../../events/index.js';
+import type { Actor, ProposedEvent } from '../../events/index.js';
 import { DriverError, RedfishDriver, type RedfishDriverOptions } from '../../src/drivers/index.js';
 import type { EventStore } from '../../src/ledger/index.js';
 import { capacityStream, evolveCapacity, initialCapacity } from '../capacity/capacity-evolve.js';
@@ -18,6 +18,8 @@ import { evolveProvision, initialProvision, provisionStream, type ProvisionState
 import { nameUuid } from '../../src/ledger/index.js';
 import { driveFirmwareStep, loadStepState, type BmcAccess } from './step-driver.js';
 import { SagaOwnership, waitForSagaLease, type SagaLease } from './saga-ownership.js';
+
+type SagaActor = Extract<Actor, { kind: 'saga' }>;
 
 export interface ProvisioningEngineOptions {
   store: EventStore;
@@ -104,7 +106,7 @@ export class ProvisioningEngine {
   private async runOwned(lease: SagaLease, signal: AbortSignal | undefined): Promise<ProvisionState> {
     const { store, nodeId } = this.options;
     const stream = provisionStream(nodeId);
-    const actor = { kind: 'saga' as const, id: `provision:${nodeId}` };
+    const actor = { kind: 'saga' as const, id: `provision:${nodeId}`, lease: lease.stamp };
     const owned = (): boolean => !lease.lost.aborted;
     const mustOwn = (): void => {
       if (!owned()) throw new Error(`provisioning of ${nodeId} is not held by this engine (lease lost)`);
@@ -130,7 +132,7 @@ export class ProvisioningEngine {
         }
         if (action.kind === 'done' || action.kind === 'held') {
           // A node whose firmware step ended in doubt keeps its slot until an operator releases it.
-          if (!state.quarantine?.keepsSlot) await this.releaseSlot(site, nodeId, `provisioning ${state.stage}`, mustOwn);
+          if (!state.quarantine?.keepsSlot) await this.releaseSlot(site, nodeId, `provisioning ${state.stage}`, mustOwn, actor);
           return state;
         }
         try {
@@ -173,7 +175,7 @@ export class ProvisioningEngine {
               await append([{ type: 'BaselineComponentSettled', data: { nodeId, component: action.component, outcome: action.outcome, detail: `already ${action.version}` } }]);
               break;
             case 'update-component': {
-              if (!(await this.holdSlot(site, nodeId, slotId(action.pass), state, mustOwn))) {
+              if (!(await this.holdSlot(site, nodeId, slotId(action.pass), state, mustOwn, actor))) {
                 await sleep(1_000); // the site is at its cap: wait for a slot
                 break;
               }
@@ -191,6 +193,7 @@ export class ProvisioningEngine {
                 now: this.now,
                 stopping: () => this.stopping || signal?.aborted === true,
                 owned,
+                lease: lease.stamp,
                 get: () => step,
                 set: (next) => {
                   step = next;
@@ -237,6 +240,13 @@ export class ProvisioningEngine {
             continue;
           }
           if ((error as { code?: string }).code === 'LEDGER_WRONG_EXPECTED_VERSION') continue; // an operator wrote: decide again
+          if ((error as { code?: string }).code === 'LEDGER_STALE_EPOCH') {
+            // Another process took the node over before this one heard that its lock session ended.
+            this.leaseLost = true;
+            this.stopping = true;
+            this.options.log?.('provisioning taken over by another process (stale epoch): this engine stops', { nodeId });
+            return state;
+          }
           throw error;
         }
       }
@@ -247,7 +257,7 @@ export class ProvisioningEngine {
   }
 
   /** Takes the node's slot (idempotent), unless the site is at its shared cap. */
-  private async holdSlot(site: string, nodeId: string, slotId: string, state: ProvisionState, mustOwn: () => void): Promise<boolean> {
+  private async holdSlot(site: string, nodeId: string, slotId: string, state: ProvisionState, mustOwn: () => void, actor: SagaActor): Promise<boolean> {
     const { store } = this.options;
     const capacity = initialCapacity(site);
     for (const event of await store.readStreamToEnd(capacityStream(site))) evolveCapacity(capacity, { type: event.type, data: event.data, actor: event.actor, recordedAt: 0 });
@@ -259,25 +269,38 @@ export class ProvisioningEngine {
     mustOwn();
     await store.append(
       capacityStream(site),
-      [{ type: 'SlotAcquired', data: { site, slotId, sagaId: `provision-${nodeId}`, nodeId, rack: spec.rack, pdu: '', tor: '', cdu: '' }, actor: { kind: 'saga', id: `provision:${nodeId}` }, eventId: nameUuid(`${slotId}:acquired`) }],
+      [{ type: 'SlotAcquired', data: { site, slotId, sagaId: `provision-${nodeId}`, nodeId, rack: spec.rack, pdu: '', tor: '', cdu: '' }, actor, eventId: nameUuid(`${slotId}:acquired`) }],
       { expectedVersion: capacity.version === 0 ? 'no_stream' : capacity.version },
     );
     return true;
   }
 
-  private async releaseSlot(site: string, nodeId: string, why: string, mustOwn: () => void): Promise<void> {
+  /**
+   * Gives the node's slot back. The site's capacity stream is shared with every saga there, so another one's append
+   * between the read and this one is a conflict to read again, not a failure: the saga has ended and nobody else would
+   * release its slot (the supervisor also picks up a finished saga still holding one, after a crash here).
+   */
+  private async releaseSlot(site: string, nodeId: string, why: string, mustOwn: () => void, actor: SagaActor): Promise<void> {
     const { store } = this.options;
-    const capacity = initialCapacity(site);
-    for (const event of await store.readStreamToEnd(capacityStream(site))) evolveCapacity(capacity, { type: event.type, data: event.data, actor: event.actor, recordedAt: 0 });
-    const slotId = capacity.slotByNode.get(nodeId);
-    const slot = slotId ? capacity.slots.get(slotId) : undefined;
-    if (!slot || slot.sagaId !== `provision-${nodeId}`) return;
-    mustOwn();
-    await store.append(
-      capacityStream(site),
-      [{ type: 'SlotReleased', data: { site, slotId: slot.slotId, sagaId: slot.sagaId, nodeId, why }, actor: { kind: 'saga', id: `provision:${nodeId}` }, eventId: nameUuid(`${slot.slotId}:released`) }],
-      { expectedVersion: capacity.version },
-    );
+    for (let attempt = 1; ; attempt++) {
+      const capacity = initialCapacity(site);
+      for (const event of await store.readStreamToEnd(capacityStream(site))) evolveCapacity(capacity, { type: event.type, data: event.data, actor: event.actor, recordedAt: 0 });
+      const slotId = capacity.slotByNode.get(nodeId);
+      const slot = slotId ? capacity.slots.get(slotId) : undefined;
+      if (!slot || slot.sagaId !== `provision-${nodeId}`) return;
+      mustOwn();
+      try {
+        await store.append(
+          capacityStream(site),
+          [{ type: 'SlotReleased', data: { site, slotId: slot.slotId, sagaId: slot.sagaId, nodeId, why }, actor, eventId: nameUuid(`${slot.slotId}:released`) }],
+          { expectedVersion: capacity.version },
+        );
+        return;
+      } catch (error) {
+        if ((error as { code?: string }).code !== 'LEDGER_WRONG_EXPECTED_VERSION' || attempt >= 20) throw error;
+        await sleep(50 * attempt);
+      }
+    }
   }
 }
 

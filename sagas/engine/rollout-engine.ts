@@ -58,7 +58,6 @@ export function rolloutLockKey(rolloutId: string): string {
   return `fleet-ledger:rollout:${rolloutId}`;
 }
 
-const engineActor = (rolloutId: string) => ({ kind: 'saga' as const, id: `rollout:${rolloutId}` });
 
 
 function toSagaEvent(event: { type: string; data: unknown; actor: SagaEvent['actor']; recordedAt: Date }): SagaEvent {
@@ -208,6 +207,13 @@ export class RolloutEngine {
       });
       await this.execute(commands);
     } catch (error) {
+      if ((error as { code?: string }).code === 'LEDGER_STALE_EPOCH') {
+        // Another process took the rollout over before this one heard that its lock session ended.
+        this.leaseLost = true;
+        this.stopping = true;
+        this.options.log?.('rollout taken over by another process (stale epoch): this engine stops', { rolloutId });
+        return;
+      }
       // A lost race on a stream (another saga took the slot first) or a database hiccup: read again next tick.
       this.options.log?.('rollout tick failed; retrying', { rolloutId, error: String(error) });
       const stream = rolloutStream(rolloutId);
@@ -227,6 +233,7 @@ export class RolloutEngine {
         now: this.now,
         stopping: () => this.stopping,
         owned: () => this.lease?.lost.aborted === false,
+        lease: this.lease!.stamp,
         get: () => this.steps.get(nodeId),
         set: (step) => this.steps.set(nodeId, step),
         requestTimeoutMs: this.options.requestTimeoutMs ?? 15_000,
@@ -239,7 +246,7 @@ export class RolloutEngine {
 
   private async execute(commands: RolloutCommand[]): Promise<void> {
     const { store, rolloutId } = this.options;
-    const actor = engineActor(rolloutId);
+    const actor = { kind: 'saga' as const, id: `rollout:${rolloutId}`, lease: this.lease!.stamp };
     const rolloutEvents: ProposedEvent[] = [];
     // Our own appends to a capacity stream in this tick: a decision made before them still expects its version plus
     // these (releases only free slots, so the decision stays within the caps); anyone else's append is a conflict.

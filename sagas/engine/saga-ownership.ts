@@ -11,14 +11,24 @@
  * - when the lock's session is lost while the process lives (terminated by an administrator or an
  *   `idle_session_timeout`, the connection reset), every lease taken on it is `lost` at once: its saga stops and
  *   refuses to append, instead of going on beside the process that takes the lock next (Argo Rollouts #2117).
+ * - fenced: taking the lock raises the saga's epoch in `saga_leases` (migration 0007), and every event the saga appends
+ *   carries `{ saga, epoch }` in its actor; the append transaction refuses an epoch that is no longer current
+ *   (`LEDGER_STALE_EPOCH`). A process that lost the lock and has not noticed yet (its append already queued, its event
+ *   loop busy) therefore cannot commit once the next owner has taken the saga, and the next owner reads the saga's
+ *   state only after raising the epoch, so it sees every append of the old owner that did commit.
  * What a lost lease cannot undo: a request to a BMC already under way, whose answer is then left for the next owner
  * to find by probing, exactly as after a crash.
  */
+import { hostname } from 'node:os';
 import pg from 'pg';
+import type { SagaLeaseStamp } from '../../events/envelope.js';
 import { boundedConnection } from '../../src/ledger/index.js';
 
 export interface SagaLease {
   readonly key: string;
+  /** The saga's fencing epoch raised by this take: put `stamp` in the actor of every event the saga appends. */
+  readonly epoch: number;
+  readonly stamp: SagaLeaseStamp;
   /** Aborted when the session holding the lock is gone: the saga is no longer this process's to drive. */
   readonly lost: AbortSignal;
   release(): Promise<void>;
@@ -41,6 +51,8 @@ export class SagaOwnership {
   #session: Promise<LockSession> | undefined;
   readonly #held = new Set<string>();
   #closed = false;
+  /** Who takes a saga, as `saga_leases.owner` records it. */
+  readonly #owner = `${hostname()}:${process.pid}`;
 
   constructor(
     private readonly connectionString: string,
@@ -68,6 +80,23 @@ export class SagaOwnership {
       if (!locked) this.#held.delete(key);
     }
     if (!locked) return undefined;
+    let epoch: number;
+    try {
+      // Raised on the lock's own session, after the lock: an append in flight under the old epoch holds the row FOR
+      // SHARE, so this waits for it to commit (or be refused) before the new owner reads anything.
+      const raised = await query<{ epoch: string }>(
+        session,
+        `INSERT INTO saga_leases (saga, epoch, owner) VALUES ($1, 1, $2)
+         ON CONFLICT (saga) DO UPDATE SET epoch = saga_leases.epoch + 1, owner = EXCLUDED.owner, taken_at = now()
+         RETURNING epoch`,
+        [key, this.#owner],
+      );
+      epoch = Number(raised.rows[0]!.epoch);
+    } catch (error) {
+      this.#held.delete(key);
+      if (!session.lost.signal.aborted) await query(session, 'SELECT pg_advisory_unlock(hashtext($1))', [key]).catch(() => undefined);
+      throw error;
+    }
     if (session.lost.signal.aborted) {
       this.#held.delete(key);
       return undefined;
@@ -75,6 +104,8 @@ export class SagaOwnership {
     let released = false;
     return {
       key,
+      epoch,
+      stamp: { saga: key, epoch },
       lost: session.lost.signal,
       release: async () => {
         if (released) return;

@@ -3,7 +3,7 @@
  * by provisioning's firmware baseline. Writes go intent first, request second, submission third; see
  * `rollout-engine.ts` for why that order makes kill -9 safe.
  */
-import type { ProposedEvent } from '../../events/index.js';
+import type { ProposedEvent, SagaLeaseStamp } from '../../events/index.js';
 import { DriverError, RedfishDriver, type RedfishDriverOptions } from '../../src/drivers/index.js';
 import type { EventStore } from '../../src/ledger/index.js';
 import type { RolloutPlan } from '../firmware-rollout/rollout-planner.js';
@@ -30,6 +30,8 @@ export interface StepDriverOptions {
   stopping: () => boolean;
   /** False once the saga's lease is lost: the step then appends nothing more (the next owner resumes it). */
   owned?: () => boolean;
+  /** The saga's lease (its key and epoch), carried by every event the step appends: a stale one is refused. */
+  lease?: SagaLeaseStamp;
   get: () => StepState | undefined;
   set: (step: StepState) => void;
   requestTimeoutMs: number;
@@ -47,7 +49,7 @@ export async function driveFirmwareStep(options: StepDriverOptions): Promise<voi
   const sleep = (ms: number): Promise<void> => sleepUnless(ms, options.stopping);
   const context: StepContext = { rolloutId, nodeId, plan, timing: options.timing };
   const stream = stepStream(rolloutId, nodeId);
-  const actor = { kind: 'saga' as const, id: `rollout:${rolloutId}` };
+  const actor = { kind: 'saga' as const, id: `rollout:${rolloutId}`, ...(options.lease ? { lease: options.lease } : {}) };
   const access = options.access;
   let driver: RedfishDriver | undefined;
   const bmc = (): RedfishDriver => {

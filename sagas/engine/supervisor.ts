@@ -10,6 +10,13 @@ import { RolloutEngine, type BmcAccess, type RolloutEngineOptions } from './roll
 import { loadRollout } from './rollout-service.js';
 import { loadProvision, ProvisioningEngine } from './provisioning-engine.js';
 import { SagaOwnership } from './saga-ownership.js';
+import { capacityStream, evolveCapacity, initialCapacity, type CapacityState } from '../capacity/capacity-evolve.js';
+
+async function loadCapacity(store: EventStore, site: string): Promise<CapacityState> {
+  const state = initialCapacity(site);
+  for (const event of await store.readStreamToEnd(capacityStream(site))) evolveCapacity(state, { type: event.type, data: event.data, actor: event.actor, recordedAt: 0 });
+  return state;
+}
 
 export interface SupervisorOptions {
   store: EventStore;
@@ -61,12 +68,22 @@ export class SagaSupervisor {
   /** Nodes being provisioned and not finished or quarantined (a release makes them eligible again). */
   private async scanProvisioning(): Promise<void> {
     const streams = (await this.options.store.db.selectFrom('ledger_streams').select('stream').where('stream', 'like', 'provision-%').execute()) as Array<{ stream: string }>;
+    const capacity = new Map<string, Promise<CapacityState>>(); // each site's slots, read once per scan
+    const slotHeld = async (site: string, nodeId: string): Promise<boolean> => {
+      let state = capacity.get(site);
+      if (!state) capacity.set(site, (state = loadCapacity(this.options.store, site)));
+      return (await state).slots.get((await state).slotByNode.get(nodeId) ?? '')?.sagaId === `provision-${nodeId}`;
+    };
     for (const { stream } of streams) {
       const nodeId = stream.slice('provision-'.length);
       const key = `provision:${nodeId}`;
       if (this.running.has(key)) continue;
       const state = await loadProvision(this.options.store, nodeId);
-      if (state.stage === 'none' || state.stage === 'ready' || state.stage === 'abandoned' || state.stage === 'quarantined') continue;
+      if (state.stage === 'none') continue;
+      // Finished, or waiting for an operator: nothing to drive, unless the saga still holds a slot it must give back
+      // (its process died between the last step and the release). A quarantine that keeps its slot keeps it.
+      const finished = state.stage === 'ready' || state.stage === 'abandoned' || state.stage === 'quarantined';
+      if (finished && (state.quarantine?.keepsSlot || !state.spec || !(await slotHeld(state.spec.site, nodeId)))) continue;
       const engine = new ProvisioningEngine({
         store: this.options.store,
         nodeId,

@@ -77,7 +77,7 @@ function toCallError(error: unknown): KurrentCallError {
         });
       }
       case 'LEDGER_STALE_EPOCH':
-        return new KurrentCallError(status.FAILED_PRECONDITION, error.message, { 'fleet-ledger-code': error.code, shard: error.details.shard, epoch: String(error.details.epoch) });
+        return new KurrentCallError(status.FAILED_PRECONDITION, error.message, { 'fleet-ledger-code': error.code, ...('shard' in error.details ? { shard: error.details.shard } : { saga: error.details.saga }), epoch: String(error.details.epoch) });
       case 'LEDGER_STORE_UNAVAILABLE':
       case 'LEDGER_COMMIT_UNKNOWN':
       case 'LEDGER_STORAGE_FULL':

@@ -378,6 +378,9 @@ export class EventStore {
       // updates the row) waits for this transaction, and no append of a superseded epoch commits after it.
       const fencedShards = [...new Set(batch.flatMap((p) => p.events.flatMap((e) => (e.actor.kind === 'driver' || e.actor.kind === 'system') && e.actor.lease ? [e.actor.lease.shard] : [])))];
       const leaseRead = fencedShards.length > 0 ? `SELECT shard, epoch, owner, released FROM cluster_leases WHERE shard = ANY(${arrayLiteral(fencedShards, 'text')}) ORDER BY shard FOR SHARE;` : '';
+      // Saga leases, the same way: a take-over raises the saga's epoch (and waits for this transaction to do it).
+      const fencedSagas = [...new Set(batch.flatMap((p) => p.events.flatMap((e) => (e.actor.kind === 'saga' && e.actor.lease ? [e.actor.lease.saga] : []))))];
+      const sagaRead = fencedSagas.length > 0 ? `SELECT saga, epoch, owner FROM saga_leases WHERE saga = ANY(${arrayLiteral(fencedSagas, 'text')}) ORDER BY saga FOR SHARE;` : '';
       // Round trip 1: begin, take the log-wide lock, then (a new statement, so a new snapshot that sees
       // every earlier commit) read the head, the streams' versions and any already-stored event ids.
       const results = (await client.query(
@@ -386,6 +389,7 @@ export class EventStore {
         `BEGIN; SET LOCAL standard_conforming_strings TO on; SET LOCAL synchronous_commit TO on; SET LOCAL statement_timeout = ${Math.max(1, Math.round(this.#options.appendTimeoutMs))};
          SELECT pg_advisory_xact_lock(${APPEND_LOCK_KEY});
          ${leaseRead}
+         ${sagaRead}
          SELECT
            (SELECT json_build_object('position', position, 'hash', encode(hash, 'hex'), 'recorded_at', recorded_at) FROM ledger_head) AS head,
            clock_timestamp() AS db_now,
@@ -400,9 +404,13 @@ export class EventStore {
       const known = new Map<string, StoredIdentity>(existing.map((row) => [row.event_id, storedIdentity(row)]));
       const leases = new Map<string, { epoch: number; owner: string | null; released: boolean }>();
       if (leaseRead) {
-        for (const row of (results[results.length - 2] as pg.QueryResult<{ shard: string; epoch: string; owner: string | null; released: boolean }>).rows) {
+        for (const row of (results[results.length - (sagaRead ? 3 : 2)] as pg.QueryResult<{ shard: string; epoch: string; owner: string | null; released: boolean }>).rows) {
           leases.set(row.shard, { epoch: Number(row.epoch), owner: row.owner, released: row.released });
         }
+      }
+      const sagaLeases = new Map<string, { epoch: number; owner: string }>();
+      if (sagaRead) {
+        for (const row of (results[results.length - 2] as pg.QueryResult<{ saga: string; epoch: string; owner: string }>).rows) sagaLeases.set(row.saga, { epoch: Number(row.epoch), owner: row.owner });
       }
 
       let position = Number(headRow.position);
@@ -423,6 +431,17 @@ export class EventStore {
             continue;
           }
           for (const event of pending.events) {
+            if (event.actor.kind === 'saga' && event.actor.lease) {
+              const stamp = event.actor.lease;
+              const held = sagaLeases.get(stamp.saga);
+              if (held?.epoch !== stamp.epoch) {
+                throw new LedgerError(
+                  'LEDGER_STALE_EPOCH',
+                  { stream: pending.stream, saga: stamp.saga, epoch: stamp.epoch, currentEpoch: held?.epoch ?? null, owner: held?.owner ?? null },
+                  `append to ${pending.stream} refused: written under epoch ${stamp.epoch} of saga ${stamp.saga}, which is ${held ? `at epoch ${held.epoch} (taken by ${held.owner})` : 'not leased'}`,
+                );
+              }
+            }
             const lease = (event.actor.kind === 'driver' || event.actor.kind === 'system') ? event.actor.lease : undefined;
             if (!lease) continue;
             const held = leases.get(lease.shard);

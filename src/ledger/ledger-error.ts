@@ -14,7 +14,8 @@ export interface LedgerErrorDetails {
   LEDGER_DATA_DIR_LOCKED: { dataDir: string; pid: number };
   LEDGER_EMBEDDED_START_FAILED: { dataDir: string; cause: string };
   LEDGER_CLOSED: { operation: string };
-  LEDGER_STALE_EPOCH: { stream: string; shard: string; epoch: number; currentEpoch: number | null; owner: string | null };
+  /** `shard` for a poll lease, `saga` for a saga's lease: the one whose epoch the append carried. */
+  LEDGER_STALE_EPOCH: { stream: string; epoch: number; currentEpoch: number | null; owner: string | null } & ({ shard: string } | { saga: string });
 }
 
 export type LedgerErrorCode = keyof LedgerErrorDetails;
@@ -41,7 +42,7 @@ export const ledgerErrorCatalogue: Record<LedgerErrorCode, { retryable: boolean;
   LEDGER_CLOSED: { retryable: false, meaning: 'the ledger has been closed' },
   LEDGER_STALE_EPOCH: {
     retryable: false,
-    meaning: "the events were written under a poll lease whose epoch is no longer its shard's (another process took the shard over, or it was released); nothing was committed",
+    meaning: "the events were written under a poll lease or saga lease whose epoch is no longer current (another process took the shard or the saga over, or the shard was released); nothing was committed",
   },
 };
 

@@ -92,6 +92,31 @@ describe('sagas shared by two processes', () => {
     }
   }, 60_000);
 
+  it('a provisioning saga that ended without giving its slot back (its process died between the two) has the slot released by the next supervisor', async () => {
+    const { a, b, close } = await twoProcesses(4);
+    const supervisor = new SagaSupervisor({ store: b, access, scanMs: 200, engine: fast });
+    try {
+      await registerSimulatedFleet(a, sim.bmcs, 2);
+      const node = sim.bmcs[2]!;
+      const started = await startProvisioning(a, { nodeId: node.id, declared: {}, baseline: [], burnInMs: 1_000 }, operator);
+      const site = started.spec!.site;
+      // What the dead process left: its slot taken, and the saga's last step written, but not the release.
+      const saga = { kind: 'saga' as const, id: `provision:${node.id}` };
+      await a.append(`capacity-${site}`, [{ type: 'SlotAcquired', data: { site, slotId: `provision-${node.id}:1`, sagaId: `provision-${node.id}`, nodeId: node.id, rack: started.spec!.rack, pdu: '', tor: '', cdu: '' }, actor: saga }]);
+      await a.append(`provision-${node.id}`, [{ type: 'NodeReady', data: { nodeId: node.id }, actor: saga }], { expectedVersion: started.version });
+      expect((await loadProvision(a, node.id)).stage).toBe('ready');
+      supervisor.start();
+      const released = async (): Promise<boolean> => (await a.readStream(`capacity-${site}`)).some((event) => event.type === 'SlotReleased' && (event.data as { nodeId: string }).nodeId === node.id);
+      await until('the slot to be released', released, 15_000);
+      const release = (await a.readStream(`capacity-${site}`)).find((event) => event.type === 'SlotReleased')!;
+      expect(release.data).toMatchObject({ sagaId: `provision-${node.id}`, why: 'provisioning ready' });
+      expect(release.actor).toMatchObject({ kind: 'saga', id: `provision:${node.id}`, lease: { saga: `fleet-ledger:provision:${node.id}`, epoch: 1 } });
+    } finally {
+      await supervisor.stop();
+      await close();
+    }
+  }, 30_000);
+
   it('a process keeps its pooled connections for its own work, however many rollouts it drives or stands by for', async () => {
     const { a, b, close } = await twoProcesses(4);
     const supervisors: SagaSupervisor[] = [];

@@ -4,6 +4,7 @@ import * as projectionCheckpoints from './0002-projection-checkpoints.js';
 import * as appendOnly from './0003-append-only-and-transparency.js';
 import * as deadLetters from './0005-projection-dead-letters.js';
 import * as clusterLeases from './0006-cluster-leases.js';
+import * as sagaLeases from './0007-saga-leases.js';
 // The indexes that find one node's events (timelines, diffs): a leaf file of replay/history, kysely only.
 import * as historyNodeIndex from '../../../replay/history/node-index-migration.js';
 
@@ -18,6 +19,7 @@ const ledgerMigrations: Record<string, Migration> = {
   '0004-history-node-index': historyNodeIndex,
   '0005-projection-dead-letters': deadLetters,
   '0006-cluster-leases': clusterLeases,
+  '0007-saga-leases': sagaLeases,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
