@@ -66,8 +66,14 @@ export interface ProcessesRunResult {
   /** The processes that appended to the rollout's streams, in the order they did. */
   dispatchers: Dispatcher[];
   appends: number;
-  /** Appends to the rollout's streams by a process while another process held the rollout's lock (goal 0). */
+  /**
+   * Appends to the rollout's streams by a process while another process held the rollout's lock. Not 0 by itself: the
+   * next owner takes the lock, then raises the epoch, and the raise waits for an append already in its transaction
+   * under the old epoch, which is written in that moment (and read by the next owner, which loads after the raise).
+   */
   appends_beside_owner: number;
+  /** Appends under an epoch written after a newer epoch had been raised: a superseded owner writing (goal 0). */
+  appends_after_superseded: number;
   /**
    * Appends by a process that no longer held the lock, with nobody holding it yet: a write already under way when its
    * lock session ended (each named with how long after the interruption it landed).
@@ -202,8 +208,10 @@ export async function runAcrossProcesses(options: ProcessesRunOptions): Promise<
     sampling = false;
     await sampler;
 
-    const origins = await observer.query<{ name: string; type: string; at: string; held: boolean; holder: string | null; epoch: string | null }>(
-      `SELECT application_name AS name, type, (extract(epoch FROM at) * 1000)::bigint::text AS at, holder = application_name AS held, holder, epoch::text AS epoch FROM rollout_run_append_origin ORDER BY position`,
+    const origins = await observer.query<{ name: string; type: string; at: string; held: boolean; holder: string | null; epoch: string | null; superseded: boolean }>(
+      `SELECT application_name AS name, type, (extract(epoch FROM at) * 1000)::bigint::text AS at, holder = application_name AS held, holder, epoch::text AS epoch,
+              EXISTS (SELECT 1 FROM rollout_run_epoch_raise r WHERE r.epoch > o.epoch AND r.at < o.at) AS superseded
+         FROM rollout_run_append_origin o ORDER BY position`,
     );
     const ours = origins.rows.filter((row) => processes.has(row.name));
     const dispatchers: Dispatcher[] = [];
@@ -227,6 +235,7 @@ export async function runAcrossProcesses(options: ProcessesRunOptions): Promise<
       dispatchers,
       appends: ours.length,
       appends_beside_owner: ours.filter((row) => row.holder !== null && !row.held).length,
+      appends_after_superseded: ours.filter((row) => row.superseded).length,
       appends_after_lease_lost: ours
         .filter((row) => row.holder === null)
         .map((row) => {
@@ -272,6 +281,18 @@ async function recordAppendOrigins(client: pg.Client, rolloutId: string, lock: {
          LIMIT 1));
       RETURN NULL;
     END $$;
+    -- Every take of the rollout: the epoch raised, and when (clock_timestamp() in the statement: after the raise waited
+    -- for the row, i.e. for any append in flight under the old epoch).
+    CREATE TABLE IF NOT EXISTS rollout_run_epoch_raise (epoch bigint PRIMARY KEY, owner text NOT NULL, at timestamptz NOT NULL);
+    CREATE OR REPLACE FUNCTION rollout_run_note_raise() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_catalog AS $$
+    BEGIN
+      INSERT INTO rollout_run_epoch_raise VALUES (NEW.epoch, NEW.owner, clock_timestamp()) ON CONFLICT DO NOTHING;
+      RETURN NULL;
+    END $$;
+    DROP TRIGGER IF EXISTS rollout_run_epoch_raise ON saga_leases;
+    CREATE TRIGGER rollout_run_epoch_raise AFTER INSERT OR UPDATE ON saga_leases FOR EACH ROW
+      WHEN (NEW.saga = ${pg.escapeLiteral(`fleet-ledger:rollout:${rolloutId}`)})
+      EXECUTE FUNCTION rollout_run_note_raise();
     DROP TRIGGER IF EXISTS rollout_run_append_origin ON ledger_events;
     CREATE TRIGGER rollout_run_append_origin AFTER INSERT ON ledger_events FOR EACH ROW
       WHEN (NEW.stream = ${pg.escapeLiteral(`rollout-${rolloutId}`)} OR starts_with(NEW.stream, ${pg.escapeLiteral(`fwstep-${rolloutId}-`)}) OR starts_with(NEW.stream, 'capacity-'))

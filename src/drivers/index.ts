@@ -8,8 +8,8 @@ export { noCapabilities } from './device-driver.js';
 export { DriverError, driverErrorCatalogue, driverErrorCodes, isDriverError, toDriverError } from './driver-error.js';
 export type { DriverErrorCode, DriverErrorDetails } from './driver-error.js';
 
-export { RedfishDriver } from './redfish/redfish-driver.js';
-export type { RedfishDriverOptions } from './redfish/redfish-driver.js';
+export { maxReadValidators, RedfishDriver } from './redfish/redfish-driver.js';
+export type { ConditionalObservation, ReadValidators, RedfishDriverOptions } from './redfish/redfish-driver.js';
 export type { FirmwareSubmission, FirmwareUpdateRequest, UpdateTaskReading } from './redfish/firmware-update.js';
 export { RedfishClient } from './redfish/redfish-client.js';
 export type { RedfishClientOptions } from './redfish/redfish-client.js';

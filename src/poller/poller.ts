@@ -1,13 +1,17 @@
 import { createHash } from 'node:crypto';
 import type { PollOutcomeKind, RecordedEvent } from '../../events/index.js';
-import { changedObservations, storableValue } from '../drivers/index.js';
+import { changedObservations, storableValue, type ReadValidators } from '../drivers/index.js';
 import { nameUuid, type EventStore, type ProposedEvent } from '../ledger/index.js';
 import { DueQueue } from './due-queue.js';
 import { OutcomeRecorder } from './outcome-recorder.js';
 import { defaultPollPolicy, type PollPolicy } from './poll-policy.js';
 import { credentialRefusal, pollAddress, pollProtocols, pollWorks, type PollProtocol, type Credential, type CredentialProvider, type PollTarget, type PollWork } from './poll-target.js';
-import { ProtocolVisitor, type Visitor } from './redfish-visitor.js';
+import { recordedObservationHashes } from './recorded-observations.js';
+import { conditionalWorks, ProtocolVisitor, type Visitor } from './redfish-visitor.js';
 import { latchesCredentials, outcomeOfError, retryWithinVisit } from './visit-outcome.js';
+
+/** Distinct path lists kept for sharing (`#pathLists`); a fleet of more shapes than this keeps the rest per BMC. */
+const maxPathLists = 2_000;
 
 export interface PollerOptions {
   store: EventStore;
@@ -75,10 +79,17 @@ interface TargetState {
   sessionLimitStreak: number;
   latch: { fingerprint: string } | null;
   observationHashes: Map<string, string>;
+  /** Whether `observationHashes` was read from the log (once per node and process, before its first append). */
+  observationsRecalled: boolean;
   maintenanceUntil: number;
   lastContactAt: number | null;
   /** The ETag of the last liveness answer (sent as `If-None-Match`). */
   livenessEtag?: string;
+  /**
+   * The validators of the last full inventory-and-firmware read: the resources (a list shared by every BMC that
+   * served the same ones, `#pathLists`) and their ETags, one per line. About 1 KB per BMC.
+   */
+  readValidators?: { paths: readonly string[]; etags: string; askFirst?: string };
 }
 
 export interface PollerStats {
@@ -144,6 +155,8 @@ export function credentialFingerprint(credentialRef: string, version: string): s
  */
 export class Poller {
   readonly #states = new Map<string, TargetState>();
+  /** Lists of paths of conditional reads, shared by every BMC that served the same resources (one per model, mostly). */
+  readonly #pathLists = new Map<string, readonly string[]>();
   readonly #refusalsLogged = new Set<string>();
   /** Targets whose credential was last refused by its binding (kept for the stats; a node that is accepted again leaves). */
   readonly #credentialRefused = new Set<string>();
@@ -203,7 +216,10 @@ export class Poller {
     const existing = this.#states.get(target.nodeId);
     if (existing) {
       // Another BMC answers at another address: what was known of the old one's answers does not apply.
-      if (existing.target.baseUrl !== target.baseUrl) delete existing.livenessEtag;
+      if (existing.target.baseUrl !== target.baseUrl) {
+        delete existing.livenessEtag;
+        delete existing.readValidators;
+      }
       existing.target = target;
       return;
     }
@@ -231,6 +247,7 @@ export class Poller {
       sessionLimitStreak: 0,
       latch: null,
       observationHashes: new Map(),
+      observationsRecalled: false,
       maintenanceUntil: 0,
       lastContactAt: null,
     };
@@ -440,6 +457,34 @@ export class Poller {
     return state.shard !== undefined && state.epoch !== undefined ? { shard: state.shard, epoch: state.epoch } : undefined;
   }
 
+  #validatorsOf(state: TargetState): ReadValidators | undefined {
+    const kept = state.readValidators;
+    if (!kept) return undefined;
+    const etags = kept.etags.split('\n');
+    const validators = kept.paths.map((path, index) => [path, etags[index]!] as const);
+    // The resource that changed last time first: one that changes at every read then costs one request.
+    const first = kept.askFirst === undefined ? -1 : validators.findIndex(([path]) => path === kept.askFirst);
+    if (first > 0) validators.unshift(...validators.splice(first, 1));
+    return validators;
+  }
+
+  /** Keeps a read's validators compactly: the list of paths shared with every BMC that served the same ones. */
+  #keepValidators(state: TargetState, validators: ReadValidators | undefined, changed: string | undefined): void {
+    if (!validators) {
+      delete state.readValidators;
+      return;
+    }
+    const sorted = [...validators].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)); // reads run two at a time: any order
+    const paths = sorted.map(([path]) => path);
+    const key = paths.join('\n');
+    let shared = this.#pathLists.get(key);
+    if (!shared) {
+      shared = paths;
+      if (this.#pathLists.size < maxPathLists) this.#pathLists.set(key, shared);
+    }
+    state.readValidators = { paths: shared, etags: sorted.map(([, etag]) => etag).join('\n'), ...(changed ? { askFirst: changed } : {}) };
+  }
+
   /** Heavy work due now, in one session, on a BMC that answers. Failures here do not count as misses. */
   async #read(state: TargetState, now: number): Promise<void> {
     const { target } = state;
@@ -452,10 +497,14 @@ export class Poller {
     this.#visits += 1;
     try {
       const sessionLimit = this.#sessionLimit(target);
-      const result = await this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...this.#clusterVisitOptions(state) });
+      // Inventory and firmware change only with the hardware or its firmware: asked with If-None-Match first.
+      const conditional = conditionalWorks(works);
+      const validators = conditional ? this.#validatorsOf(state) : undefined;
+      const result = await this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(validators ? { validators } : {}), ...this.#clusterVisitOptions(state) });
       const done = this.#clock();
       if (!result.ok && this.#cutByHandOver(state, result.error)) return;
-      const outcome: PollOutcomeKind = result.ok ? 'success' : outcomeOfError(result.error);
+      if (conditional && result.ok && !result.notModified) this.#keepValidators(state, result.validators, result.changedResource);
+      const outcome: PollOutcomeKind = result.ok ? (result.notModified ? 'not-modified' : 'success') : outcomeOfError(result.error);
       for (const work of works) this.#record(target, work, outcome, result.latencyMs, done, this.#leaseOf(state));
       if (!this.#states.has(target.nodeId)) return;
       // Success or not, the next heavy read waits a full interval: a struggling BMC is not read harder.
@@ -610,6 +659,20 @@ export class Poller {
   }
 
   async #appendObservations(state: TargetState, observations: Parameters<typeof changedObservations>[1], at: number): Promise<void> {
+    if (!state.observationsRecalled) {
+      // What the log holds of the node already (an earlier run of this process, or the shard's previous owner):
+      // compared against, so a restart records what changed, not every node's inventory and event log again.
+      try {
+        const recorded = await recordedObservationHashes(this.options.store, state.target.nodeId);
+        for (const [type, hash] of state.observationHashes) recorded.set(type, hash);
+        state.observationHashes = recorded;
+        state.observationsRecalled = true;
+      } catch (error) {
+        // Not appended rather than appended twice: the next visit reads again.
+        this.options.log?.('could not read the observations recorded for a node; its new ones wait for the next visit', { nodeId: state.target.nodeId, error: String(error) });
+        return;
+      }
+    }
     const { changed, hashes } = changedObservations(state.target.nodeId, observations, state.observationHashes);
     if (changed.length === 0) return;
     const lease = this.#leaseOf(state);

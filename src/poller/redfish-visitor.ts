@@ -1,5 +1,5 @@
 import type { DriverObservation, DriverObservationType } from '../../events/index.js';
-import { DriverError, IpmiDriver, RedfishClient, RedfishDriver, SnmpDriver } from '../drivers/index.js';
+import { DriverError, IpmiDriver, RedfishClient, RedfishDriver, SnmpDriver, type ReadValidators } from '../drivers/index.js';
 import type { Credential, PollTarget, PollWork } from './poll-target.js';
 
 /** What one visit to a BMC produced: one result per kind of work, and the observations read. */
@@ -12,6 +12,13 @@ export interface VisitResult {
   notModified?: boolean;
   /** The ETag of what the liveness check read, to send next time. */
   etag?: string;
+  /**
+   * A conditional heavy read (`VisitOptions.validators`): every resource of it answered 304, so nothing was read and
+   * nothing is observed (`notModified`), or it was read in full and these are its validators for next time.
+   */
+  validators?: ReadValidators;
+  /** The resource whose answer showed a change (asked first at the next conditional read). */
+  changedResource?: string;
 }
 
 /** Performs the requests of one visit. The poller guarantees one visit per BMC at a time. */
@@ -36,6 +43,16 @@ export interface VisitOptions {
   signal?: AbortSignal;
   /** Sent with every request (`x-fleet-ledger-poller`: which process polls). */
   headers?: Record<string, string>;
+  /**
+   * The validators of the last full inventory-and-firmware read: each resource is asked with `If-None-Match` first,
+   * and the visit reads in full only when one of them changed. Undefined: a full read.
+   */
+  validators?: ReadValidators;
+}
+
+/** Works whose reads change only with the hardware or its firmware: read conditionally (`VisitOptions.validators`). */
+export function conditionalWorks(works: readonly PollWork[]): boolean {
+  return works.length > 0 && works.every((work) => work === 'inventory' || work === 'firmware');
 }
 
 function fenced(options: VisitOptions): boolean {
@@ -103,7 +120,15 @@ export class RedfishVisitor implements Visitor {
       ...(options.headers ? { headers: options.headers } : {}),
     });
     try {
-      const observations = await driver.observe({ only: heavy.flatMap((w) => observationTypes[w]) });
+      const only = heavy.flatMap((w) => observationTypes[w]);
+      if (conditionalWorks(heavy)) {
+        // Inventory and firmware come from the same resources: both are observed whichever is due, so one set of
+        // validators stands for both (and unchanged resources mean both observations are unchanged).
+        const read = await driver.observeUnlessUnchanged({ only: [...observationTypes.inventory, ...observationTypes.firmware], validators: options.validators });
+        if (read.notModified) return { ok: true, latencyMs: performance.now() - started, observations: [], notModified: true };
+        return { ok: true, latencyMs: performance.now() - started, observations: read.observations, ...(read.validators ? { validators: read.validators } : {}), ...(read.changed ? { changedResource: read.changed } : {}) };
+      }
+      const observations = await driver.observe({ only });
       return { ok: true, latencyMs: performance.now() - started, observations };
     } catch (error) {
       return { ok: false, latencyMs: performance.now() - started, observations: [], error };

@@ -31,4 +31,34 @@ describe('system event logs through the poller', () => {
     expect(sel).toHaveLength(1);
     expect((sel[0]!.data as { entries: unknown[] }).entries.length).toBeGreaterThan(0);
   });
+
+  it('a restarted poller (or the process taking its shard over) records neither the SEL entries nor an unchanged inventory and firmware again', async () => {
+    const bmc = fixture.sim.bmcs[0]!;
+    const run = async (): Promise<void> => {
+      const reads = { health: 0, inventory: 0, firmware: 0 };
+      const poller = new Poller({
+        store: fixture.store,
+        credentials: { get: () => ({ username: bmc.username, password: bmc.password, version: '1', endpoints: [new URL(bmc.baseUrl).origin] }) },
+        plainHttpSites: ['*'],
+        policy: { jitter: 0, intervals: { health: 0.3, inventory: 0.3, firmware: 0.3 } },
+        onOutcome: (_nodeId, work, outcome) => {
+          if (work !== 'liveness' && outcome === 'success') reads[work] += 1;
+        },
+      });
+      poller.addTarget({ nodeId: bmc.id, site: bmc.site, rack: bmc.rack, baseUrl: bmc.baseUrl, credentialRef: 'c', expectedIntervalS: 0.3 });
+      poller.start();
+      await until(() => reads.health >= 3 && reads.inventory >= 2 && reads.firmware >= 2, 20_000, 'health, inventory and firmware read');
+      await poller.stop();
+    };
+    const counts = async (): Promise<Record<string, number>> => {
+      const recorded: Record<string, number> = { SelEntriesObserved: 0, NodeInventoryObserved: 0, FirmwareInventoryObserved: 0 };
+      for (const event of await fixture.store.readStream(`node-${bmc.id}`)) if (event.type in recorded) recorded[event.type]! += 1;
+      return recorded;
+    };
+    await run();
+    const before = await counts();
+    for (const count of Object.values(before)) expect(count).toBeGreaterThanOrEqual(1);
+    await run(); // a new process: nothing in memory of what the first one recorded
+    expect(await counts()).toEqual(before);
+  });
 });

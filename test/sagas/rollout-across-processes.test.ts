@@ -62,11 +62,14 @@ describe('a rollout whose process is killed goes on in another process', () => {
     for (const takeover of cuts) expect(takeover.by).not.toBe('');
   });
 
-  it('no two processes ever dispatched for the rollout at once: one session held it at a time, and no process appended while another held it', () => {
+  it('no two processes ever dispatched for the rollout at once: one session held it at a time, and no process appended once another had taken it over', () => {
     const across = result.across_processes!;
     expect(across.max_lock_holders).toBe(1);
     expect(across.appends).toBeGreaterThan(result.nodes * 10);
-    expect(across.appends_beside_owner).toBe(0);
+    // Taken over = the lock taken and the epoch raised; an append in its transaction meanwhile is waited for (and
+    // read by the new owner), which `appends_beside_owner` counts and this does not.
+    expect(across.appends_after_superseded).toBe(0);
+    expect(across.appends_beside_owner).toBeLessThanOrEqual(across.takeovers.length * (result.cap + 1));
     // Writes already under way when a lock session ended (one per step worker at most) may still land, before anyone
     // else holds the rollout; nothing is started after it.
     expect(across.appends_after_lease_lost.length).toBeLessThanOrEqual(2 * (result.cap + 1));

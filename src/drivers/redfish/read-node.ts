@@ -40,6 +40,12 @@ export interface ReadNodeOptions {
   dialect?: RedfishDialect;
   /** Read the system event logs into a `SelEntriesObserved` (default true; the driver skips them when not asked for). */
   readSel?: boolean;
+  /**
+   * Read the chassis sensors into a `SensorsObserved` (default true; the driver skips them when not asked for: an
+   * inventory or firmware read then costs no `Sensors` collection of up to `maxSensors` resources, and what it reads
+   * is what changes only when the hardware or its firmware does).
+   */
+  readSensors?: boolean;
   /** Upper bound on entries read per SEL LogService (default 500). */
   maxSelEntriesPerLog?: number;
 }
@@ -318,7 +324,7 @@ export async function readRedfishNode(fetch: FetchResource, options: ReadNodeOpt
     (isDpu ? dpuModels : nicModels).push(model ?? name);
   }
 
-  const sensorSummary = await readChassisSensors(chassis, reader, sensorsRec, options.maxSensors ?? 400);
+  const sensorSummary = options.readSensors === false ? undefined : await readChassisSensors(chassis, reader, sensorsRec, options.maxSensors ?? 400);
 
   // ---- BMC identity and session-limit hint
   const bmcIdentities: NodeInventoryObservedData['bmcs'] = managers.map((located) => {
@@ -394,7 +400,7 @@ export async function readRedfishNode(fetch: FetchResource, options: ReadNodeOpt
   const firmware: FirmwareInventoryObservedData = { ...base(firmwareRec), components };
   const power: PowerStateObservedData = { ...base(powerRec), powerState };
   const health: HealthObservedData = { ...base(healthRec), health: nodeHealth, conditions };
-  const sensors: SensorsObservedData = { ...base(sensorsRec), ...sensorSummary };
+  const sensors: SensorsObservedData | undefined = sensorSummary ? { ...base(sensorsRec), ...sensorSummary } : undefined;
   const selObservation: SelEntriesObservedData | undefined = sel ? { ...base(selRec), ...sel } : undefined;
   return {
     dialect,
@@ -404,7 +410,7 @@ export async function readRedfishNode(fetch: FetchResource, options: ReadNodeOpt
       { type: 'FirmwareInventoryObserved', data: firmware },
       { type: 'PowerStateObserved', data: power },
       { type: 'HealthObserved', data: health },
-      { type: 'SensorsObserved', data: sensors },
+      ...(sensors ? [{ type: 'SensorsObserved' as const, data: sensors }] : []),
       ...(selObservation ? [{ type: 'SelEntriesObserved' as const, data: selObservation }] : []),
     ],
   };

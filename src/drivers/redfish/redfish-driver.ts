@@ -29,6 +29,18 @@ export interface RedfishDriverOptions extends RedfishClientOptions, ReadNodeOpti
   reuseSession?: boolean;
 }
 
+/** Every resource a read fetched, with the ETag the BMC sent for it: what a later read asks with `If-None-Match`. */
+export type ReadValidators = ReadonlyArray<readonly [path: string, etag: string]>;
+
+/** Most resources a read may have fetched for its validators to be kept (beyond that, every visit reads in full). */
+export const maxReadValidators = 400;
+
+export type ConditionalObservation =
+  | { notModified: true; requests: number }
+  /** `changed`: the resource whose answer ended the check (asked first next time: one that changes at every read, a
+   *  clock in a Manager resource say, then costs one request, not all those before it). */
+  | { notModified: false; observations: DriverObservation[]; validators: ReadValidators | undefined; changed?: string };
+
 export class RedfishDriver implements DeviceDriver {
   readonly protocol = 'redfish' as const;
   readonly capabilities: DriverCapabilities = {
@@ -83,13 +95,57 @@ export class RedfishDriver implements DeviceDriver {
   }
 
   async observe(options: ObserveOptions = {}): Promise<DriverObservation[]> {
+    return this.withSession(async () => (await this.#read(options, async (path) => (await this.client.get(path)).body)).observations);
+  }
+
+  /**
+   * `observe`, made conditional: with the `validators` of an earlier read (every resource it fetched, with the ETag
+   * the BMC sent), each is first asked with `If-None-Match`, and when every one answers 304 nothing has changed and
+   * nothing more is read. The first that answers anything else (changed, gone, no ETag support) ends the check and the
+   * read is done in full. Meant for what changes only with the hardware or its firmware (inventory, firmware): a read
+   * with sensors or event logs in it changes at every visit. A full read returns its own validators when every
+   * resource it fetched came with an ETag and there are at most `maxReadValidators` of them; otherwise none.
+   */
+  async observeUnlessUnchanged(options: ObserveOptions & { validators?: ReadValidators | undefined }): Promise<ConditionalObservation> {
     return this.withSession(async () => {
-      // The event logs cost requests (an iDRAC lists its SEL in 18 s): read only when asked for, or when all is.
-      const readSel = this.options.readSel !== false && (!options.only || options.only.includes('SelEntriesObserved'));
-      const reading = await readRedfishNode(async (path) => (await this.client.get(path)).body, { ...this.options, readSel });
-      this.lastDialect = reading.dialect;
-      return options.only ? reading.observations.filter((observation) => options.only!.includes(observation.type)) : reading.observations;
+      let changed: string | undefined;
+      if (options.validators && options.validators.length > 0) {
+        let asked = 0;
+        for (const [path, etag] of options.validators) {
+          asked += 1;
+          const answer = await this.client.get(path, { ifNoneMatch: etag }).catch(() => undefined);
+          if (answer?.status !== 304) {
+            changed = path;
+            break;
+          }
+          if (asked === options.validators.length) return { notModified: true, requests: asked };
+        }
+      }
+      const fetched = new Map<string, string>();
+      let complete = true;
+      const { observations } = await this.#read(options, async (path) => {
+        try {
+          const answer = await this.client.get(path);
+          if (answer.etag) fetched.set(path, answer.etag);
+          else complete = false;
+          return answer.body;
+        } catch (error) {
+          complete = false; // a resource it could not read: a later check could not tell whether it came back
+          throw error;
+        }
+      });
+      const validators = complete && fetched.size > 0 && fetched.size <= maxReadValidators ? [...fetched] : undefined;
+      return { notModified: false, observations, validators, ...(changed ? { changed } : {}) };
     });
+  }
+
+  async #read(options: ObserveOptions, fetch: (path: string) => Promise<unknown>): Promise<{ observations: DriverObservation[] }> {
+    const wants = (type: DriverObservation['type']): boolean => !options.only || options.only.includes(type);
+    // The event logs cost requests (an iDRAC lists its SEL in 18 s), the sensors up to `maxSensors` resources: each
+    // read only when asked for, or when all is.
+    const reading = await readRedfishNode(fetch, { ...this.options, readSel: this.options.readSel !== false && wants('SelEntriesObserved'), readSensors: this.options.readSensors !== false && wants('SensorsObserved') });
+    this.lastDialect = reading.dialect;
+    return { observations: options.only ? reading.observations.filter((observation) => options.only!.includes(observation.type)) : reading.observations };
   }
 
   /** Resets the primary system through `#ComputerSystem.Reset`. */

@@ -1,0 +1,71 @@
+/**
+ * Inventory and firmware reads are conditional: what they read changes only with the hardware or its firmware, so a
+ * visit first asks each resource of the last full read with its ETag (`If-None-Match`); when every one answers 304
+ * the visit is recorded as `not-modified` and nothing more is read (no JSON for the BMC to build). One changed
+ * resource and the read is done in full, with new validators. Health (sensors, event logs) changes at every visit
+ * and is always read in full.
+ */
+import { describe, expect, it } from 'vitest';
+import type { PollOutcomeKind } from '../../events/index.js';
+import { Poller, RedfishVisitor } from '../../src/poller/index.js';
+import { withOneSimulatedBmc } from './support/one-bmc.js';
+import { until } from './support/until.js';
+
+describe('conditional inventory and firmware reads', () => {
+  const fixture = withOneSimulatedBmc('conditional-reads');
+  const options = { requestTimeoutMs: 5_000, firmwareTimeoutMs: 5_000, visitDeadlineMs: 20_000, sessionLimit: 2 };
+
+  it('a read whose every resource answers 304 reads nothing more and observes nothing; one changed ETag and it is read in full', async () => {
+    const bmc = fixture.sim.bmcs[0]!;
+    const target = { nodeId: bmc.id, site: bmc.site, rack: bmc.rack, baseUrl: bmc.baseUrl, credentialRef: 'c', expectedIntervalS: 60 };
+    const credential = { username: bmc.username, password: bmc.password, version: '1', endpoints: [new URL(bmc.baseUrl).origin] };
+    const visitor = new RedfishVisitor();
+
+    const full = await visitor.visit(target, credential, ['inventory', 'firmware'], options);
+    expect(full.ok).toBe(true);
+    expect(full.notModified).toBeUndefined();
+    expect(full.observations.map((observation) => observation.type).sort()).toEqual(['FirmwareInventoryObserved', 'NodeInventoryObserved']);
+    const validators = full.validators!;
+    expect(validators.length).toBeGreaterThan(5);
+    // What an inventory read fetches: no sensors (they change at every read and are the health lane's).
+    expect(validators.filter(([path]) => /\/Sensors\/|\/Power$|\/Thermal$/.test(path))).toEqual([]);
+
+    const before = fixture.sim.bmcStats(bmc.id)!;
+    const unchanged = await visitor.visit(target, credential, ['inventory', 'firmware'], { ...options, validators });
+    const after = fixture.sim.bmcStats(bmc.id)!;
+    expect(unchanged).toMatchObject({ ok: true, notModified: true, observations: [] });
+    expect(after.notModified - before.notModified).toBe(validators.length);
+
+    // One resource changed (its ETag no longer matches): read in full again, with validators for next time.
+    const changed = validators.map(([path, etag], index): [string, string] => [path, index === validators.length - 1 ? 'W/"an older one"' : etag]);
+    const reread = await visitor.visit(target, credential, ['inventory', 'firmware'], { ...options, validators: changed });
+    expect(reread.notModified).toBeUndefined();
+    expect(reread.changedResource).toBe(validators[validators.length - 1]![0]); // asked first next time
+    expect(reread.observations).toHaveLength(2);
+    const sorted = (list: readonly (readonly [string, string])[]) => [...list].sort(([a], [b]) => a.localeCompare(b));
+    expect(sorted(reread.validators!)).toEqual(sorted(validators));
+  });
+
+  it('the poller records an unchanged inventory as not-modified, appends nothing for it, and still reads health in full', async () => {
+    const bmc = fixture.sim.bmcs[0]!;
+    const outcomes: Record<'health' | 'inventory', PollOutcomeKind[]> = { health: [], inventory: [] };
+    const poller = new Poller({
+      store: fixture.store,
+      credentials: { get: () => ({ username: bmc.username, password: bmc.password, version: '1', endpoints: [new URL(bmc.baseUrl).origin] }) },
+      plainHttpSites: ['*'],
+      policy: { jitter: 0, intervals: { health: 0.9, inventory: 0.4, firmware: 3600 } },
+      onOutcome: (_nodeId, work, outcome) => {
+        if (work === 'health' || work === 'inventory') outcomes[work].push(outcome);
+      },
+    });
+    poller.addTarget({ nodeId: bmc.id, site: bmc.site, rack: bmc.rack, baseUrl: bmc.baseUrl, credentialRef: 'c', expectedIntervalS: 60 });
+    poller.start();
+    await until(() => outcomes.inventory.filter((outcome) => outcome === 'not-modified').length >= 3 && outcomes.health.length >= 2, 20_000, 'three not-modified inventory reads');
+    await poller.stop();
+    // The first read (with everything due) and the first inventory-alone read are full; after that, 304s.
+    expect(outcomes.inventory.slice(0, 2)).toEqual(['success', 'success']);
+    expect(outcomes.health.every((outcome) => outcome === 'success')).toBe(true);
+    const inventories = (await fixture.store.readStream(`node-${bmc.id}`)).filter((event) => event.type === 'NodeInventoryObserved');
+    expect(inventories).toHaveLength(1);
+  });
+});
