@@ -181,19 +181,33 @@ export class ProjectionRunner {
         live.status.state = 'starting';
         this.#options.log('database unavailable: projection resumes from its checkpoint', { projection: projection.name, error: String(error) });
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, Math.min(10_000, 500 * 2 ** Math.min(attempt, 5)));
-          abort.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+          const done = (): void => {
+            clearTimeout(timer);
+            abort.signal.removeEventListener('abort', done);
+            resolve();
+          };
+          const timer = setTimeout(done, Math.min(10_000, 500 * 2 ** Math.min(attempt, 5)));
+          abort.signal.addEventListener('abort', done, { once: true });
         });
       }
     }
   }
 
   async #run(live: Live): Promise<void> {
-    const { projection, abort } = live;
     // Applying stops when the run is stopped or the lock is lost, whichever comes first.
     const held = new AbortController();
     const stop = (): void => held.abort();
-    abort.signal.addEventListener('abort', stop, { once: true });
+    live.abort.signal.addEventListener('abort', stop, { once: true });
+    try {
+      await this.#runHeld(live, held);
+    } finally {
+      // One listener per run, gone with it: a projection that lives through many outages does not pile them up.
+      live.abort.signal.removeEventListener('abort', stop);
+    }
+  }
+
+  async #runHeld(live: Live, held: AbortController): Promise<void> {
+    const { projection, abort } = live;
     // One live instance: a session-level advisory lock held on a connection of its own.
     while (!abort.signal.aborted) {
       const client = new pg.Client(boundedConnection(this.store.connectionString));
@@ -257,7 +271,6 @@ export class ProjectionRunner {
       }
       throw error;
     } finally {
-      abort.signal.removeEventListener('abort', stop);
       await live.lockClient?.end().catch(() => undefined);
       live.lockClient = null;
       if (live.status.state !== 'failed') live.status.state = 'stopped';

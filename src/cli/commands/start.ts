@@ -283,11 +283,15 @@ export async function run(argv: string[]): Promise<number> {
   // embedded one runs in its own process group, so a terminal's Ctrl-C does not reach it, and stops last). Nothing
   // acknowledged is lost either way, since an append is acknowledged only after its commit.
   const quietly = async (part: string, stop: () => Promise<unknown> | undefined): Promise<void> => {
+    const started = performance.now();
     try {
       await stop();
     } catch (error) {
       logger.warn({ part, error: String(error) }, 'stopped with an error');
     }
+    // A part that takes long to stop is named: an operator waiting on a stop sees what it waits for.
+    const seconds = (performance.now() - started) / 1000;
+    if (seconds >= 2) logger.info({ part, seconds: Math.round(seconds * 10) / 10 }, 'slow to stop');
   };
   // Firmware rollouts requested through the API or the CLI run here, against the BMCs this process can reach.
   const sagas = access ? new SagaSupervisor({ store, access, log: (message, fields) => logger.info(fields ?? {}, message) }) : null;
