@@ -4,9 +4,9 @@
  * and the check is recorded as `not-modified`, a contact like `success`. A changed answer is read in full again.
  */
 import { describe, expect, it } from 'vitest';
-import { Poller, RedfishVisitor } from '../../src/poller/index.js';
+import { RedfishVisitor } from '../../src/poller/index.js';
 import type { PollOutcomeKind } from '../../events/index.js';
-import { withOneSimulatedBmc } from './support/one-bmc.js';
+import { pollOneBmc, withOneSimulatedBmc } from './support/one-bmc.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -28,19 +28,14 @@ describe('the conditional liveness check', () => {
   });
 
   it('the poller keeps each BMC\'s ETag: after the first contact its checks are not-modified', async () => {
-    const bmc = fixture.sim.bmcs[0]!;
     const outcomes: PollOutcomeKind[] = [];
-    const poller = new Poller({
-      store: fixture.store,
-      credentials: { get: () => ({ username: bmc.username, password: bmc.password, version: '1', endpoints: [new URL(bmc.baseUrl).origin] }) },
-      plainHttpSites: ['*'],
-      policy: { jitter: 0, intervals: { health: 3600, inventory: 3600, firmware: 3600 } },
+    const poller = pollOneBmc(fixture, {
+      intervals: { health: 3600, inventory: 3600, firmware: 3600 },
+      expectedIntervalS: 0.2,
       onOutcome: (_nodeId, work, outcome) => {
         if (work === 'liveness') outcomes.push(outcome);
       },
     });
-    poller.addTarget({ nodeId: bmc.id, site: bmc.site, rack: bmc.rack, baseUrl: bmc.baseUrl, credentialRef: 'c', expectedIntervalS: 0.2 });
-    poller.start();
     await sleep(1_500);
     await poller.stop();
     expect(outcomes[0]).toBe('success');

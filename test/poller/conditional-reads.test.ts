@@ -7,8 +7,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { PollOutcomeKind } from '../../events/index.js';
-import { Poller, RedfishVisitor } from '../../src/poller/index.js';
-import { withOneSimulatedBmc } from './support/one-bmc.js';
+import { RedfishVisitor } from '../../src/poller/index.js';
+import { pollOneBmc, withOneSimulatedBmc } from './support/one-bmc.js';
 import { until } from './support/until.js';
 
 describe('conditional inventory and firmware reads', () => {
@@ -49,17 +49,13 @@ describe('conditional inventory and firmware reads', () => {
   it('the poller records an unchanged inventory as not-modified, appends nothing for it, and still reads health in full', async () => {
     const bmc = fixture.sim.bmcs[0]!;
     const outcomes: Record<'health' | 'inventory', PollOutcomeKind[]> = { health: [], inventory: [] };
-    const poller = new Poller({
-      store: fixture.store,
-      credentials: { get: () => ({ username: bmc.username, password: bmc.password, version: '1', endpoints: [new URL(bmc.baseUrl).origin] }) },
-      plainHttpSites: ['*'],
-      policy: { jitter: 0, intervals: { health: 0.9, inventory: 0.4, firmware: 3600 } },
+    const poller = pollOneBmc(fixture, {
+      intervals: { health: 0.9, inventory: 0.4, firmware: 3600 },
+      expectedIntervalS: 60,
       onOutcome: (_nodeId, work, outcome) => {
         if (work === 'health' || work === 'inventory') outcomes[work].push(outcome);
       },
     });
-    poller.addTarget({ nodeId: bmc.id, site: bmc.site, rack: bmc.rack, baseUrl: bmc.baseUrl, credentialRef: 'c', expectedIntervalS: 60 });
-    poller.start();
     await until(() => outcomes.inventory.filter((outcome) => outcome === 'not-modified').length >= 3 && outcomes.health.length >= 2, 20_000, 'three not-modified inventory reads');
     await poller.stop();
     // The first read (with everything due) and the first inventory-alone read are full; after that, 304s.

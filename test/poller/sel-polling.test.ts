@@ -3,8 +3,7 @@
  * `SelEntriesObserved` when first seen, and a later read that finds the same entries appends nothing.
  */
 import { describe, expect, it } from 'vitest';
-import { Poller } from '../../src/poller/index.js';
-import { withOneSimulatedBmc } from './support/one-bmc.js';
+import { pollOneBmc, withOneSimulatedBmc } from './support/one-bmc.js';
 import { until } from './support/until.js';
 
 describe('system event logs through the poller', () => {
@@ -13,17 +12,13 @@ describe('system event logs through the poller', () => {
   it('a BMC\'s SEL entries are recorded once by the health lane, however often it reads them', async () => {
     const bmc = fixture.sim.bmcs[0]!;
     let healthReads = 0;
-    const poller = new Poller({
-      store: fixture.store,
-      credentials: { get: () => ({ username: bmc.username, password: bmc.password, version: '1', endpoints: [new URL(bmc.baseUrl).origin] }) },
-      plainHttpSites: ['*'],
-      policy: { jitter: 0, intervals: { health: 0.3, inventory: 3600, firmware: 3600 } },
+    const poller = pollOneBmc(fixture, {
+      intervals: { health: 0.3, inventory: 3600, firmware: 3600 },
+      expectedIntervalS: 0.3,
       onOutcome: (_nodeId, work, outcome) => {
         if (work === 'health' && outcome === 'success') healthReads += 1;
       },
     });
-    poller.addTarget({ nodeId: bmc.id, site: bmc.site, rack: bmc.rack, baseUrl: bmc.baseUrl, credentialRef: 'c', expectedIntervalS: 0.3 });
-    poller.start();
     await until(() => healthReads >= 4, 20_000, 'four health reads');
     await poller.stop();
     const events = await fixture.store.readStream(`node-${bmc.id}`);
@@ -36,17 +31,13 @@ describe('system event logs through the poller', () => {
     const bmc = fixture.sim.bmcs[0]!;
     const run = async (): Promise<void> => {
       const reads = { health: 0, inventory: 0, firmware: 0 };
-      const poller = new Poller({
-        store: fixture.store,
-        credentials: { get: () => ({ username: bmc.username, password: bmc.password, version: '1', endpoints: [new URL(bmc.baseUrl).origin] }) },
-        plainHttpSites: ['*'],
-        policy: { jitter: 0, intervals: { health: 0.3, inventory: 0.3, firmware: 0.3 } },
+      const poller = pollOneBmc(fixture, {
+        intervals: { health: 0.3, inventory: 0.3, firmware: 0.3 },
+        expectedIntervalS: 0.3,
         onOutcome: (_nodeId, work, outcome) => {
           if (work !== 'liveness' && outcome === 'success') reads[work] += 1;
         },
       });
-      poller.addTarget({ nodeId: bmc.id, site: bmc.site, rack: bmc.rack, baseUrl: bmc.baseUrl, credentialRef: 'c', expectedIntervalS: 0.3 });
-      poller.start();
       await until(() => reads.health >= 3 && reads.inventory >= 2 && reads.firmware >= 2, 20_000, 'health, inventory and firmware read');
       await poller.stop();
     };
