@@ -511,7 +511,8 @@ export class Poller {
       for (const work of works) state.due[work] = done + this.#policy.intervals[work] * 1000 * (1 + this.#random() * this.#policy.jitter);
       if (result.ok) {
         state.lastContactAt = done;
-        if (result.observations.length > 0) await this.#appendObservations(state, result.observations, done);
+        // Observations not stored are read again next visit: no validators then, or a 304 would hide them for good.
+        if (result.observations.length > 0 && !(await this.#appendObservations(state, result.observations, done))) delete state.readValidators;
       } else if (latchesCredentials(result.error)) {
         await this.#latch(state, credential, result.error, done);
       }
@@ -658,7 +659,8 @@ export class Poller {
     return Math.min(this.#policy.maxBackoffFactor, 2 ** exponent);
   }
 
-  async #appendObservations(state: TargetState, observations: Parameters<typeof changedObservations>[1], at: number): Promise<void> {
+  /** True when what changed is in the log (or nothing did); false when it could not be stored this time. */
+  async #appendObservations(state: TargetState, observations: Parameters<typeof changedObservations>[1], at: number): Promise<boolean> {
     if (!state.observationsRecalled) {
       // What the log holds of the node already (an earlier run of this process, or the shard's previous owner):
       // compared against, so a restart records what changed, not every node's inventory and event log again.
@@ -670,11 +672,11 @@ export class Poller {
       } catch (error) {
         // Not appended rather than appended twice: the next visit reads again.
         this.options.log?.('could not read the observations recorded for a node; its new ones wait for the next visit', { nodeId: state.target.nodeId, error: String(error) });
-        return;
+        return false;
       }
     }
     const { changed, hashes } = changedObservations(state.target.nodeId, observations, state.observationHashes);
-    if (changed.length === 0) return;
+    if (changed.length === 0) return true;
     const lease = this.#leaseOf(state);
     try {
       await this.options.store.append(
@@ -683,13 +685,15 @@ export class Poller {
       );
       state.observationHashes = hashes; // only once stored, so a failed append is retried next visit
       this.#observationsAppended += changed.length;
+      return true;
     } catch (error) {
       if (lease && isStaleEpoch(error)) {
         this.#fencedAppends += changed.length;
         this.options.cluster?.fenced(lease.shard, lease.epoch);
-        return;
+        return false;
       }
       this.options.log?.('could not append observations', { nodeId: state.target.nodeId, error: String(error) });
+      return false;
     }
   }
 

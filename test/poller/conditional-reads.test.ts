@@ -65,3 +65,50 @@ describe('conditional inventory and firmware reads', () => {
     expect(inventories).toHaveLength(1);
   });
 });
+
+describe('conditional reads and an observation the ledger could not take', () => {
+  const fixture = withOneSimulatedBmc('conditional-reads-unstored');
+
+  it('an inventory read in full but not stored is read in full again, not hidden behind a 304', async () => {
+    const bmc = fixture.sim.bmcs[0]!;
+    const store = fixture.store;
+    // The first visit (every lane) cannot read back what the log holds of the node, and the second (inventory
+    // alone, read in full for its validators) cannot append: the inventory is in neither.
+    let recallsRefused = 0;
+    let appendsRefused = 0;
+    const pool = new Proxy(store.pool, {
+      get: (target, key) =>
+        key === 'query'
+          ? (text: unknown, ...rest: unknown[]) => {
+              if (typeof text === 'string' && text.includes('DISTINCT ON (type)') && recallsRefused++ === 0) return Promise.reject(new Error('connection reset'));
+              return (target.query as (...args: unknown[]) => unknown).call(target, text, ...rest);
+            }
+          : Reflect.get(target, key, target),
+    });
+    const failing = new Proxy(store, {
+      get: (target, key) => {
+        if (key === 'pool') return pool;
+        if (key === 'append') {
+          return (stream: string, ...rest: unknown[]) =>
+            stream.startsWith('node-') && appendsRefused++ === 0 ? Promise.reject(new Error('ledger unavailable')) : (target.append as (...args: unknown[]) => unknown).call(target, stream, ...rest);
+        }
+        const value = Reflect.get(target, key, target) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const inventory: PollOutcomeKind[] = [];
+    const poller = pollOneBmc({ sim: fixture.sim, store: failing }, {
+      intervals: { health: 3600, inventory: 0.4, firmware: 3600 },
+      expectedIntervalS: 60,
+      onOutcome: (_nodeId, work, outcome) => {
+        if (work === 'inventory') inventory.push(outcome);
+      },
+    });
+    await until(() => inventory.length >= 4, 20_000, 'four inventory reads');
+    await poller.stop();
+    expect(recallsRefused).toBeGreaterThanOrEqual(1);
+    expect(appendsRefused).toBeGreaterThanOrEqual(1);
+    const recorded = (await store.readStream(`node-${bmc.id}`)).filter((event) => event.type === 'NodeInventoryObserved');
+    expect(recorded).toHaveLength(1);
+  });
+});
