@@ -136,6 +136,14 @@ try {
   snapshots = await probe.snapshots();
   await probe.stop();
   const snapshotSeconds = snapshots.map((s) => s.seconds).sort((a, b) => a - b);
+  // The widest stretch of the log, per projection, with no snapshot part in it: the longest tail a question can need.
+  const gapMax: Record<string, number> = {};
+  for (const name of questionProjections) {
+    const positions = snapshots.flatMap((s) => s.parts.filter((part) => part.projection === name).map((part) => part.position)).sort((a, b) => a - b);
+    const bounds = [0, ...positions, head.position];
+    gapMax[name] = Math.max(...bounds.slice(1).map((position, i) => position - bounds[i]!));
+  }
+  for (const s of snapshots) log(`snapshot ${s.id}: head ${s.headPosition}, ${round(s.seconds, 2)} s, parts ${s.parts.map((part) => `${part.projection}@${part.position}`).join(' ')}`);
   const logBytes = Number((await sql<{ bytes: string }>`SELECT pg_total_relation_size('ledger_events') AS bytes`.execute(db)).rows[0]!.bytes);
   log(`${snapshots.length} snapshots (${mode}), ${round(percentile(snapshotSeconds, 50), 2)} s each (max ${round(Math.max(...snapshotSeconds), 2)} s), ${round(snapshots[snapshots.length - 1]!.bytes / 1e6, 1)} MB each`);
 
@@ -214,6 +222,7 @@ try {
     snapshots_mode: mode,
     snapshot_every_events: every,
     snapshots: snapshots.length,
+    snapshot_gap_max_positions: gapMax,
     snapshot_s_p50: round(percentile(snapshotSeconds, 50), 2),
     snapshot_s_max: round(snapshotSeconds[snapshotSeconds.length - 1]!, 2),
     snapshot_mb: round(snapshots[snapshots.length - 1]!.bytes / 1e6, 1),
