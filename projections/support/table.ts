@@ -6,8 +6,9 @@
  *
  * Every projection reads and writes its tables only through `loadRows`, `upsertRows` and `deleteRows`. That is what
  * lets time travel answer without copying a snapshot (`replay/as-of/materialize.ts`): inside `withTableOverlay`, the
- * tables the apply writes start empty, and the rows a load or a delete selects are first pulled from a read-only base
- * (the snapshot) and marked as claimed, so the base's row is never seen again beside the overlay's.
+ * tables the apply writes start empty, a load reads the overlay's rows and, through them, a read-only base's (the
+ * snapshot's), and the key of every row written or deleted is claimed, so the base's row is never seen again beside
+ * the overlay's.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { sql, type Kysely, type Transaction } from 'kysely';
@@ -88,8 +89,8 @@ export async function upsertRows(db: Db, spec: TableSpec, rows: readonly Row[]):
 }
 
 /**
- * Copy on read: where the overlay is, `schema.<table>` holds only the rows touched so far and `base.<table>` the rest
- * (read only). `claimedTable(table)` in `schema` holds the primary key of every row the overlay pulled or wrote: the
+ * Copy on write: where the overlay is, `schema.<table>` holds only the rows written so far and `base.<table>` the rest
+ * (read only). `claimedTable(table)` in `schema` holds the primary key of every row the overlay wrote or deleted: the
  * base's row of such a key is superseded by the overlay's version, or was deleted there, and is never read again.
  */
 export interface TableOverlay {
@@ -106,12 +107,12 @@ interface ActiveOverlay extends TableOverlay {
 
 const overlays = new AsyncLocalStorage<ActiveOverlay>();
 
-/** Runs `work` with the loads and deletes of `overlay.tables` reading through to `overlay.base` first. */
+/** Runs `work` with the loads of `overlay.tables` reading through to `overlay.base`, and its writes and deletes claiming keys. */
 export function withTableOverlay<T>(overlay: TableOverlay, work: () => Promise<T>): Promise<T> {
   return overlays.run({ ...overlay, claimed: new Map([...overlay.tables].map((table) => [table, new Set<string>()])) }, work);
 }
 
-/** The table of an overlay that lists the primary keys of the base rows it pulled. */
+/** The table of an overlay that lists the primary keys of the base rows it superseded (wrote or deleted). */
 export function claimedTable(table: string): string {
   return `${table}__claimed`;
 }
@@ -135,49 +136,61 @@ async function claimWritten(db: Db, spec: TableSpec, records: ReadonlyArray<Reco
   for (const record of fresh) claimed.add(keyOf(spec, record));
 }
 
-/**
- * Pulls into the overlay the base rows whose `column` is one of `values` and whose key was not claimed before, and
- * claims them. Values of a one-column key already claimed are not asked again.
- */
-async function pullFromBase(db: Db, spec: TableSpec, column: string, values: readonly unknown[]): Promise<void> {
+/** The overlay at work on `spec`'s table, if any. */
+function overlayOf(spec: TableSpec): { overlay: ActiveOverlay; claimed: Set<string> } | null {
   const overlay = overlays.getStore();
   const claimed = overlay?.claimed.get(spec.name);
-  if (!overlay || !claimed) return;
-  if (!(column in spec.columns)) throw new Error(`${spec.name} has no column ${column}`);
-  const byKey = spec.primaryKey.length === 1 && spec.primaryKey[0] === column;
-  const wanted = byKey ? values.filter((value) => !claimed.has(String(value))) : values;
-  if (wanted.length === 0) return;
-  const columns = Object.keys(spec.columns);
-  const keys = sql.join(spec.primaryKey.map((key) => sql.id(key)));
-  const claimedRef = sql.id(overlay.schema, claimedTable(spec.name));
-  const unclaimed = sql.join(spec.primaryKey.map((key) => sql`c.${sql.id(key)} = b.${sql.id(key)}`), sql` AND `);
-  const pulled = await sql<Row>`
-    WITH candidates AS MATERIALIZED (
-      SELECT ${sql.join(columns.map((c) => sql`b.${sql.id(c)}`))} FROM ${sql.id(overlay.base, spec.name)} b
-       WHERE b.${sql.id(column)} = any(${[...wanted]}) AND NOT EXISTS (SELECT 1 FROM ${claimedRef} c WHERE ${unclaimed})
-    ), copied AS (
-      INSERT INTO ${sql.id(overlay.schema, spec.name)} (${sql.join(columns.map((c) => sql.id(c)))})
-      SELECT ${sql.join(columns.map((c) => sql.id(c)))} FROM candidates
-      ON CONFLICT (${keys}) DO NOTHING
-    )
-    INSERT INTO ${claimedRef} (${keys}) SELECT ${keys} FROM candidates RETURNING ${keys}`.execute(db);
-  for (const row of pulled.rows) claimed.add(keyOf(spec, row));
+  if (!overlay || !claimed) return null;
+  return { overlay, claimed };
 }
 
-/** Every row whose `column` is one of `values`. */
+/** `NOT EXISTS` a claim of base row `b`'s key. */
+function unclaimedBy(overlay: ActiveOverlay, spec: TableSpec) {
+  const claimedRef = sql.id(overlay.schema, claimedTable(spec.name));
+  const same = sql.join(spec.primaryKey.map((key) => sql`c.${sql.id(key)} = b.${sql.id(key)}`), sql` AND `);
+  return sql`NOT EXISTS (SELECT 1 FROM ${claimedRef} c WHERE ${same})`;
+}
+
+/**
+ * Every row whose `column` is one of `values`. Inside an overlay: the overlay's rows and the base's rows whose key it
+ * has not claimed, read through without copying them (a row only read stays the base's; one written is claimed then).
+ */
 export async function loadRows(db: Db, spec: TableSpec, column: string, values: readonly unknown[]): Promise<Row[]> {
   if (values.length === 0) return [];
-  await pullFromBase(db, spec, column, values);
-  return (await db
-    .selectFrom(spec.name)
-    .selectAll()
-    .where(sql<boolean>`${sql.ref(column)} = any(${[...values]})`)
-    .execute()) as Row[];
+  if (!(column in spec.columns)) throw new Error(`${spec.name} has no column ${column}`);
+  const active = overlayOf(spec);
+  if (!active) {
+    return (await db
+      .selectFrom(spec.name)
+      .selectAll()
+      .where(sql<boolean>`${sql.ref(column)} = any(${[...values]})`)
+      .execute()) as Row[];
+  }
+  const { overlay } = active;
+  const columns = Object.keys(spec.columns);
+  const rows = await sql<Row>`
+    SELECT ${sql.join(columns.map((c) => sql.id(c)))} FROM ${sql.id(overlay.schema, spec.name)} WHERE ${sql.id(column)} = any(${[...values]})
+    UNION ALL
+    SELECT ${sql.join(columns.map((c) => sql`b.${sql.id(c)}`))} FROM ${sql.id(overlay.base, spec.name)} b
+     WHERE b.${sql.id(column)} = any(${[...values]}) AND ${unclaimedBy(overlay, spec)}`.execute(db);
+  return rows.rows;
 }
 
+/** Deletes every row whose `column` is one of `values`. Inside an overlay, the base's rows among them are claimed. */
 export async function deleteRows(db: Db, spec: TableSpec, column: string, values: readonly unknown[]): Promise<void> {
   if (values.length === 0) return;
-  await pullFromBase(db, spec, column, values);
+  if (!(column in spec.columns)) throw new Error(`${spec.name} has no column ${column}`);
+  const active = overlayOf(spec);
+  if (active) {
+    const { overlay, claimed } = active;
+    const keys = sql.join(spec.primaryKey.map((key) => sql.id(key)));
+    const claims = await sql<Row>`
+      INSERT INTO ${sql.id(overlay.schema, claimedTable(spec.name))} (${keys})
+      SELECT ${sql.join(spec.primaryKey.map((key) => sql`b.${sql.id(key)}`))} FROM ${sql.id(overlay.base, spec.name)} b
+       WHERE b.${sql.id(column)} = any(${[...values]}) AND ${unclaimedBy(overlay, spec)}
+      ON CONFLICT DO NOTHING RETURNING ${keys}`.execute(db);
+    for (const row of claims.rows) claimed.add(keyOf(spec, row));
+  }
   await db.deleteFrom(spec.name).where(sql<boolean>`${sql.ref(column)} = any(${[...values]})`).execute();
 }
 

@@ -1,8 +1,8 @@
 /**
  * One projection as of a position, in a view schema, without copying its snapshot: the tail of the log from the newest
  * snapshot at or before the position to the one asked is applied through the projection's own `apply` to empty
- * UNLOGGED overlay tables (a view is disposable) that pull from the snapshot only the rows the tail touches, and each
- * table of the view is a SQL view of the overlay beside the snapshot's untouched rows (`materializeProjection`). The
+ * UNLOGGED overlay tables (a view is disposable) that hold only the rows the tail writes (its loads read the snapshot's
+ * rows through), and each table of the view is a SQL view of the overlay beside the snapshot's untouched rows (`materializeProjection`). The
  * result is what the live projection held at that position. All of it is one transaction: a crash or a failure leaves
  * no half-built tables.
  *
@@ -118,8 +118,8 @@ export function workSchemaOf(schema: string): string {
  * without copying the snapshot: the view reads through to it.
  * - The newest snapshot part at or before `position` is the base (kept: a snapshot is only ever read).
  * - The tail (part, position] is applied through the projection's own `apply` to empty overlay tables in the work
- *   schema (`withTableOverlay`): a load or a delete first pulls the base rows it selects, so `apply` sees exactly the
- *   rows the live table held, and each pulled row's key is claimed.
+ *   schema (`withTableOverlay`): a load reads the overlay's rows and the snapshot's unclaimed ones, so `apply` sees
+ *   exactly the rows the live table held, and the key of each row it writes or deletes is claimed.
  * - Each table of the view is then a SQL view: the overlay's rows, and the base's rows that no overlay row supersedes
  *   and that were not claimed.
  * What a question costs is the tail it applies and the rows it reads, not the size of the read model.
@@ -170,7 +170,7 @@ async function primaryKeyOf(trx: Kysely<any>, schema: string, table: string): Pr
   return rows.rows.map((row) => row.name);
 }
 
-/** The table of `work` that records the primary keys of the rows pulled from `base.table` (its key is theirs). */
+/** The table of `work` that records the primary keys of the rows of `base.table` superseded (its key is theirs). */
 export async function createClaimedTable(trx: Kysely<any>, work: string, base: string, table: string): Promise<void> {
   const keys = sql.join((await primaryKeyOf(trx, work, table)).map((key) => sql.id(key)));
   await sql`CREATE UNLOGGED TABLE ${sql.id(work, claimedTable(table))} AS SELECT ${keys} FROM ${sql.id(base, table)} WITH NO DATA`.execute(trx);

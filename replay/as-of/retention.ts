@@ -14,23 +14,34 @@ export interface RetentionPolicy {
   olderSpacingMs: number;
 }
 
-/** The snapshots a policy lets go (never the newest, whatever its age). Pure: `now` comes in. */
+/**
+ * The snapshots a policy lets go (never the newest, whatever its age). Pure: `now` comes in. The policy holds for each
+ * projection's own copies: a snapshot holds one projection or several (each is copied when it advanced far enough),
+ * and it goes only when every projection it holds keeps a copy close enough without it. A snapshot's parts stand
+ * for the moment of the snapshot (`recordedAt`: its lowest part).
+ */
 export function snapshotsToPrune(snapshots: readonly SnapshotSummary[], policy: RetentionPolicy, now: Date): SnapshotSummary[] {
   if (policy.olderSpacingMs <= 0 || snapshots.length <= 1) return [];
   const ordered = [...snapshots].sort((a, b) => a.recordedAt.getTime() - b.recordedAt.getTime() || a.id - b.id);
-  const newest = ordered[ordered.length - 1]!;
-  const prune: SnapshotSummary[] = [];
-  let lastKept = Number.NEGATIVE_INFINITY;
+  const series = new Map<string, SnapshotSummary[]>();
   for (const snapshot of ordered) {
-    const at = snapshot.recordedAt.getTime();
-    const recent = now.getTime() - at < policy.keepAllForMs;
-    if (snapshot === newest || recent || at - lastKept >= policy.olderSpacingMs) {
-      lastKept = at;
-      continue;
-    }
-    prune.push(snapshot);
+    const names = snapshot.parts.length === 0 ? [''] : snapshot.parts.map((part) => part.projection);
+    for (const name of new Set(names)) series.set(name, [...(series.get(name) ?? []), snapshot]);
   }
-  return prune;
+  const kept = new Set<SnapshotSummary>();
+  for (const copies of series.values()) {
+    const newest = copies[copies.length - 1]!;
+    let lastKept = Number.NEGATIVE_INFINITY;
+    for (const snapshot of copies) {
+      const at = snapshot.recordedAt.getTime();
+      const recent = now.getTime() - at < policy.keepAllForMs;
+      if (snapshot === newest || recent || at - lastKept >= policy.olderSpacingMs) {
+        lastKept = at;
+        kept.add(snapshot);
+      }
+    }
+  }
+  return ordered.filter((snapshot) => !kept.has(snapshot));
 }
 
 /** Drops what the policy lets go; returns what was dropped. */

@@ -1,8 +1,9 @@
 /**
- * The background worker that keeps snapshots coming as the projections advance: one every `everyEvents` positions of
- * projection progress, or every `everyMs` when the log moved at all (a quiet ledger still gets a snapshot a while
- * after its last change), whichever comes first. It measures progress by the lowest checkpoint of the projections it
- * copies, not by the head: a snapshot of projections that lag would not bound the tail any better.
+ * The background worker that keeps snapshots coming as the projections advance: a copy of each projection every
+ * `everyEvents` positions of its progress, or every `everyMs` when it advanced at all (a quiet ledger still gets a
+ * snapshot a while after its last change), whichever comes first. Progress is each projection's own checkpoint, not
+ * the head: a copy of a projection that lags would not bound its tail any better. The projections due together are
+ * copied in one snapshot (in steady state, all of them).
  */
 import { sql, type Kysely } from 'kysely';
 import type { Projection } from '../../src/ledger/index.js';
@@ -57,19 +58,31 @@ export class Snapshotter {
     this.#timer.unref();
   }
 
-  /** Takes a snapshot if the policy says one is due; returns it (null: not due, or another process took it). */
+  /**
+   * Takes a snapshot of the projections the policy says are due; returns it (null: none due, or another process took
+   * it). Each projection is due on its own progress since its own newest copy: one that lags the others (a slow
+   * projection during a burst) is copied as it catches up instead of waiting for the slowest, so no projection's
+   * copies are further apart than its progress during one snapshot.
+   */
   async tick(now: Date = new Date()): Promise<SnapshotSummary | null> {
     return this.hooks.exclusive(async () => {
-      const progress = await this.#lowestCheckpoint();
-      if (progress === 0) return null;
-      const last = await sql<{ position: string | number | null; taken_at: Date | null }>`
-        SELECT min(p.position) AS position, max(s.taken_at) AS taken_at FROM as_of_snapshots s JOIN as_of_snapshot_parts p ON p.snapshot_id = s.id
-         WHERE s.id = (SELECT max(id) FROM as_of_snapshots)`.execute(this.db);
-      const lastPosition = Number(last.rows[0]?.position ?? 0);
-      const lastAt = last.rows[0]?.taken_at ? new Date(last.rows[0].taken_at).getTime() : 0;
-      const due = progress - lastPosition >= this.policy.everyEvents || (progress > lastPosition && now.getTime() - lastAt >= this.policy.everyMs);
-      if (!due) return null;
-      const snapshot = await takeSnapshot(this.db, this.projections);
+      const progress = await this.#checkpoints();
+      if (progress.size === 0) return null;
+      const names = [...progress.keys()];
+      const newest = await sql<{ projection: string; version: number; position: string | number; taken_at: Date }>`
+        SELECT p.projection, p.version, max(p.position) AS position, max(s.taken_at) AS taken_at
+          FROM as_of_snapshot_parts p JOIN as_of_snapshots s ON s.id = p.snapshot_id
+         WHERE p.projection = ANY(${names}) GROUP BY p.projection, p.version`.execute(this.db);
+      const due = this.projections.filter((projection) => {
+        const at = progress.get(projection.name);
+        if (at === undefined) return false;
+        const last = newest.rows.find((row) => row.projection === projection.name && row.version === projection.version);
+        const lastPosition = Number(last?.position ?? 0);
+        const lastAt = last ? new Date(last.taken_at).getTime() : 0;
+        return at - lastPosition >= this.policy.everyEvents || (at > lastPosition && now.getTime() - lastAt >= this.policy.everyMs);
+      });
+      if (due.length === 0) return null;
+      const snapshot = await takeSnapshot(this.db, due);
       if (!snapshot) return null;
       const pruned = await pruneSnapshots(this.db, await listSnapshots(this.db), this.policy.retention, now);
       this.hooks.onSnapshot?.(snapshot, pruned.length);
@@ -77,12 +90,13 @@ export class Snapshotter {
     });
   }
 
-  async #lowestCheckpoint(): Promise<number> {
+  /** The checkpoint of each projection that runs at the version this process knows. */
+  async #checkpoints(): Promise<Map<string, number>> {
     const names = this.projections.map((projection) => projection.name);
     const rows = await sql<{ name: string; version: number; position: string | number; status: string }>`
       SELECT name, version, position, status FROM projection_checkpoints WHERE name = ANY(${names})`.execute(this.db);
-    const running = rows.rows.filter((row) => row.status === 'running' && this.projections.some((p) => p.name === row.name && p.version === row.version));
-    return running.length === 0 ? 0 : Math.min(...running.map((row) => Number(row.position)));
+    const running = rows.rows.filter((row) => row.status === 'running' && Number(row.position) > 0 && this.projections.some((p) => p.name === row.name && p.version === row.version));
+    return new Map(running.map((row) => [row.name, Number(row.position)]));
   }
 
   async stop(): Promise<void> {

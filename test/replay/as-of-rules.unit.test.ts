@@ -46,6 +46,30 @@ describe('which snapshots are kept', () => {
     );
   });
 
+  it('for all histories of snapshots holding some projections each: every projection keeps its newest copy, and each dropped copy has a kept copy of the same projection less than the spacing before it', () => {
+    const names = ['liveness', 'alarms', 'drift'];
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.record({ minutesAgo: fc.integer({ min: 0, max: 5 * 24 * 60 }), holds: fc.subarray(names, { minLength: 1 }) }), { minLength: 1, maxLength: 150, selector: (s) => s.minutesAgo }),
+        (history) => {
+          const snapshots = history.map(({ minutesAgo, holds }, i) => ({ ...snapshotAt(i + 1, now.getTime() - minutesAgo * 60_000), parts: holds.map((projection) => ({ projection, version: 1, position: 1 })) }));
+          const pruned = new Set(snapshotsToPrune(snapshots, policy, now).map((s) => s.id));
+          for (const name of names) {
+            const copies = snapshots.filter((s) => s.parts.some((part) => part.projection === name)).sort((a, b) => a.recordedAt.getTime() - b.recordedAt.getTime());
+            if (copies.length === 0) continue;
+            expect(pruned.has(copies[copies.length - 1]!.id)).toBe(false);
+            const kept = copies.filter((s) => !pruned.has(s.id));
+            for (const dropped of copies.filter((s) => pruned.has(s.id))) {
+              const before = kept.filter((s) => s.recordedAt.getTime() <= dropped.recordedAt.getTime());
+              expect(before.length).toBeGreaterThan(0);
+              expect(dropped.recordedAt.getTime() - before[before.length - 1]!.recordedAt.getTime()).toBeLessThan(hour);
+            }
+          }
+        },
+      ),
+    );
+  });
+
   it('a spacing of 0 keeps everything', () => {
     const snapshots = [1, 2, 3].map((i) => snapshotAt(i, now.getTime() - i * 100 * hour));
     expect(snapshotsToPrune(snapshots, { keepAllForMs: 0, olderSpacingMs: 0 }, now)).toEqual([]);
