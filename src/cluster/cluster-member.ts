@@ -35,6 +35,12 @@ export interface ClusterMemberOptions {
   onAcquired?: (shard: string, lease: HeldLease) => void;
   /** A shard is to be handed to another process: stop visiting its BMCs, flush what was recorded, then resolve. */
   onRelease?: (shard: string) => Promise<void>;
+  /**
+   * How long a hand-over waits for `onRelease` (default the lease's TTL). Past it, the lease is no longer renewed and
+   * is left to run out, as after a crash: a visit that does not end when cut holds nobody's shard for longer, and this
+   * process's requests to it are refused from its own view of the lease's end.
+   */
+  drainBoundMs?: number;
   /** A shard's lease was lost (taken over, or it could not be renewed in time): stop at once. */
   onLost?: (shard: string, reason: string) => void;
   /** Where the held leases are mirrored for another thread (`ThreadedClusterMember`): a slot per shard. */
@@ -66,6 +72,8 @@ export interface ClusterStats {
   released: number;
   lost: number;
   renewFailures: number;
+  /** Hand-overs whose drain did not end within `drainBoundMs`: their leases were left to run out. */
+  drainsAbandoned: number;
 }
 
 /**
@@ -118,7 +126,7 @@ export class ClusterMember {
     this.#renewEvery = options.renewEveryMs ?? Math.max(100, Math.floor(this.#ttl / 3));
     this.#grace = options.handoverGraceMs ?? 2_000;
     this.#clock = options.clock ?? Date.now;
-    this.stats = { processId: this.processId, held: 0, acquired: 0, takeovers: 0, released: 0, lost: 0, renewFailures: 0 };
+    this.stats = { processId: this.processId, held: 0, acquired: 0, takeovers: 0, released: 0, lost: 0, renewFailures: 0, drainsAbandoned: 0 };
   }
 
   /** The shard of a node, registering the shard as one to be polled. */
@@ -329,12 +337,31 @@ export class ClusterMember {
   async #handOver(shard: string, held: HeldLease): Promise<void> {
     held.draining = true;
     this.#publish(shard);
-    try {
-      await this.#options.onRelease?.(shard);
-    } catch (error) {
-      this.#options.log?.('draining a shard failed; released all the same once its visits ended', { shard, error: String(error) });
+    const drained = (async () => {
+      try {
+        await this.#options.onRelease?.(shard);
+      } catch (error) {
+        this.#options.log?.('draining a shard failed; released all the same once its visits ended', { shard, error: String(error) });
+      }
+      return true;
+    })();
+    const boundMs = this.#options.drainBoundMs ?? this.#ttl;
+    let timer: NodeJS.Timeout | undefined;
+    const inTime = await Promise.race([drained, new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), boundMs)))]);
+    clearTimeout(timer);
+    if (inTime) {
+      await this.#release(shard, held);
+      return;
     }
-    await this.#release(shard, held);
+    // Not released: the next owner would poll at once beside a visit still running. Not renewed either: the lease
+    // runs out, and the next owner starts its grace after that end.
+    this.#options.log?.('a shard did not drain in time: its lease is left to run out, as after a crash', { shard, epoch: held.epoch, boundMs });
+    this.stats.drainsAbandoned += 1;
+    if (this.#held.get(shard) === held) {
+      this.#held.delete(shard);
+      this.#publish(shard);
+    }
+    this.stats.held = this.#held.size;
   }
 
   async #release(shard: string, held: HeldLease): Promise<void> {

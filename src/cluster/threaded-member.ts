@@ -47,7 +47,7 @@ export class ThreadedClusterMember {
   constructor(options: ClusterMemberOptions & { connectionString: string }) {
     this.#options = options;
     this.processId = options.processId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-    this.stats = { processId: this.processId, held: 0, acquired: 0, takeovers: 0, released: 0, lost: 0, renewFailures: 0 };
+    this.stats = { processId: this.processId, held: 0, acquired: 0, takeovers: 0, released: 0, lost: 0, renewFailures: 0, drainsAbandoned: 0 };
     const buffer = new SharedArrayBuffer(maxShards * leaseSlotWidth * 8);
     this.#slots = new BigInt64Array(buffer);
     const data: KeeperData = {

@@ -135,4 +135,26 @@ describe('poll leases and fencing', () => {
     }
     expect(Math.max(...lastEpoch.values())).toBeGreaterThanOrEqual(2); // at least one site changed hands and back
   }, 60_000);
+
+  it('a hand-over whose drain never ends stops renewing the lease, and the next member takes the shard when it runs out', async () => {
+    const ttl = 1_500;
+    const stuck = new ClusterMember({ pool: store.pool, processId: 'drain-stuck', leaseTtlMs: ttl, drainBoundMs: 600, onRelease: () => new Promise<void>(() => undefined) });
+    for (const site of ['drain-1', 'drain-2']) stuck.shardOf(site, 'n1');
+    await stuck.start();
+    await until(() => ['drain-1', 'drain-2'].every((shard) => stuck.held().some((lease) => lease.shard === shard)), 5_000, 'the only member holds both shards');
+    const next = new ClusterMember({ pool: store.pool, processId: 'drain-next', leaseTtlMs: ttl, handoverGraceMs: 0 });
+    for (const site of ['drain-1', 'drain-2']) next.shardOf(site, 'n1');
+    await next.start();
+    try {
+      // The assignment gives the newcomer a share; the stuck member's drain of it never ends.
+      await until(() => next.held().some((lease) => lease.shard.startsWith('drain-') && lease.reason === 'expired'), 4 * ttl, 'the newcomer takes a shard the stuck member could not drain');
+      const taken = next.held().find((lease) => lease.shard.startsWith('drain-') && lease.reason === 'expired')!;
+      expect(taken.previousOwner).toBe('drain-stuck');
+      expect(stuck.stats.drainsAbandoned).toBeGreaterThanOrEqual(1);
+      expect(stuck.held().some((lease) => lease.shard === taken.shard)).toBe(false);
+    } finally {
+      await next.stop();
+      await Promise.race([stuck.stop(), new Promise((resolve) => setTimeout(resolve, 3_000))]);
+    }
+  }, 30_000);
 });
