@@ -260,6 +260,16 @@ export function createMetrics(ctx: Omit<ApiContext, 'timeAppend'>, options: { pr
     },
   });
   new Gauge({ name: 'fleet_ledger_cluster_shards_held', help: 'Poll leases this process holds', registers, collect() { if (ctx.cluster) this.set(ctx.cluster.held().length); } });
+  const abandonedSeen = new Map<string, number>();
+  new Counter({
+    name: 'fleet_ledger_cluster_drains_abandoned_total',
+    help: "Hand-overs by this process whose shard did not drain within the lease's TTL: their leases were left to run out",
+    registers,
+    collect() {
+      const stats = ctx.cluster?.stats;
+      if (stats) mirror(this, abandonedSeen, 'abandoned', stats.drainsAbandoned);
+    },
+  });
   const fencedSeen = new Map<string, number>();
   new Counter({
     name: 'fleet_ledger_poll_appends_fenced_total',

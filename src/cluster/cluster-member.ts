@@ -397,6 +397,8 @@ export class ClusterMember {
 /** What the API and the poller know of a process's membership, kept in this thread or in one of its own. */
 export interface ClusterMembership {
   readonly processId: string;
+  /** This process's counts (a thread's, as last reported by it). */
+  readonly stats?: ClusterStats;
   held(): HeldLease[];
   shardOf(site: string, nodeId: string): string;
   mayRequest(shard: string, epoch: number): boolean;

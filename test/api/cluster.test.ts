@@ -145,6 +145,7 @@ describe('the cluster as the API, the command line and the metrics show it', () 
       'fleet_ledger_cluster_handovers_total{shard="fra1"} 1',
       'fleet_ledger_cluster_handovers_total{shard="ams1"} 0',
       'fleet_ledger_cluster_shards_held 1',
+      'fleet_ledger_cluster_drains_abandoned_total 0',
       'fleet_ledger_poll_appends_fenced_total 0',
     ]) {
       expect(text.split('\n'), line).toContain(line);
