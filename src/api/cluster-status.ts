@@ -1,6 +1,7 @@
 /**
- * The cluster of poller processes as the database sees it: the members (`cluster_members`) and the poll leases
- * (`cluster_leases`), read in one read-only transaction so every row and every "alive" or "expires in" is judged against
+ * The cluster of poller processes as the database sees it: the members (`cluster_members`), the poll leases
+ * (`cluster_leases`) and the sagas' leases (`saga_leases`, with who holds each saga's lock now), read in one read-only
+ * transaction so every row and every "alive" or "expires in" is judged against
  * the same database instant (`at`). Any process answers for the whole cluster; only `targets` (BMCs polled under a
  * shard) is known by the process that polls it, and appears only on the shards the answering process polls.
  */
@@ -55,6 +56,19 @@ export const clusterProcessSchema = z.object({
   shards: z.array(heldShardSchema),
 });
 
+/** A rollout or provisioning saga: the epoch its appends are fenced with, who took it last, and whether a session drives it now. */
+export const sagaLeaseSchema = z.object({
+  saga: z.string(),
+  epoch: z.number().int(),
+  /** The process that raised this epoch (`host:pid`). */
+  owner: z.string(),
+  takenAt: z.string(),
+  /** A database session holds the saga's lock now: some process drives it (a finished saga is released). */
+  held: z.boolean(),
+  /** That session's `application_name` (which process), when the database shows it. */
+  heldBy: z.string().nullable(),
+});
+
 export const clusterStatusSchema = z.object({
   /** The database's clock when the answer was read. */
   at: z.string(),
@@ -62,11 +76,13 @@ export const clusterStatusSchema = z.object({
   answeredBy: z.string().nullable(),
   processes: z.array(clusterProcessSchema),
   shards: z.array(clusterShardSchema),
+  sagas: z.array(sagaLeaseSchema),
 });
 
 export type ClusterShard = z.infer<typeof clusterShardSchema>;
 export type ClusterProcess = z.infer<typeof clusterProcessSchema>;
 export type ClusterStatus = z.infer<typeof clusterStatusSchema>;
+export type SagaLeaseView = z.infer<typeof sagaLeaseSchema>;
 
 interface MemberRow {
   process_id: string;
@@ -102,7 +118,7 @@ const seconds = (value: number | null): number | null => (value === null ? null 
 
 /** Reads the members and the leases (the tables of migration 0006) as of one database instant. */
 export async function readClusterStatus(db: Kysely<any>, here: { cluster?: ClusterMembership | null; poller?: Poller | null } = {}): Promise<ClusterStatus> {
-  const { at, members, leases } = await db
+  const { at, members, leases, sagas } = await db
     .transaction()
     .setIsolationLevel('repeatable read')
     .setAccessMode('read only')
@@ -121,7 +137,20 @@ export async function readClusterStatus(db: Kysely<any>, here: { cluster?: Clust
                extract(epoch FROM (expires_at - now()))::float8 AS expires_in_s,
                CASE WHEN owner IS NULL THEN 'unheld' WHEN released THEN 'released' WHEN expires_at > now() THEN 'held' ELSE 'expired' END AS state
           FROM cluster_leases ORDER BY shard`.execute(trx);
-      return { at: clock.rows[0]!.at, members: memberRows.rows, leases: leaseRows.rows };
+      // The lock is `pg_advisory_lock(hashtext(saga))` (sagas/engine/saga-ownership.ts): one bigint key, shown in
+      // pg_locks as its high and low halves with objsubid 1.
+      const sagaRows = await sql<{ saga: string; epoch: string; owner: string; taken_at: Date; held: boolean; held_by: string | null }>`
+        SELECT s.saga, s.epoch, s.owner, s.taken_at, l.pid IS NOT NULL AS held, a.application_name AS held_by
+          FROM saga_leases s
+          LEFT JOIN LATERAL (
+            SELECT pid FROM pg_locks
+             WHERE locktype = 'advisory' AND objsubid = 1 AND granted
+               AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+               AND ((classid::bigint << 32) | objid::bigint) = hashtext(s.saga)::bigint
+             LIMIT 1) l ON true
+          LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+         ORDER BY s.saga`.execute(trx);
+      return { at: clock.rows[0]!.at, members: memberRows.rows, leases: leaseRows.rows, sagas: sagaRows.rows };
     });
 
   const answeredBy = here.cluster?.processId ?? null;
@@ -163,5 +192,13 @@ export async function readClusterStatus(db: Kysely<any>, here: { cluster?: Clust
       .filter((shard) => shard.owner === row.process_id && (shard.state === 'held' || shard.state === 'expired'))
       .map(({ shard, site, epoch, expiresAt, expiresInS, pollAfter, state, targets }) => ({ shard, site, epoch, expiresAt, expiresInS, pollAfter, state, ...(targets !== undefined ? { targets } : {}) })),
   }));
-  return { at: iso(at)!, answeredBy, processes, shards };
+  const sagaLeases: SagaLeaseView[] = sagas.map((row) => ({
+    saga: row.saga,
+    epoch: Number(row.epoch),
+    owner: row.owner,
+    takenAt: iso(row.taken_at)!,
+    held: row.held,
+    heldBy: row.held_by || null,
+  }));
+  return { at: iso(at)!, answeredBy, processes, shards, sagas: sagaLeases };
 }

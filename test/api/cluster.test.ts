@@ -5,6 +5,7 @@ import * as clusterCommand from '../../src/cli/commands/cluster.js';
 import { ClusterMember } from '../../src/cluster/index.js';
 import { EventStore } from '../../src/ledger/index.js';
 import { Poller } from '../../src/poller/index.js';
+import { SagaOwnership } from '../../sagas/index.js';
 import { freshDatabase } from '../support/backends.js';
 import { systemTools } from '../support/system-tool.js';
 import { until } from '../poller/support/until.js';
@@ -129,7 +130,7 @@ describe('the cluster as the API, the command line and the metrics show it', () 
     expect(agent.json().error.code).toBe('API_FORBIDDEN');
     expect((await app.inject({ method: 'GET', url: '/v1/cluster' })).json().error.code).toBe('API_UNAUTHORIZED');
     const document = (await app.inject({ method: 'GET', url: '/openapi.json' })).json();
-    expect(Object.keys(document.paths['/v1/cluster'].get.responses['200'].content['application/json'].schema.properties).sort()).toEqual(['answeredBy', 'at', 'processes', 'shards']);
+    expect(Object.keys(document.paths['/v1/cluster'].get.responses['200'].content['application/json'].schema.properties).sort()).toEqual(['answeredBy', 'at', 'processes', 'sagas', 'shards']);
   });
 
   it('the metrics count processes alive and shards by state, and give each shard its epoch and hand-overs', async () => {
@@ -166,6 +167,29 @@ describe('the cluster as the API, the command line and the metrics show it', () 
     expect(shown.stdout).toMatch(/^fra1\s+fra1\s+proc-b\s+2\s+released\s+-\s+1\s+proc-a/m);
     const json = await cli(['status', '--json', '--url', url, '--token', tokens.auditor]);
     expect(JSON.parse(json.stdout)).toMatchObject({ answeredBy: 'proc-a', shards: expect.arrayContaining([expect.objectContaining({ shard: 'ams1', owner: 'proc-a' })]) });
+  });
+
+  it('every saga shows the epoch its appends are fenced with, who took it, and whether a process drives it now', async () => {
+    const first = new SagaOwnership(store.connectionString);
+    const second = new SagaOwnership(store.connectionString);
+    try {
+      const taken = await first.tryTake('rollout:fw-cluster');
+      expect(taken?.epoch).toBe(1);
+      const driven = (await cluster()).sagas.find((s: any) => s.saga === 'rollout:fw-cluster');
+      expect(driven).toMatchObject({ epoch: 1, held: true, owner: expect.stringMatching(/:\d+$/) });
+      await taken!.release();
+      expect((await cluster()).sagas.find((s: any) => s.saga === 'rollout:fw-cluster')).toMatchObject({ epoch: 1, held: false });
+      // Another process takes it: a new epoch, driven again.
+      const again = await second.tryTake('rollout:fw-cluster');
+      expect((await cluster()).sagas.find((s: any) => s.saga === 'rollout:fw-cluster')).toMatchObject({ epoch: 2, held: true });
+      const shown = await cli(['status', '--url', url, '--token', tokens.analyst]);
+      expect(shown.stdout).toMatch(/^sagas\n/m);
+      expect(shown.stdout).toMatch(/^rollout:fw-cluster\s+2\s+\S+:\d+\s+\S+\s+yes/m);
+      await again!.release();
+    } finally {
+      await first.close();
+      await second.close();
+    }
   });
 
   it('fleet-ledger cluster status says plainly when the API cannot be reached, and refuses a bad verb', async () => {

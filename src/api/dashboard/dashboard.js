@@ -230,15 +230,17 @@ async function refreshRollouts() {
 /**
  * The cluster panel: one row per shard (a site, or a hash range of one) with the process polling it, its lease epoch,
  * seconds until the lease runs out (the database's clock) and how often it changed hands. One process alone polls
- * every site without leases: the panel says so.
+ * every site without leases: the panel says so. The summary names the sagas a process drives now, with their epochs.
  */
 async function refreshCluster() {
   const cluster = await api('/v1/cluster');
   const processes = new Map(cluster.processes.map((p) => [p.processId, p]));
   const alive = cluster.processes.filter((p) => p.alive).length;
-  document.getElementById('cluster-summary').textContent = cluster.shards.length === 0
+  const driven = cluster.sagas.filter((s) => s.held);
+  const sagas = driven.length === 0 ? '' : `; sagas driven now: ${driven.map((s) => `${s.saga} (epoch ${s.epoch}, ${s.heldBy ?? s.owner})`).join(', ')}`;
+  document.getElementById('cluster-summary').textContent = (cluster.shards.length === 0
     ? 'one process polls every site (no poll leases)'
-    : `${alive} of ${cluster.processes.length} processes alive, ${cluster.shards.filter((s) => s.state === 'held').length} of ${cluster.shards.length} shards held${cluster.answeredBy ? `; answered by ${cluster.answeredBy}` : ''}`;
+    : `${alive} of ${cluster.processes.length} processes alive, ${cluster.shards.filter((s) => s.state === 'held').length} of ${cluster.shards.length} shards held${cluster.answeredBy ? `; answered by ${cluster.answeredBy}` : ''}`) + sagas;
   document.querySelector('#cluster tbody').replaceChildren(
     ...cluster.shards.map((shard) => {
       const owner = shard.owner ? processes.get(shard.owner) : undefined;

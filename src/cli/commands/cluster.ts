@@ -1,4 +1,4 @@
-/** `fleet-ledger cluster status`: the processes sharing the database, the shards each polls, leases and hand-overs, through the API. */
+/** `fleet-ledger cluster status`: the processes sharing the database, the shards each polls, leases and hand-overs, and who drives each saga, through the API. */
 import { ApiCallError, callApi, connectionOf, connectionUsage, exitCodes, output, parseCommandArgs, runApiCommand, table, UsageError } from '../api-client.js';
 
 export const summary = 'the processes sharing the database: shards each polls, lease epochs and expiries, hand-overs, through the API';
@@ -6,7 +6,8 @@ export const summary = 'the processes sharing the database: shards each polls, l
 const usage = `usage: fleet-ledger cluster status [options]
 
   status   every process (alive or not, the shards it holds with their epoch and seconds until the lease
-           runs out), then every shard (owner, epoch, state, hand-overs); any process's API answers for all
+           runs out), then every shard (owner, epoch, state, hand-overs), then every saga (rollouts and
+           provisioning: fencing epoch, who took it, whether a process drives it now); any process's API answers for all
 ${connectionUsage}
 `;
 
@@ -42,8 +43,15 @@ function human(status: any): string {
     status.shards.map((s: any) => ({ ...s, expiresIn: s.state === 'held' || s.state === 'expired' ? secondsText(s.expiresInS) : '-' })),
     ['shard', 'site', 'owner', 'epoch', 'state', 'expiresIn', 'handovers', 'previousOwner', 'targets'],
   );
+  const sagas =
+    status.sagas.length === 0
+      ? '(none)\n'
+      : table(
+          status.sagas.map((s: any) => ({ saga: s.saga, epoch: s.epoch, 'taken by': s.owner, 'taken at': s.takenAt, driven: s.held ? `yes${s.heldBy ? ` (${s.heldBy})` : ''}` : 'no' })),
+          ['saga', 'epoch', 'taken by', 'taken at', 'driven'],
+        );
   const answered = status.answeredBy ? `answered by ${status.answeredBy}` : 'answered by a process that polls nothing';
-  return `cluster at ${status.at} (database clock), ${answered}\n\nprocesses\n${processes}\nshards\n${shards}`;
+  return `cluster at ${status.at} (database clock), ${answered}\n\nprocesses\n${processes}\nshards\n${shards}\nsagas\n${sagas}`;
 }
 
 export function run(argv: string[]): Promise<number> {
