@@ -109,9 +109,11 @@ export async function answerBmcRequest(
   const etag = `W/"${bodyTag(body)}"`;
   if (matchesEtag(request.headers['if-none-match'], etag)) {
     bmc.counters.notModified++;
+    bmc.counters.bodyBytesSpared += Buffer.byteLength(body);
     response.writeHead(304, { ETag: etag }).end();
     return;
   }
+  bmc.counters.bodyBytes += Buffer.byteLength(body);
   response
     .writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'OData-Version': '4.0', ETag: etag })
     .end(body);

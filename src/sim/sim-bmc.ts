@@ -55,6 +55,9 @@ export interface BmcCounters {
   rejections: number;
   resets: number;
   notModified: number;
+  /** Bytes of resource bodies sent (200 answers to GET), and of bodies a matching `If-None-Match` spared (304). */
+  bodyBytes: number;
+  bodyBytesSpared: number;
   authFailures: number;
   lockouts: number;
   sessionsPeak: number;
@@ -103,6 +106,8 @@ export class SimBmc {
     rejections: 0,
     resets: 0,
     notModified: 0,
+    bodyBytes: 0,
+    bodyBytesSpared: 0,
     authFailures: 0,
     lockouts: 0,
     sessionsPeak: 0,

@@ -18,6 +18,9 @@ export interface FleetStats {
   rejections: number;
   resets: number;
   notModified: number;
+  /** Bytes of resource bodies sent, and of bodies 304 answers spared (conditional reads). */
+  bodyBytes: number;
+  bodyBytesSpared: number;
   authFailures: number;
   lockouts: number;
   updates: number;
@@ -73,6 +76,8 @@ export function fleetStats(bmcs: readonly SimBmc[], now: number, behaviour: SimB
     rejections: 0,
     resets: 0,
     notModified: 0,
+    bodyBytes: 0,
+    bodyBytesSpared: 0,
     authFailures: 0,
     lockouts: 0,
     updates: 0,
@@ -95,6 +100,8 @@ export function fleetStats(bmcs: readonly SimBmc[], now: number, behaviour: SimB
     stats.rejections += counters.rejections;
     stats.resets += counters.resets;
     stats.notModified += counters.notModified;
+    stats.bodyBytes += counters.bodyBytes;
+    stats.bodyBytesSpared += counters.bodyBytesSpared;
     stats.authFailures += counters.authFailures;
     stats.lockouts += counters.lockouts;
     stats.updates += counters.updates;

@@ -21,8 +21,10 @@ describe('conditional inventory and firmware reads', () => {
     const credential = { username: bmc.username, password: bmc.password, version: '1', endpoints: [new URL(bmc.baseUrl).origin] };
     const visitor = new RedfishVisitor();
 
+    const first = fixture.sim.bmcStats(bmc.id)!;
     const full = await visitor.visit(target, credential, ['inventory', 'firmware'], options);
     expect(full.ok).toBe(true);
+    const fullBytes = fixture.sim.bmcStats(bmc.id)!.bodyBytes - first.bodyBytes;
     expect(full.notModified).toBeUndefined();
     expect(full.observations.map((observation) => observation.type).sort()).toEqual(['FirmwareInventoryObserved', 'NodeInventoryObserved']);
     const validators = full.validators!;
@@ -35,6 +37,12 @@ describe('conditional inventory and firmware reads', () => {
     const after = fixture.sim.bmcStats(bmc.id)!;
     expect(unchanged).toMatchObject({ ok: true, notModified: true, observations: [] });
     expect(after.notModified - before.notModified).toBe(validators.length);
+    // The BMC built and sent almost nothing (the service root, to find the session service): the bodies of the full
+    // read it was spared.
+    const sent = after.bodyBytes - before.bodyBytes;
+    expect(sent).toBeLessThan(0.05 * fullBytes);
+    expect(after.bodyBytesSpared - before.bodyBytesSpared).toBeGreaterThan(0.9 * fullBytes);
+    process.stderr.write(`conditional reads, one ${bmc.vendor} BMC: full read ${fullBytes} body bytes; not-modified read ${sent} bytes, ${after.bodyBytesSpared - before.bodyBytesSpared} spared by ${validators.length} 304s\n`);
 
     // One resource changed (its ETag no longer matches): read in full again, with validators for next time.
     const changed = validators.map(([path, etag], index): [string, string] => [path, index === validators.length - 1 ? 'W/"an older one"' : etag]);
