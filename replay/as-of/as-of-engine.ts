@@ -4,12 +4,14 @@
  * Design: periodic snapshots plus the tail of the log.
  * - A snapshotter (started with the ledger) copies each projection's tables together with that projection's checkpoint,
  *   in one REPEATABLE READ transaction, into `as_of_snapshot_<id>` (catalogue: `as_of_snapshots`,
- *   `as_of_snapshot_parts`), every `snapshotEveryEvents` positions of projection progress or every `snapshotEveryMs`,
- *   whichever first; older snapshots are thinned by a retention policy.
+ *   `as_of_snapshot_parts`), every `snapshotEveryEvents` positions of each projection's progress or every
+ *   `snapshotEveryMs`, whichever first; older snapshots are thinned by a retention policy. When nothing is due, it
+ *   fills a stretch where a projection went uncopied for more than twice that (copied from the copy before it, along
+ *   the log).
  * - A question as of position P materializes only the projections it reads: for each, the newest snapshot at or before
  *   P is the base, never copied: the tail (snapshot, P] is applied through the projection's own `apply` (read with the
  *   store's `readAll`, only the projection's event types) to empty UNLOGGED overlay tables (`as_of_view_<engine>_<n>_w`)
- *   that pull from the snapshot, by key, only the rows the tail loads or deletes; the view schema
+ *   that hold only the rows the tail writes (its loads read the snapshot's rows through); the view schema
  *   (`as_of_view_<engine>_<n>`) holds one SQL view per table: the overlay's rows and the snapshot's rows the overlay
  *   did not claim (`materialize.ts`). All of it is one transaction. A question costs its tail and the rows it reads,
  *   not the size of the read model (copying a 120 MB snapshot per question was most of its time before). The
@@ -43,7 +45,7 @@ import { applyTail, clonePart, completeIndexes, createViewTables, materializePro
 import { pruneSnapshots, type RetentionPolicy } from './retention.js';
 import { rolloutAsOf, rolloutsAsOf, stepAsOf } from './rollouts-as-of.js';
 import { Snapshotter } from './snapshotter.js';
-import { indexDefinitions, indexSnapshotTables, listSnapshots, measureSnapshot, newestPart, recordSnapshot, takeSnapshot, type SnapshotSummary } from './snapshot-store.js';
+import { indexDefinitions, indexSnapshotTables, listSnapshots, measureSnapshot, newestPart, recordSnapshot, takeSnapshot, widestGap, type SnapshotPart, type SnapshotSummary } from './snapshot-store.js';
 import { asOfTypes } from './timestamp-parser.js';
 import { ViewCache } from './view-cache.js';
 
@@ -173,6 +175,7 @@ export class AsOfEngine {
       { everyEvents: this.#options.snapshotEveryEvents, everyMs: this.#options.snapshotEveryMs, checkMs: this.#options.snapshotCheckMs, retention: this.#options.retention },
       {
         exclusive: (run) => this.#serially(run),
+        fillGap: () => this.#fillWidestGap(),
         onSnapshot: (snapshot, pruned) => {
           this.stats.snapshots += 1;
           this.#options.onSnapshot(snapshot, pruned);
@@ -330,53 +333,90 @@ export class AsOfEngine {
     return this.#serially(async () => {
       const projections = [...this.#projections.values()];
       const head = await this.#store.head();
-      const working = viewSchema(this.engineKey, (this.#viewSequence += 1));
-      const made: SnapshotSummary[] = [];
-      await sql`CREATE SCHEMA ${sql.id(working)}`.execute(this.#db);
-      try {
-        const reached = new Map<string, number>();
-        for (const projection of projections) {
-          await this.#db.transaction().execute(async (trx) => {
-            const part = await newestPart(trx, projection, head.position);
-            if (part) {
-              await clonePart(trx, part, working);
-              await completeIndexes(trx, part, working);
-            } else {
-              await createViewTables(trx, projection, working);
-            }
-            reached.set(projection.name, part?.position ?? 0);
-          });
-        }
-        const start = Math.max(...reached.values());
-        for (let target = start + every; target <= head.position; target += every) {
-          const started = performance.now();
-          for (const projection of projections) {
-            const from = reached.get(projection.name)!;
-            await this.#db.transaction().execute((trx) => applyTail(trx, this.#store, projection, working, from + 1, target, this.#options.pageSize));
-            reached.set(projection.name, target);
-          }
-          const summary = await this.#db.transaction().execute(async (trx): Promise<SnapshotSummary> => {
-            const parts = [];
-            for (const projection of projections) parts.push({ projection, position: target, indexes: await indexDefinitions(trx, working, projection.tables) });
-            const { id, schema, takenAt, recordedAt } = await recordSnapshot(trx, parts, head.position);
-            await sql`CREATE SCHEMA ${sql.id(schema)}`.execute(trx);
-            for (const part of parts) {
-              for (const table of part.projection.tables) await sql`CREATE TABLE ${sql.id(schema, table)} AS TABLE ${sql.id(working, table)}`.execute(trx);
-              await indexSnapshotTables(trx, schema, part.indexes);
-            }
-            const seconds = (performance.now() - started) / 1000;
-            const bytes = await measureSnapshot(trx, id, schema, seconds);
-            return { id, schema, takenAt, recordedAt, headPosition: head.position, seconds, bytes, origin: 'backfill', parts: projections.map((p) => ({ projection: p.name, version: p.version, position: target })) };
-          });
-          made.push(summary);
-          this.stats.snapshots += 1;
-          onProgress?.(summary);
-        }
-      } finally {
-        await sql`DROP SCHEMA IF EXISTS ${sql.id(working)} CASCADE`.execute(this.#db);
-      }
-      return made;
+      const starts = new Map<string, SnapshotPart | null>();
+      for (const projection of projections) starts.set(projection.name, await newestPart(this.#db, projection, head.position));
+      const start = Math.max(...[...starts.values()].map((part) => part?.position ?? 0));
+      const targets: number[] = [];
+      for (let target = start + every; target <= head.position; target += every) targets.push(target);
+      return this.#copyAlong(projections, starts, targets, onProgress);
     });
+  }
+
+  /**
+   * The gaps the snapshotter would fill (`widestGap`), counted: stretches where a projection has no copy for more than
+   * twice `snapshotEveryEvents`, recorded within the retention's keep-all window.
+   */
+  async gapsToFill(): Promise<number> {
+    let gaps = 0;
+    for (const projection of this.#projections.values()) if (await widestGap(this.#db, [projection], this.#options.snapshotEveryEvents, this.#keepAllSince())) gaps += 1;
+    return gaps;
+  }
+
+  #keepAllSince(): Date {
+    return new Date(this.#options.clock().getTime() - this.#options.retention.keepAllForMs);
+  }
+
+  /** Fills the widest gap of one projection's copies (run by the snapshotter when nothing is due); the snapshots made. */
+  async #fillWidestGap(): Promise<SnapshotSummary[]> {
+    const gap = await widestGap(this.#db, [...this.#projections.values()], this.#options.snapshotEveryEvents, this.#keepAllSince());
+    if (!gap) return [];
+    this.#options.log('filling a stretch without snapshots', { projection: gap.projection.name, from: gap.from.position, to: gap.to, copies: gap.targets.length });
+    return this.#copyAlong([gap.projection], new Map([[gap.projection.name, gap.from]]), gap.targets);
+  }
+
+  /**
+   * Advances a working view of `projections` along the log, each from its part in `starts` (or from position 0), and
+   * copies it out as a snapshot (origin `backfill`) at each of `targets`, ascending: one replay of the stretch plus
+   * the copies. Callers hold the snapshot work's turn (`#serially`).
+   */
+  async #copyAlong(projections: readonly Projection[], starts: ReadonlyMap<string, SnapshotPart | null>, targets: readonly number[], onProgress?: (snapshot: SnapshotSummary) => void): Promise<SnapshotSummary[]> {
+    if (targets.length === 0) return [];
+    const head = await this.#store.head();
+    const working = viewSchema(this.engineKey, (this.#viewSequence += 1));
+    const made: SnapshotSummary[] = [];
+    await sql`CREATE SCHEMA ${sql.id(working)}`.execute(this.#db);
+    try {
+      const reached = new Map<string, number>();
+      for (const projection of projections) {
+        const part = starts.get(projection.name) ?? null;
+        await this.#db.transaction().execute(async (trx) => {
+          if (part) {
+            await clonePart(trx, part, working);
+            await completeIndexes(trx, part, working);
+          } else {
+            await createViewTables(trx, projection, working);
+          }
+        });
+        reached.set(projection.name, part?.position ?? 0);
+      }
+      for (const target of targets) {
+        const started = performance.now();
+        for (const projection of projections) {
+          const from = reached.get(projection.name)!;
+          await this.#db.transaction().execute((trx) => applyTail(trx, this.#store, projection, working, from + 1, target, this.#options.pageSize));
+          reached.set(projection.name, target);
+        }
+        const summary = await this.#db.transaction().execute(async (trx): Promise<SnapshotSummary> => {
+          const parts = [];
+          for (const projection of projections) parts.push({ projection, position: target, indexes: await indexDefinitions(trx, working, projection.tables) });
+          const { id, schema, takenAt, recordedAt } = await recordSnapshot(trx, parts, head.position);
+          await sql`CREATE SCHEMA ${sql.id(schema)}`.execute(trx);
+          for (const part of parts) {
+            for (const table of part.projection.tables) await sql`CREATE TABLE ${sql.id(schema, table)} AS TABLE ${sql.id(working, table)}`.execute(trx);
+            await indexSnapshotTables(trx, schema, part.indexes);
+          }
+          const seconds = (performance.now() - started) / 1000;
+          const bytes = await measureSnapshot(trx, id, schema, seconds);
+          return { id, schema, takenAt, recordedAt, headPosition: head.position, seconds, bytes, origin: 'backfill', parts: projections.map((p) => ({ projection: p.name, version: p.version, position: target })) };
+        });
+        made.push(summary);
+        this.stats.snapshots += 1;
+        onProgress?.(summary);
+      }
+    } finally {
+      await sql`DROP SCHEMA IF EXISTS ${sql.id(working)} CASCADE`.execute(this.#db);
+    }
+    return made;
   }
 
   /** The cached views' positions, least recently used first (for tests and health). */

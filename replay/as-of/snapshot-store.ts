@@ -215,3 +215,48 @@ export async function dropSnapshot(db: Kysely<any>, snapshot: { id: number; sche
     await sql`DROP SCHEMA IF EXISTS ${sql.id(snapshot.schema)} CASCADE`.execute(trx);
   });
 }
+
+/** A stretch of the log where one projection has no copy for much longer than the policy asks, and where to add them. */
+export interface SnapshotGap {
+  projection: Projection;
+  /** The copy before the stretch: the start of the replay. */
+  from: SnapshotPart;
+  /** The next copy's position. */
+  to: number;
+  /** Positions to copy at, ascending, evenly spaced so that no stretch left is longer than `every`. */
+  targets: number[];
+}
+
+/**
+ * The widest gap between consecutive copies of a projection that is longer than twice `every` (a snapshot that took
+ * long while the projection caught up fast leaves one: the live snapshotter can only copy what the projection holds
+ * when it copies). Only gaps whose start was recorded after `recordedSince` are named: retention would thin older
+ * copies again. Null: none.
+ */
+export async function widestGap(db: Kysely<any>, projections: readonly Projection[], every: number, recordedSince: Date): Promise<SnapshotGap | null> {
+  const rows = await sql<{ snapshot_id: string | number; schema_name: string; projection: string; version: number; position: string | number; tables: string[]; indexes: IndexDefinition[]; recorded_at: Date }>`
+    SELECT p.snapshot_id, s.schema_name, p.projection, p.version, p.position, p.tables, p.indexes, s.recorded_at
+      FROM as_of_snapshot_parts p JOIN as_of_snapshots s ON s.id = p.snapshot_id
+     WHERE p.projection = ANY(${projections.map((projection) => projection.name)})
+     ORDER BY p.projection, p.position`.execute(db);
+  let widest: SnapshotGap | null = null;
+  for (const projection of projections) {
+    const copies = rows.rows.filter((row) => row.projection === projection.name && row.version === projection.version);
+    for (let i = 0; i + 1 < copies.length; i += 1) {
+      const from = Number(copies[i]!.position);
+      const to = Number(copies[i + 1]!.position);
+      if (to - from <= 2 * every || new Date(copies[i]!.recorded_at).getTime() < recordedSince.getTime()) continue;
+      if (widest && to - from <= widest.to - widest.from.position) continue;
+      const stretches = Math.ceil((to - from) / every);
+      const targets = Array.from({ length: stretches - 1 }, (_, k) => from + Math.round(((k + 1) * (to - from)) / stretches));
+      const row = copies[i]!;
+      widest = {
+        projection,
+        from: { snapshotId: Number(row.snapshot_id), schema: row.schema_name, projection: projection.name, version: projection.version, position: from, tables: row.tables, indexes: row.indexes },
+        to,
+        targets,
+      };
+    }
+  }
+  return widest;
+}

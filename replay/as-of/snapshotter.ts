@@ -3,7 +3,9 @@
  * `everyEvents` positions of its progress, or every `everyMs` when it advanced at all (a quiet ledger still gets a
  * snapshot a while after its last change), whichever comes first. Progress is each projection's own checkpoint, not
  * the head: a copy of a projection that lags would not bound its tail any better. The projections due together are
- * copied in one snapshot (in steady state, all of them).
+ * copied in one snapshot (in steady state, all of them). When none is due, it fills one stretch where a projection has
+ * no copy for more than twice `everyEvents` (a copy that took long while the projection caught up fast leaves one),
+ * from the copy before it along the log, so that no question's tail is much longer than the policy says.
  */
 import { sql, type Kysely } from 'kysely';
 import type { Projection } from '../../src/ledger/index.js';
@@ -23,6 +25,11 @@ export interface SnapshotPolicy {
 export interface SnapshotterHooks {
   /** Serializes with other snapshot work of the engine (a backfill). */
   exclusive<T>(run: () => Promise<T>): Promise<T>;
+  /**
+   * Called (within `exclusive`) when no projection is due: fills one stretch where a projection has no copy for far
+   * longer than the policy asks, and returns the snapshots made (none: nothing to fill).
+   */
+  fillGap?(): Promise<SnapshotSummary[]>;
   onSnapshot?(snapshot: SnapshotSummary, pruned: number): void;
   onError?(error: unknown): void;
 }
@@ -81,7 +88,11 @@ export class Snapshotter {
         const lastAt = last ? new Date(last.taken_at).getTime() : 0;
         return at - lastPosition >= this.policy.everyEvents || (at > lastPosition && now.getTime() - lastAt >= this.policy.everyMs);
       });
-      if (due.length === 0) return null;
+      if (due.length === 0) {
+        const filled = (await this.hooks.fillGap?.()) ?? [];
+        for (const snapshot of filled) this.hooks.onSnapshot?.(snapshot, 0);
+        return filled[filled.length - 1] ?? null;
+      }
       const snapshot = await takeSnapshot(this.db, due);
       if (!snapshot) return null;
       const pruned = await pruneSnapshots(this.db, await listSnapshots(this.db), this.policy.retention, now);

@@ -1,9 +1,13 @@
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fleetProjections } from '../../projections/index.js';
+import { AsOfEngine } from '../../replay/as-of/index.js';
 import { ensureCatalogue } from '../../replay/as-of/as-of-storage.js';
 import { Snapshotter } from '../../replay/as-of/snapshotter.js';
-import type { Projection } from '../../src/ledger/index.js';
-import { openHarness, type Harness } from '../projections/support/projection-harness.js';
+import { ProjectionRunner, type Projection } from '../../src/ledger/index.js';
+import { polls, registered, topology, type Outcome } from '../projections/support/fleet-events.js';
+import { caughtUp, openHarness, snapshot, type Harness } from '../projections/support/projection-harness.js';
+import { until } from '../poller/support/until.js';
 import { backends } from '../support/backends.js';
 import { cordon } from '../support/ledger-fixtures.js';
 
@@ -66,4 +70,68 @@ describe('the snapshotter copies each projection on its own progress', () => {
     await checkpoint(fast, 1_300);
     expect(partsOf(await snapshotter.tick(new Date(now.getTime() + day + 60_000)))).toEqual(['fast_model@1300']);
   });
+});
+
+describe('the snapshotter fills a stretch where a projection went uncopied', () => {
+  let harness: Harness;
+  afterAll(async () => harness?.close());
+
+  it('copies are added along the stretch until none is more than twice the policy apart, and each holds what replaying the log to its position holds', async () => {
+    harness = await openHarness(backends()[0]!.adminUrl!);
+    const projections = fleetProjections({ liveness: { darkAfterMisses: 2 } });
+    const runner = new ProjectionRunner(harness.store, projections, { batchSize: 50 });
+    await runner.start();
+    const nodes = Array.from({ length: 12 }, (_, i) => `g${i}`);
+    await harness.store.append('rack-gr1', [topology('gr1', ['GP1'])]);
+    for (const node of nodes) await harness.store.append(`node-${node}`, [registered(node, 'gr1')]);
+    const round = async (minute: number): Promise<void> =>
+      void (await harness.store.append('polls-dc1', [polls(minute * 60, nodes.map((node, i): readonly [string, Outcome] => [node, i < 3 && minute % 4 === 0 ? 'timeout' : 'success']))]));
+    const engine = new AsOfEngine(harness.store, projections, { snapshotEveryEvents: 10, snapshotCheckMs: 50, retention: { keepAllForMs: 86_400_000, olderSpacingMs: 0 } });
+    try {
+      await engine.start({ snapshots: false });
+      await caughtUp(harness.store, runner);
+      await engine.snapshot();
+      // 60 positions with no snapshot: the live snapshotter was off (or one copy took long while the log ran on).
+      for (let minute = 1; minute <= 60; minute += 1) await round(minute);
+      await caughtUp(harness.store, runner);
+      await engine.snapshot();
+      expect(await engine.gapsToFill()).toBe(projections.length);
+      await runner.stop();
+
+      // The snapshotter, with nothing due, fills the stretch.
+      const filling = new AsOfEngine(harness.store, projections, { snapshotEveryEvents: 10, snapshotCheckMs: 50, retention: { keepAllForMs: 86_400_000, olderSpacingMs: 0 } });
+      await filling.start();
+      try {
+        await until(async () => (await filling.gapsToFill()) === 0, 60_000, 'every stretch filled');
+      } finally {
+        await filling.stop();
+      }
+      const snapshots = await engine.snapshots();
+      for (const projection of projections) {
+        const positions = snapshots.flatMap((s) => s.parts.filter((part) => part.projection === projection.name).map((part) => part.position)).sort((a, b) => a - b);
+        for (let i = 1; i < positions.length; i += 1) expect(positions[i]! - positions[i - 1]!, projection.name).toBeLessThanOrEqual(20);
+      }
+      // Each added copy holds what replaying every projection from position 1 to its position gives.
+      const filled = snapshots.filter((s) => s.origin === 'backfill');
+      expect(filled.length).toBeGreaterThan(0);
+      const replay = new AsOfEngine(harness.store, projections, { useSnapshots: false });
+      await replay.start({ snapshots: false });
+      try {
+        for (const copy of filled.slice(0, 3)) {
+          const part = copy.parts[0]!;
+          const projection = projections.find((p) => p.name === part.projection)!;
+          const point = await engine.resolve(String(part.position));
+          const fromCopy = await engine.read(point, [part.projection], (db) => snapshot(db, projection.tables));
+          expect(engine.stats.lastQuestion[0]).toMatchObject({ fromPosition: part.position, tailEvents: 0 });
+          const fromZero = await replay.read(point, [part.projection], (db) => snapshot(db, projection.tables));
+          expect(fromCopy, `${part.projection} at ${part.position}`).toEqual(fromZero);
+        }
+      } finally {
+        await replay.stop();
+      }
+    } finally {
+      await engine.stop();
+      await runner.stop();
+    }
+  }, 120_000);
 });
