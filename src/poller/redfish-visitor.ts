@@ -115,6 +115,8 @@ export class RedfishVisitor implements Visitor {
       // some models), and that collection can take minutes to answer (Supermicro X13, GB200, GH200): with the
       // short deadline an inventory read of those models never completed.
       requestTimeoutMs: Math.max(options.requestTimeoutMs, options.firmwareTimeoutMs),
+      // A logout is no firmware collection: it gets the ordinary request timeout (2 s once the visit is cut short).
+      logoutTimeoutMs: Math.max(options.requestTimeoutMs, 2_000),
       deadline: withSignal(AbortSignal.timeout(options.visitDeadlineMs), options),
       ...(options.guard ? { guard: options.guard } : {}),
       ...(options.headers ? { headers: options.headers } : {}),

@@ -28,6 +28,21 @@ async function serve(folder: string, options: Partial<Parameters<typeof startMoc
 }
 
 describe('Redfish sessions', () => {
+  it('a visit cut short does not wait on a logout the BMC never answers: 2 s, not the long request timeout', async () => {
+    const server = await serve('nvidia_dpu', { fault: ({ method }) => (method === 'DELETE' ? { kind: 'hang' } : undefined) });
+    const cut = new AbortController();
+    // The timeout a heavy visit gives its requests (firmware collections can take minutes).
+    const client = new RedfishClient({ baseUrl: server.url, username: 'root', password: 'calvin', requestTimeoutMs: 30_000, deadline: cut.signal });
+    await client.login();
+    expect(server.activeSessions()).toBe(1);
+    cut.abort(new Error('shard handed over'));
+    const started = performance.now();
+    await client.close();
+    const took = performance.now() - started;
+    expect(took).toBeGreaterThanOrEqual(1_900); // it was tried: sessions are what a BMC has least of
+    expect(took).toBeLessThan(5_000);
+  }, 40_000);
+
   it('a leaked session is never left behind after a failed read', async () => {
     const server = await serve('nvidia_dpu', {
       fault: ({ method, path }) => (method === 'GET' && path === '/redfish/v1/Managers/Bluefield_BMC' ? { kind: 'status', status: 500 } : undefined),

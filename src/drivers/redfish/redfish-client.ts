@@ -47,6 +47,12 @@ export interface RedfishClientOptions {
    */
   deadline?: AbortSignal;
   /**
+   * How long a logout's DELETE may take (default the request timeout, at least 2 s). Once `deadline` has passed it
+   * gets 2 s: a visit cut short (its shard handed over, a stop) does not wait on a BMC that stopped answering, which a
+   * request timeout made for slow firmware collections (minutes) would.
+   */
+  logoutTimeoutMs?: number;
+  /**
    * Asked, synchronously, right before every request is sent, logout included: false stops the client (`DRIVER_FENCED`)
    * and a session is then left to the BMC's idle timeout. The poller's lease check: a process that lost its shard (or
    * was paused past its lease) sends nothing more, even when an answer woke it before its timers did.
@@ -114,6 +120,7 @@ export class RedfishClient {
       maxConcurrency: 2,
       maxBodyBytes: 16 * 1024 * 1024,
       ...options,
+      logoutTimeoutMs: options.logoutTimeoutMs ?? Math.max(options.requestTimeoutMs ?? 10_000, 2_000),
     };
     const deadline = this.options.requestTimeoutMs;
     this.agent = new Agent({
@@ -287,8 +294,8 @@ export class RedfishClient {
           method: 'DELETE',
           headers: { ...this.options.headers, 'x-auth-token': session.token },
           dispatcher: this.agent,
-          // Sessions are what a BMC has least of (4 to 8): a logout gets at least 2 s even when reads are cut short.
-          signal: AbortSignal.timeout(Math.max(this.options.requestTimeoutMs, 2_000)),
+          // Sessions are what a BMC has least of (4 to 8): a logout gets 2 s even when reads were cut short.
+          signal: AbortSignal.timeout(this.options.deadline?.aborted ? 2_000 : this.options.logoutTimeoutMs),
         });
         await response.body.dump();
       });
