@@ -24,6 +24,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { boundedConnection, redactConnectionString, type ConnectionBounds } from '../ledger/index.js';
 import { ApiError } from './api-error.js';
+import { within } from '../within.js';
 
 /** Which copy answered, and what it reflects: the `readFrom` field of a read-model answer when a replica is configured. */
 export interface ReadOrigin {
@@ -109,19 +110,6 @@ async function primaryPosition(db: Kysely<any>): Promise<{ head: number; lsn: st
  */
 const primaryWaitMs = 500;
 
-/** `promise`'s value, or null when it fails or takes longer than `ms`. */
-async function within<T>(promise: Promise<T>, ms: number): Promise<T | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), ms);
-    timer.unref();
-  });
-  try {
-    return await Promise.race([promise.catch(() => null), late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 function lagAgainst(primary: { head: number; lsn: string } | null, replica: { head: number; replayLsn: string | null; lagMs: number | null }): ReplicaLag {
   return {

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import pg from 'pg';
 import { boundedConnection } from '../ledger/index.js';
 import { assignShards, shardOf, siteOfShard, type ShardConfig } from './shards.js';
+import { within } from '../within.js';
 
 export interface ClusterMemberOptions {
   /**
@@ -346,10 +347,7 @@ export class ClusterMember {
       return true;
     })();
     const boundMs = this.#options.drainBoundMs ?? this.#ttl;
-    let timer: NodeJS.Timeout | undefined;
-    const inTime = await Promise.race([drained, new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), boundMs)))]);
-    clearTimeout(timer);
-    if (inTime) {
+    if (await within(drained, boundMs)) {
       await this.#release(shard, held);
       return;
     }
