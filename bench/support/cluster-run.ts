@@ -29,9 +29,16 @@ export interface ClusterRunOptions {
   killOne: boolean;
   /** SIGSTOP another process for this many seconds (past its lease) after the take-over, then SIGCONT; 0: no pause. */
   pauseS: number;
-  /** Seconds of polling after the last disturbance, before the processes are stopped. */
+  /**
+   * Seconds of polling after the last disturbance, before the processes are stopped. After a pause this is the least
+   * time waited after SIGCONT (for the resumed process to be given a share back); the wait goes on until every node of
+   * the paused process's shards was contacted by another process, up to two intervals after the SIGSTOP.
+   */
   settleS: number;
-  /** Seconds watched after the kill before the pause (default three intervals; the take-over must fit in it). */
+  /**
+   * Seconds watched after the kill's lease take-over before the pause, at the least: the wait goes on until every node
+   * of the killed process's shards was contacted again, up to two intervals after the kill (default three intervals).
+   */
   afterKillS?: number;
   latencyScale: number;
   seed: number;
@@ -71,6 +78,8 @@ export interface ClusterRunResult {
   /** An append under the killed process's last epoch, made after the run: the ledger's error code. */
   stale_epoch_error: string | null;
   outcomes: number;
+  /** From the first process's start to the clean stop. */
+  run_s: number;
   /** Lease acquisitions and losses as the processes logged them (seconds from the first process's start). */
   lease_events: string[];
 }
@@ -166,6 +175,33 @@ export async function runCluster(options: ClusterRunOptions): Promise<ClusterRun
     const shardsOf = async (processId: string): Promise<Array<{ shard: string; epoch: number }>> =>
       (await pool.query<{ shard: string; epoch: string }>('SELECT shard, epoch FROM cluster_leases WHERE owner = $1 AND NOT released', [processId])).rows.map((row) => ({ shard: row.shard, epoch: Number(row.epoch) }));
 
+    const siteOf = new Map(fleet.map((b) => [b.id, b.site]));
+    /**
+     * Waits until every node of `shards` had a liveness contact recorded under a newer epoch than the one given (read
+     * from the log, after `fromPosition`), or until `until` (ms). The result's figures are computed from the whole log
+     * after the stop; this only keeps the run from stopping before the take-over it measures could complete.
+     */
+    const awaitRecontact = async (shards: Array<{ shard: string; epoch: number }>, fromPosition: string, until: number): Promise<boolean> => {
+      const nodes = fleet.filter((b) => shards.some((s) => s.shard === siteOf.get(b.id))).length;
+      for (;;) {
+        const row = await pool.query<{ n: string }>(
+          `SELECT count(DISTINCT n.node) AS n
+             FROM ledger_events e
+             JOIN unnest($1::text[], $2::bigint[]) AS s(shard, epoch)
+               ON e.actor->'lease'->>'shard' = s.shard AND (e.actor->'lease'->>'epoch')::bigint > s.epoch
+             CROSS JOIN LATERAL jsonb_array_elements_text(e.data->'nodeIds') WITH ORDINALITY AS n(node, i)
+            WHERE e.type = 'PollOutcomesRecorded' AND e.position > $3
+              AND e.data->'work'->>(n.i::int - 1) = 'liveness'
+              AND e.data->'outcomes'->>(n.i::int - 1) IN ('success', 'not-modified')`,
+          [shards.map((s) => s.shard), shards.map((s) => s.epoch), fromPosition],
+        );
+        if (Number(row.rows[0]!.n) >= nodes) return true;
+        if (Date.now() > until) return false;
+        await sleep(1000);
+      }
+    };
+    const headPosition = async (): Promise<string> => (await pool.query<{ position: string }>('SELECT position FROM ledger_head')).rows[0]?.position ?? '0';
+
     // Every node contacted once, every process holding a share.
     let firstSweep = Number.NaN;
     for (const deadline = Date.now() + Math.max(300_000, options.bmcs * 50); ; ) {
@@ -201,6 +237,7 @@ export async function runCluster(options: ClusterRunOptions): Promise<ClusterRun
         if (shards.length > 0) holders.push({ member, processId, shards });
       }
       const victim = holders[Math.floor(random() * holders.length)]!;
+      const killedFrom = await headPosition();
       victim.member.child.kill('SIGKILL');
       killAt = Date.now();
       killed = { processId: victim.processId, shards: victim.shards };
@@ -215,7 +252,10 @@ export async function runCluster(options: ClusterRunOptions): Promise<ClusterRun
         await sleep(100);
       }
       log(`leases taken over after ${leaseTakeover} s`);
-      await sleep((options.afterKillS ?? options.intervalS * 3) * 1000);
+      const watchedUntil = Date.now() + (options.afterKillS ?? options.intervalS * 3) * 1000;
+      const recontacted = await awaitRecontact(victim.shards, killedFrom, killAt + options.intervalS * 2_000);
+      log(`killed shards ${recontacted ? '' : 'not '}contacted again after ${round((Date.now() - killAt) / 1000, 1)} s`);
+      await sleep(Math.max(0, watchedUntil - Date.now()));
     }
 
     let pauseAt: number | null = null;
@@ -233,19 +273,26 @@ export async function runCluster(options: ClusterRunOptions): Promise<ClusterRun
         }
       }
       if (paused && pausedMember) {
+        const pausedFrom = await headPosition();
         pausedMember.child.kill('SIGSTOP');
         pauseAt = Date.now();
         log(`SIGSTOP process ${pausedMember.index} (${paused.processId}) holding ${paused.shards.map((s) => `${s.shard}#${s.epoch}`).join(', ')} for ${options.pauseS} s`);
         await sleep(options.pauseS * 1000);
         pausedMember.child.kill('SIGCONT');
         log('SIGCONT');
+        const settled = Date.now() + options.settleS * 1000;
+        const recontacted = await awaitRecontact(paused.shards, pausedFrom, pauseAt + options.intervalS * 2_000);
+        log(`paused shards ${recontacted ? '' : 'not '}contacted by others after ${round((Date.now() - pauseAt) / 1000, 1)} s`);
+        await sleep(Math.max(0, settled - Date.now()));
+      } else {
+        await sleep(options.settleS * 1000);
       }
-      await sleep(options.settleS * 1000);
     } else {
       await sleep(options.settleS * 1000);
     }
 
     // Clean stops: each drains and releases its shards.
+    const stopAt = Date.now();
     await Promise.all(
       members.filter((m) => !m.exited).map(
         (m) =>
@@ -306,7 +353,6 @@ export async function runCluster(options: ClusterRunOptions): Promise<ClusterRun
       gaps.push(max);
     }
     gaps.sort((a, b) => a - b);
-    const siteOfNode = new Map(fleet.map((b) => [b.id, b.site]));
     /** Seconds from `from` until every node of `shards` had a contact under an epoch newer than the one given. */
     const recontact = (from: number | null, shards: Array<{ shard: string; epoch: number }> | undefined): number | null => {
       if (from === null || !shards) return null;
@@ -317,7 +363,7 @@ export async function runCluster(options: ClusterRunOptions): Promise<ClusterRun
         if (old === undefined || o.epoch <= old || o.work !== 'liveness' || (o.outcome !== 'success' && o.outcome !== 'not-modified')) continue;
         if (!firstAfter.has(o.node)) firstAfter.set(o.node, o.at);
       }
-      const nodes = fleet.filter((b) => epochs.has(siteOfNode.get(b.id)!)).length;
+      const nodes = fleet.filter((b) => epochs.has(siteOf.get(b.id)!)).length;
       if (firstAfter.size < nodes) return null;
       return round((Math.max(...firstAfter.values()) - from) / 1000, 1);
     };
@@ -377,6 +423,7 @@ export async function runCluster(options: ClusterRunOptions): Promise<ClusterRun
       stale_appends_refused: staleRefused,
       stale_epoch_error: staleError,
       outcomes: outcomes.length,
+      run_s: round((stopAt - started) / 1000, 1),
       lease_events: leaseEvents,
     };
   } finally {

@@ -6,9 +6,10 @@ import { backends, freshDatabase } from '../support/backends.js';
  * The small version of `npm run bench:scale -- --processes 3 --kill-one`: three `fleet-ledger start` processes on one
  * PostgreSQL, 6,000 simulated BMCs in three sites polled every 20 s, leases of 5 s. One process is SIGKILLed at a
  * seeded random moment; later another is SIGSTOPped for 8 s (past its lease) and resumed. Judged from the simulator's
- * side (session refusals, two processes' requests in flight to one BMC) and from the log. The pause begins 22 s after
- * the killed process's leases were taken (about 30 s after the kill); the clean stop 28 s after SIGSTOP: a take-over
- * not complete by then shows as null and fails, a stricter bound than the two intervals asked (seen: 16 to 20 s).
+ * side (session refusals, two processes' requests in flight to one BMC) and from the log. The pause begins once every
+ * node of the killed process's shards was contacted again, the clean stop once every node of the paused process's
+ * shards was contacted by another process (and at least 10 s after SIGCONT); each wait ends two intervals after its
+ * disturbance, so a take-over slower than the two intervals asked shows as null and fails (seen: 16 to 20 s).
  */
 describe('three processes polling one fleet, one killed and one paused', () => {
   let result: ClusterRunResult;
@@ -27,8 +28,8 @@ describe('three processes polling one fleet, one killed and one paused', () => {
       killWindowS: 4,
       killOne: true,
       pauseS: 8,
-      settleS: 20,
-      afterKillS: 22,
+      settleS: 10,
+      afterKillS: 0,
       latencyScale: 0.05,
       seed: Number(process.env.FLEET_LEDGER_TEST_SEED ?? 20261204),
       log: (line) => process.stderr.write(`cluster test: ${line}\n`),
@@ -62,6 +63,8 @@ describe('three processes polling one fleet, one killed and one paused', () => {
     expect(result.liveness_misses).toBe(0);
     expect(result.contact_gap_max_s).toBeLessThan(3 * result.interval_s);
     expect(result.duplicate_outcomes).toBe(0);
-    expect(result.outcomes).toBeGreaterThan(result.bmcs * 4);
+    // Not vacuous: most of what a fleet polled every interval_s for run_s records was recorded (a kill and a pause
+    // each leave their shards unpolled for a lease's time).
+    expect(result.outcomes).toBeGreaterThan((0.7 * result.bmcs * result.run_s) / result.interval_s);
   });
 });
