@@ -11,6 +11,10 @@
  * projection it reads from position 1. Prints one JSON line.
  *
  *   npx tsx bench/asof.ts --json [--nodes 25000] [--events 2000000] [--queries 40] [--snapshot-every 50000] [--snapshots live|backfill]
+ *
+ * With `DATABASE_URL`, `--keep` leaves the bench's database in place (its URL is printed) and `--reuse URL` asks the
+ * questions of such a database again without generating anything (for working on the question path: the log and its
+ * snapshots take half an hour to make at 2 million events).
  */
 import { parseArgs } from 'node:util';
 import { sql, type Kysely } from 'kysely';
@@ -30,6 +34,8 @@ const { values } = parseArgs({
     'snapshot-every': { type: 'string', default: '50000' },
     snapshots: { type: 'string', default: 'live' },
     seed: { type: 'string', default: '7' },
+    keep: { type: 'boolean' },
+    reuse: { type: 'string' },
   },
 });
 const nodeCount = Number(values.nodes);
@@ -98,7 +104,13 @@ const resolvers: Record<string, (db: Kysely<any>, instant: Date, head: LedgerHea
 };
 
 const postgres = await benchPostgres();
-const store = await EventStore.open({ connectionString: await postgres.freshDatabase(), poolSize: 6, maxBatchEvents: 20_000 });
+if ((values.keep || values.reuse) && postgres.kind === 'embedded') {
+  process.stderr.write('--keep and --reuse need DATABASE_URL (an embedded server goes with the bench)\n');
+  process.exit(2);
+}
+const connectionString = values.reuse ?? (await postgres.freshDatabase());
+if (values.keep) log(`keeping the database: --reuse ${connectionString}`);
+const store = await EventStore.open({ connectionString, poolSize: 6, maxBatchEvents: 20_000, migrate: !values.reuse });
 try {
   const db = store.db as unknown as Kysely<any>;
   // 1. The log, with the snapshotter running as `fleet-ledger start` runs it (or snapshots built afterwards).
@@ -106,7 +118,9 @@ try {
   const snapshotter = new AsOfEngine(store, fleetProjections(), { snapshotEveryEvents: every, snapshotEveryMs: 24 * 3_600_000, snapshotCheckMs: 1_000 });
   const generated = { seconds: 0, catchUpSeconds: 0, backfillSeconds: 0, gapFillSeconds: 0 };
   let snapshots: SnapshotSummary[] = [];
-  if (mode === 'live') {
+  if (values.reuse) {
+    log(`reusing ${connectionString}: nothing generated`);
+  } else if (mode === 'live') {
     await runner.start();
     await snapshotter.start();
     const started = performance.now();
@@ -194,7 +208,8 @@ try {
       parts.tailMs.push(s.tailMs);
     }
     sample = { instant: instant.toISOString(), position: point.position, ...answer };
-    log(`as of ${instant.toISOString()} (position ${point.position}): ${round(times[times.length - 1]!, 2)} s ${JSON.stringify(answer)}`);
+    const breakdown = stats.map((s) => `${s.projection} ${point.position - s.fromPosition}/${s.tailEvents} ${Math.round(s.tailMs)}+${Math.round(s.cloneMs)} ms`).join(', ');
+    log(`as of ${instant.toISOString()} (position ${point.position}): ${round(times[times.length - 1]!, 2)} s ${JSON.stringify(answer)} [tail positions/events, tail+setup: ${breakdown}]`);
   }
   times.sort((a, b) => a - b);
   parts.cloneMs.sort((a, b) => a - b);
@@ -245,5 +260,5 @@ try {
   process.stdout.write(values.json ? `${JSON.stringify(result)}\n` : `${JSON.stringify(result, null, 2)}\n`);
 } finally {
   await store.close();
-  await postgres.close();
+  if (!values.keep && !values.reuse) await postgres.close();
 }

@@ -9,7 +9,7 @@ import { LivenessProjection } from './liveness/liveness-projection.js';
 import type { Projection } from './projection.js';
 
 export * from './projection.js';
-export { claimedTable, withTableOverlay, type TableOverlay } from './support/table.js';
+export { claimedTable, withTableOverlay, withTablesInMemory, type TableOverlay } from './support/table.js';
 export * from './liveness/index.js';
 export * from './inventory/index.js';
 export * from './drift/index.js';

@@ -100,6 +100,7 @@ export class AlarmsProjection implements Projection {
   readonly version = 3;
   readonly eventTypes = alarmsEventTypes;
   readonly tables = [alarmsTable.name, alarmStateTable.name];
+  readonly workingTables = [alarmStateTable.name];
   readonly #liveness: LivenessOptions;
   readonly #blast: BlastRadiusOptions;
   readonly #compare: FirmwareComparator;

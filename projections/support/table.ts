@@ -8,7 +8,9 @@
  * lets time travel answer without copying a snapshot (`replay/as-of/materialize.ts`): inside `withTableOverlay`, the
  * tables the apply writes start empty, a load reads the overlay's rows and, through them, a read-only base's (the
  * snapshot's), and the key of every row written or deleted is claimed, so the base's row is never seen again beside
- * the overlay's.
+ * the overlay's. Inside `withTablesInMemory`, the tables named (a projection's working state, which no query reads) are
+ * neither read again nor written once a row of them is in memory: a tail applied for one question does not pay for
+ * writing state nobody will read.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { sql, type Kysely, type Transaction } from 'kysely';
@@ -72,6 +74,11 @@ export async function upsertRows(db: Db, spec: TableSpec, rows: readonly Row[]):
     columns.map((column, i) => sql`${sql.id(column)} ${sql.raw(types[i]!)}`),
     sql`, `,
   );
+  const held = heldInMemory(spec);
+  if (held) {
+    for (const record of records) held.rows.set(keyOf(spec, record), asLoaded(spec, record));
+    return;
+  }
   const others = columns.filter((column) => !spec.primaryKey.includes(column));
   // Inside an overlay, the base's version of every row written here is superseded, whatever is done with it later.
   await claimWritten(db, spec, records);
@@ -110,6 +117,46 @@ const overlays = new AsyncLocalStorage<ActiveOverlay>();
 /** Runs `work` with the loads of `overlay.tables` reading through to `overlay.base`, and its writes and deletes claiming keys. */
 export function withTableOverlay<T>(overlay: TableOverlay, work: () => Promise<T>): Promise<T> {
   return overlays.run({ ...overlay, claimed: new Map([...overlay.tables].map((table) => [table, new Set<string>()])) }, work);
+}
+
+/**
+ * Tables held in memory: the latest version of every row written or read (null: deleted), and the filters of the
+ * deletes (`column` = any of `values`) that the rows still in the database are subject to.
+ */
+interface HeldTable {
+  rows: Map<string, Row | null>;
+  deletes: Array<{ column: string; values: Set<string> }>;
+}
+
+const inMemory = new AsyncLocalStorage<{ names: ReadonlySet<string>; tables: Map<string, HeldTable> }>();
+
+/**
+ * Runs `work` with the tables named held in memory: a write goes to memory only, a load reads memory first and the
+ * database (through any overlay) for what memory does not hold, a delete hides the matching rows of both. What was
+ * held is dropped when `work` ends: only for a one-off apply whose result nobody reads from those tables (time travel's
+ * tail, for a projection's `workingTables`). The rows held are the projection's own objects, not copies: an apply
+ * either completes or the whole question fails.
+ */
+export function withTablesInMemory<T>(names: ReadonlySet<string>, work: () => Promise<T>): Promise<T> {
+  return names.size === 0 ? work() : inMemory.run({ names, tables: new Map() }, work);
+}
+
+function heldInMemory(spec: TableSpec): HeldTable | null {
+  const store = inMemory.getStore();
+  if (!store?.names.has(spec.name)) return null;
+  let table = store.tables.get(spec.name);
+  if (!table) store.tables.set(spec.name, (table = { rows: new Map(), deletes: [] }));
+  return table;
+}
+
+/** A row as a load from the database would give it back (timestamps as Dates, bigints as numbers). */
+function asLoaded(spec: TableSpec, record: Record<string, unknown>): Row {
+  const row: Row = {};
+  for (const [column, { type }] of Object.entries(spec.columns)) {
+    const value = record[column];
+    row[column] = value === null || value === undefined ? null : type === 'timestamptz' ? new Date(value as string) : type === 'bigint' ? Number(value) : value;
+  }
+  return row;
 }
 
 /** The table of an overlay that lists the primary keys of the base rows it superseded (wrote or deleted). */
@@ -158,6 +205,38 @@ function unclaimedBy(overlay: ActiveOverlay, spec: TableSpec) {
 export async function loadRows(db: Db, spec: TableSpec, column: string, values: readonly unknown[]): Promise<Row[]> {
   if (values.length === 0) return [];
   if (!(column in spec.columns)) throw new Error(`${spec.name} has no column ${column}`);
+  const held = heldInMemory(spec);
+  if (held) return loadHeld(db, spec, held, column, values);
+  return loadStored(db, spec, column, values);
+}
+
+/** A load of a table held in memory: its rows in memory, and the stored rows memory neither holds nor deleted. */
+async function loadHeld(db: Db, spec: TableSpec, held: HeldTable, column: string, values: readonly unknown[]): Promise<Row[]> {
+  const wanted = new Set(values.map(String));
+  const byKey = spec.primaryKey.length === 1 && spec.primaryKey[0] === column;
+  const found: Row[] = [];
+  let missing: unknown[] = values as unknown[];
+  if (byKey) {
+    missing = [];
+    for (const value of values) {
+      const row = held.rows.get(String(value));
+      if (row === undefined) missing.push(value);
+      else if (row !== null) found.push(row);
+    }
+  } else {
+    for (const row of held.rows.values()) if (row !== null && wanted.has(String(row[column]))) found.push(row);
+  }
+  if (missing.length === 0) return found;
+  for (const row of await loadStored(db, spec, column, missing)) {
+    const key = keyOf(spec, row);
+    if (held.rows.has(key) || held.deletes.some((filter) => filter.values.has(String(row[filter.column])))) continue;
+    held.rows.set(key, row);
+    found.push(row);
+  }
+  return found;
+}
+
+async function loadStored(db: Db, spec: TableSpec, column: string, values: readonly unknown[]): Promise<Row[]> {
   const active = overlayOf(spec);
   if (!active) {
     return (await db
@@ -180,6 +259,13 @@ export async function loadRows(db: Db, spec: TableSpec, column: string, values: 
 export async function deleteRows(db: Db, spec: TableSpec, column: string, values: readonly unknown[]): Promise<void> {
   if (values.length === 0) return;
   if (!(column in spec.columns)) throw new Error(`${spec.name} has no column ${column}`);
+  const held = heldInMemory(spec);
+  if (held) {
+    const doomed = new Set(values.map(String));
+    for (const [key, row] of held.rows) if (row !== null && doomed.has(String(row[column]))) held.rows.set(key, null);
+    held.deletes.push({ column, values: doomed });
+    return;
+  }
   const active = overlayOf(spec);
   if (active) {
     const { overlay, claimed } = active;

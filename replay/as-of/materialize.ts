@@ -2,7 +2,8 @@
  * One projection as of a position, in a view schema, without copying its snapshot: the tail of the log from the newest
  * snapshot at or before the position to the one asked is applied through the projection's own `apply` to empty
  * UNLOGGED overlay tables (a view is disposable) that hold only the rows the tail writes (its loads read the snapshot's
- * rows through), and each table of the view is a SQL view of the overlay beside the snapshot's untouched rows (`materializeProjection`). The
+ * rows through), and each table of the view is a SQL view of the overlay beside the snapshot's untouched rows (`materializeProjection`);
+ * a projection's working state (`workingTables`) is held in memory instead, and has no view. The
  * result is what the live projection held at that position. All of it is one transaction: a crash or a failure leaves
  * no half-built tables.
  *
@@ -12,7 +13,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { RecordedEvent } from '../../events/index.js';
 import type { EventStore, Projection } from '../../src/ledger/index.js';
 import { AsOfError } from './as-of-error.js';
-import { claimedTable, withTableOverlay } from '../../projections/index.js';
+import { claimedTable, withTableOverlay, withTablesInMemory } from '../../projections/index.js';
 import { asOfLockSpace } from './as-of-storage.js';
 import { createIndex, indexSnapshotTables, newestPart, type SnapshotPart } from './snapshot-store.js';
 
@@ -145,9 +146,11 @@ export async function materializeProjection(db: Kysely<any>, store: EventStore, 
     await sql`SET LOCAL search_path TO ${sql.id(work)}`.execute(trx);
     const cloned = performance.now();
     const from = (part?.position ?? 0) + 1;
-    const tail = (): Promise<number> => applyTail(trx, store, projection, work, from, position, options.pageSize);
+    // The projection's working state (read by its `apply` alone) stays in memory: no view of it is offered.
+    const working = new Set(projection.workingTables ?? []);
+    const tail = (): Promise<number> => withTablesInMemory(working, () => applyTail(trx, store, projection, work, from, position, options.pageSize));
     const tailEvents = part ? await withTableOverlay({ schema: work, base: part.schema, tables: new Set(projection.tables) }, tail) : await tail();
-    for (const table of projection.tables) await createReadView(trx, schema, work, part?.schema ?? null, table);
+    for (const table of projection.tables) if (!working.has(table)) await createReadView(trx, schema, work, part?.schema ?? null, table);
     return {
       projection: projection.name,
       position,

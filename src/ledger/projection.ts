@@ -15,6 +15,11 @@ export interface Projection {
   readonly eventTypes: readonly string[];
   /** The tables it owns, swapped as a whole by a rebuild. */
   readonly tables: readonly string[];
+  /**
+   * Those of `tables` that hold the projection's own working state between batches (read by `apply` alone, never by a
+   * query). Time travel keeps them in memory while it applies a tail instead of writing them, and offers no view of them.
+   */
+  readonly workingTables?: readonly string[];
   /** Creates its tables (if absent) in the schema `db` is bound to. */
   createTables(db: Kysely<any>): Promise<void>;
   /**

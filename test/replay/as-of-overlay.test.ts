@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTable, deleteRows, loadRows, upsertRows, withTableOverlay, type Row, type TableSpec } from '../../projections/support/table.js';
+import { createTable, deleteRows, loadRows, upsertRows, withTableOverlay, withTablesInMemory, type Row, type TableSpec } from '../../projections/support/table.js';
 import { createClaimedTable, createReadView } from '../../replay/as-of/materialize.js';
 import { backends, freshDatabase } from '../support/backends.js';
 
@@ -38,6 +38,17 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 
 const sorted = (list: Row[]): Row[] => [...list].sort((a, b) => `${a.node}/${a.slot}`.localeCompare(`${b.node}/${b.slot}`));
 
+/** Runs the operations against `target`; what each load answered, in order. */
+async function run(target: Kysely<any>, ops: readonly Op[]): Promise<Row[][]> {
+  const loaded: Row[][] = [];
+  for (const step of ops) {
+    if (step.kind === 'upsert') await upsertRows(target, spec, step.rows);
+    else if (step.kind === 'delete') await deleteRows(target, spec, step.column, step.values);
+    else loaded.push(sorted(await loadRows(target, spec, step.column, step.values)));
+  }
+  return loaded;
+}
+
 describe('time travel reads a snapshot through a copy-on-read overlay', () => {
   let db: Kysely<any>;
   let drop: () => Promise<void>;
@@ -62,27 +73,34 @@ describe('time travel reads a snapshot through a copy-on-read overlay', () => {
         await upsertRows(db.withSchema('full_copy'), spec, snapshot);
         await upsertRows(db.withSchema('base'), spec, snapshot);
         await createClaimedTable(db, 'work', 'base', spec.name);
-        const expected: Row[][] = [];
-        for (const step of ops) {
-          const target = db.withSchema('full_copy');
-          if (step.kind === 'upsert') await upsertRows(target, spec, step.rows);
-          else if (step.kind === 'delete') await deleteRows(target, spec, step.column, step.values);
-          else expected.push(sorted(await loadRows(target, spec, step.column, step.values)));
-        }
-        const loaded: Row[][] = [];
-        await withTableOverlay({ schema: 'work', base: 'base', tables: new Set([spec.name]) }, async () => {
-          const target = db.withSchema('work');
-          for (const step of ops) {
-            if (step.kind === 'upsert') await upsertRows(target, spec, step.rows);
-            else if (step.kind === 'delete') await deleteRows(target, spec, step.column, step.values);
-            else loaded.push(sorted(await loadRows(target, spec, step.column, step.values)));
-          }
-        });
+        const expected = await run(db.withSchema('full_copy'), ops);
+        const loaded = await withTableOverlay({ schema: 'work', base: 'base', tables: new Set([spec.name]) }, () => run(db.withSchema('work'), ops));
         expect(loaded).toEqual(expected);
         await createReadView(db, 'answer', 'work', 'base', spec.name);
         const whole = sorted(await db.withSchema('answer').selectFrom(spec.name).selectAll().execute());
         expect(whole).toEqual(sorted(await db.withSchema('full_copy').selectFrom(spec.name).selectAll().execute()));
         // The snapshot itself is never written.
+        expect(sorted(await db.withSchema('base').selectFrom(spec.name).selectAll().execute())).toEqual(sorted(snapshot));
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('a table held in memory over an overlay answers every load as a full copy would, and writes nothing', async () => {
+    await fc.assert(
+      fc.asyncProperty(rows, fc.array(op, { minLength: 1, maxLength: 12 }), async (snapshot, ops) => {
+        await sql`DROP SCHEMA IF EXISTS full_copy, base, work CASCADE`.execute(db);
+        for (const schema of ['full_copy', 'base', 'work']) await sql`CREATE SCHEMA ${sql.id(schema)}`.execute(db);
+        for (const schema of ['full_copy', 'base', 'work']) await createTable(db.withSchema(schema), spec);
+        await upsertRows(db.withSchema('full_copy'), spec, snapshot);
+        await upsertRows(db.withSchema('base'), spec, snapshot);
+        await createClaimedTable(db, 'work', 'base', spec.name);
+        const expected = await run(db.withSchema('full_copy'), ops);
+        const loaded = await withTableOverlay({ schema: 'work', base: 'base', tables: new Set([spec.name]) }, () =>
+          withTablesInMemory(new Set([spec.name]), () => run(db.withSchema('work'), ops)),
+        );
+        expect(loaded).toEqual(expected);
+        expect(await db.withSchema('work').selectFrom(spec.name).selectAll().execute()).toEqual([]);
         expect(sorted(await db.withSchema('base').selectFrom(spec.name).selectAll().execute())).toEqual(sorted(snapshot));
       }),
       { numRuns: 60 },
