@@ -76,10 +76,13 @@ export class Snapshotter {
       const progress = await this.#checkpoints();
       if (progress.size === 0) return null;
       const names = [...progress.keys()];
+      // Each projection's newest copy, and when it was taken: a fill copies earlier positions later, and must not
+      // put off the copy the time rule owes a quiet ledger.
       const newest = await sql<{ projection: string; version: number; position: string | number; taken_at: Date }>`
-        SELECT p.projection, p.version, max(p.position) AS position, max(s.taken_at) AS taken_at
+        SELECT DISTINCT ON (p.projection, p.version) p.projection, p.version, p.position, s.taken_at
           FROM as_of_snapshot_parts p JOIN as_of_snapshots s ON s.id = p.snapshot_id
-         WHERE p.projection = ANY(${names}) GROUP BY p.projection, p.version`.execute(this.db);
+         WHERE p.projection = ANY(${names})
+         ORDER BY p.projection, p.version, p.position DESC, s.taken_at DESC`.execute(this.db);
       const due = this.projections.filter((projection) => {
         const at = progress.get(projection.name);
         if (at === undefined) return false;
