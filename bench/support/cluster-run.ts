@@ -177,30 +177,40 @@ export async function runCluster(options: ClusterRunOptions): Promise<ClusterRun
 
     const siteOf = new Map(fleet.map((b) => [b.id, b.site]));
     /**
-     * Waits until every node of `shards` had a liveness contact recorded under a newer epoch than the one given (read
-     * from the log, after `fromPosition`), or until `until` (ms). The result's figures are computed from the whole log
-     * after the stop; this only keeps the run from stopping before the take-over it measures could complete.
+     * Seconds from `from` (ms) until every node of `shards` had a liveness contact recorded under a newer epoch than
+     * the one given (read from the log after `fromPosition`); null while some node has none. The instant of a contact is
+     * its batch's window start plus its offset, as the poller recorded it.
      */
-    const awaitRecontact = async (shards: Array<{ shard: string; epoch: number }>, fromPosition: string, until: number): Promise<boolean> => {
+    const recontactS = async (shards: Array<{ shard: string; epoch: number }>, fromPosition: number, from: number): Promise<number | null> => {
       const nodes = fleet.filter((b) => shards.some((s) => s.shard === siteOf.get(b.id))).length;
-      for (;;) {
-        const row = await pool.query<{ n: string }>(
-          `SELECT count(DISTINCT n.node) AS n
+      const row = await pool.query<{ nodes: string; last: Date | null }>(
+        `SELECT count(*) AS nodes, max(first_at) AS last FROM (
+           SELECT n.node, min((e.data->>'windowStart')::timestamptz + (e.data->'offsetMs'->>(n.i::int - 1))::int * interval '1 millisecond') AS first_at
              FROM ledger_events e
              JOIN unnest($1::text[], $2::bigint[]) AS s(shard, epoch)
                ON e.actor->'lease'->>'shard' = s.shard AND (e.actor->'lease'->>'epoch')::bigint > s.epoch
              CROSS JOIN LATERAL jsonb_array_elements_text(e.data->'nodeIds') WITH ORDINALITY AS n(node, i)
             WHERE e.type = 'PollOutcomesRecorded' AND e.position > $3
               AND e.data->'work'->>(n.i::int - 1) = 'liveness'
-              AND e.data->'outcomes'->>(n.i::int - 1) IN ('success', 'not-modified')`,
-          [shards.map((s) => s.shard), shards.map((s) => s.epoch), fromPosition],
-        );
-        if (Number(row.rows[0]!.n) >= nodes) return true;
+              AND e.data->'outcomes'->>(n.i::int - 1) IN ('success', 'not-modified')
+            GROUP BY n.node) contacted`,
+        [shards.map((s) => s.shard), shards.map((s) => s.epoch), fromPosition],
+      );
+      const { nodes: contacted, last } = row.rows[0]!;
+      return Number(contacted) >= nodes && last ? round((new Date(last).getTime() - from) / 1000, 1) : null;
+    };
+    /**
+     * Waits until `recontactS` has an answer, or until `until` (ms): keeps the run from stopping before the take-over
+     * it measures could complete. The result's figures are asked again after the stop, when every batch is recorded.
+     */
+    const awaitRecontact = async (shards: Array<{ shard: string; epoch: number }>, fromPosition: number, from: number, until: number): Promise<boolean> => {
+      for (;;) {
+        if ((await recontactS(shards, fromPosition, from)) !== null) return true;
         if (Date.now() > until) return false;
         await sleep(1000);
       }
     };
-    const headPosition = async (): Promise<string> => (await pool.query<{ position: string }>('SELECT position FROM ledger_head')).rows[0]?.position ?? '0';
+    const headPosition = async (): Promise<number> => Number((await pool.query<{ position: string }>('SELECT position FROM ledger_head')).rows[0]?.position ?? 0);
 
     // Every node contacted once, every process holding a share.
     let firstSweep = Number.NaN;
@@ -225,6 +235,7 @@ export async function runCluster(options: ClusterRunOptions): Promise<ClusterRun
     await sleep(options.warmupS * 1000);
 
     let killAt: number | null = null;
+    let killedFrom = 0;
     let killed: { processId: string; shards: Array<{ shard: string; epoch: number }> } | null = null;
     let leaseTakeover: number | null = null;
     if (options.killOne) {
@@ -237,7 +248,7 @@ export async function runCluster(options: ClusterRunOptions): Promise<ClusterRun
         if (shards.length > 0) holders.push({ member, processId, shards });
       }
       const victim = holders[Math.floor(random() * holders.length)]!;
-      const killedFrom = await headPosition();
+      killedFrom = await headPosition();
       victim.member.child.kill('SIGKILL');
       killAt = Date.now();
       killed = { processId: victim.processId, shards: victim.shards };
@@ -253,12 +264,13 @@ export async function runCluster(options: ClusterRunOptions): Promise<ClusterRun
       }
       log(`leases taken over after ${leaseTakeover} s`);
       const watchedUntil = Date.now() + (options.afterKillS ?? options.intervalS * 3) * 1000;
-      const recontacted = await awaitRecontact(victim.shards, killedFrom, killAt + options.intervalS * 2_000);
+      const recontacted = await awaitRecontact(victim.shards, killedFrom, killAt, killAt + options.intervalS * 2_000);
       log(`killed shards ${recontacted ? '' : 'not '}contacted again after ${round((Date.now() - killAt) / 1000, 1)} s`);
       await sleep(Math.max(0, watchedUntil - Date.now()));
     }
 
     let pauseAt: number | null = null;
+    let pausedFrom = 0;
     let paused: { processId: string; shards: Array<{ shard: string; epoch: number }> } | null = null;
     let pausedMember: Member | null = null;
     if (options.pauseS > 0) {
@@ -273,7 +285,7 @@ export async function runCluster(options: ClusterRunOptions): Promise<ClusterRun
         }
       }
       if (paused && pausedMember) {
-        const pausedFrom = await headPosition();
+        pausedFrom = await headPosition();
         pausedMember.child.kill('SIGSTOP');
         pauseAt = Date.now();
         log(`SIGSTOP process ${pausedMember.index} (${paused.processId}) holding ${paused.shards.map((s) => `${s.shard}#${s.epoch}`).join(', ')} for ${options.pauseS} s`);
@@ -281,7 +293,7 @@ export async function runCluster(options: ClusterRunOptions): Promise<ClusterRun
         pausedMember.child.kill('SIGCONT');
         log('SIGCONT');
         const settled = Date.now() + options.settleS * 1000;
-        const recontacted = await awaitRecontact(paused.shards, pausedFrom, pauseAt + options.intervalS * 2_000);
+        const recontacted = await awaitRecontact(paused.shards, pausedFrom, pauseAt, pauseAt + options.intervalS * 2_000);
         log(`paused shards ${recontacted ? '' : 'not '}contacted by others after ${round((Date.now() - pauseAt) / 1000, 1)} s`);
         await sleep(Math.max(0, settled - Date.now()));
       } else {
@@ -353,20 +365,6 @@ export async function runCluster(options: ClusterRunOptions): Promise<ClusterRun
       gaps.push(max);
     }
     gaps.sort((a, b) => a - b);
-    /** Seconds from `from` until every node of `shards` had a contact under an epoch newer than the one given. */
-    const recontact = (from: number | null, shards: Array<{ shard: string; epoch: number }> | undefined): number | null => {
-      if (from === null || !shards) return null;
-      const epochs = new Map(shards.map((s) => [s.shard, s.epoch]));
-      const firstAfter = new Map<string, number>();
-      for (const o of outcomes) {
-        const old = epochs.get(o.shard);
-        if (old === undefined || o.epoch <= old || o.work !== 'liveness' || (o.outcome !== 'success' && o.outcome !== 'not-modified')) continue;
-        if (!firstAfter.has(o.node)) firstAfter.set(o.node, o.at);
-      }
-      const nodes = fleet.filter((b) => epochs.has(siteOf.get(b.id)!)).length;
-      if (firstAfter.size < nodes) return null;
-      return round((Math.max(...firstAfter.values()) - from) / 1000, 1);
-    };
     const leaseEvents: string[] = [];
     for (const member of members) {
       for (const line of member.lines) {
@@ -408,9 +406,9 @@ export async function runCluster(options: ClusterRunOptions): Promise<ClusterRun
       interval_s: options.intervalS,
       lease_ttl_s: options.leaseTtlS,
       first_sweep_s: round(firstSweep, 1),
-      takeover_s: recontact(killAt, killed?.shards),
+      takeover_s: killAt !== null && killed ? await recontactS(killed.shards, killedFrom, killAt) : null,
       lease_takeover_s: leaseTakeover === null ? null : round(leaseTakeover, 1),
-      pause_takeover_s: recontact(pauseAt, paused?.shards),
+      pause_takeover_s: pauseAt !== null && paused ? await recontactS(paused.shards, pausedFrom, pauseAt) : null,
       double_polled: simStats.doublePolled,
       bmcs_double_polled: simStats.bmcsDoublePolled,
       session_limit_violations: simStats.rejections,

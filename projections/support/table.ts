@@ -70,15 +70,15 @@ export async function upsertRows(db: Db, spec: TableSpec, rows: readonly Row[]):
     for (let i = 0; i < columns.length; i += 1) record[columns[i]!] = columnValue(types[i]!, row[columns[i]!]);
     return record;
   });
-  const definitions = sql.join(
-    columns.map((column, i) => sql`${sql.id(column)} ${sql.raw(types[i]!)}`),
-    sql`, `,
-  );
   const held = heldInMemory(spec);
   if (held) {
     for (const record of records) held.rows.set(keyOf(spec, record), asLoaded(spec, record));
     return;
   }
+  const definitions = sql.join(
+    columns.map((column, i) => sql`${sql.id(column)} ${sql.raw(types[i]!)}`),
+    sql`, `,
+  );
   const others = columns.filter((column) => !spec.primaryKey.includes(column));
   // Inside an overlay, the base's version of every row written here is superseded, whatever is done with it later.
   await claimWritten(db, spec, records);
