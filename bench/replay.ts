@@ -6,6 +6,9 @@
  * same log. Prints one JSON line.
  *
  *   npx tsx bench/replay.ts --json [--nodes 25000] [--events 2000000]
+ *
+ * With `DATABASE_URL`, `--keep` leaves the bench's database in place (its URL is printed on stderr) and `--reuse URL`
+ * rebuilds from such a database's log again without generating anything (for A/B runs of the rebuild on one log).
  */
 import { parseArgs } from 'node:util';
 import type { ProposedEvent } from '../events/index.js';
@@ -20,6 +23,8 @@ const { values } = parseArgs({
     nodes: { type: 'string', default: '25000' },
     events: { type: 'string', default: '2000000' },
     seed: { type: 'string', default: '7' },
+    keep: { type: 'boolean' },
+    reuse: { type: 'string' },
   },
 });
 const nodeCount = Number(values.nodes);
@@ -30,10 +35,17 @@ if (!Number.isInteger(nodeCount) || nodeCount < 40 || !Number.isInteger(targetEv
 }
 
 const postgres = await benchPostgres();
-const store = await EventStore.open({ connectionString: await postgres.freshDatabase(), poolSize: 6, maxBatchEvents: 20_000 });
-const generated = await generateFleetLog(store, { nodeCount, targetEvents, seed: Number(values.seed) });
-const { outcomes, minutes: minute } = generated;
-const generationSeconds = generated.seconds;
+if ((values.keep || values.reuse) && postgres.kind === 'embedded') {
+  process.stderr.write('--keep and --reuse need DATABASE_URL (an embedded server goes with the bench)\n');
+  process.exit(2);
+}
+const connectionString = values.reuse ?? (await postgres.freshDatabase());
+if (values.keep) process.stderr.write(`keeping the database: --reuse ${connectionString}\n`);
+const store = await EventStore.open({ connectionString, poolSize: 6, maxBatchEvents: 20_000, migrate: !values.reuse });
+const generated = values.reuse ? null : await generateFleetLog(store, { nodeCount, targetEvents, seed: Number(values.seed) });
+const outcomes = generated?.outcomes ?? null;
+const minute = generated?.minutes ?? null;
+const generationSeconds = generated?.seconds ?? null;
 const head = (await store.head()).position;
 
 // Raw read: every event of the log through readAll, in pages as large as the runner's.
@@ -63,7 +75,7 @@ const line = {
   events: head,
   poll_outcomes: outcomes,
   simulated_minutes: minute,
-  generate_seconds: round(generationSeconds),
+  generate_seconds: generationSeconds === null ? null : round(generationSeconds),
   seconds: round(seconds),
   events_per_s: Math.round(head / seconds),
   raw_read_events_per_s: Math.round(read / readSeconds),
@@ -72,4 +84,4 @@ const line = {
 };
 process.stdout.write(values.json ? `${JSON.stringify(line)}\n` : `${Object.entries(line).map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`).join(' ')}\n`);
 await store.close();
-await postgres.close();
+if (!values.keep && !values.reuse) await postgres.close();

@@ -27,7 +27,7 @@ import { dialectFirmwareComparator } from '../drift/firmware-comparator.js';
 import { advanceLiveness, defaultLivenessOptions, initialLiveness, type LivenessOptions, type LivenessSink, type LivenessTransition, type NodeLiveness } from '../liveness/liveness-evolve.js';
 import { forEachLivenessFact, livenessEventTypes } from '../liveness/liveness-facts.js';
 import type { Projection } from '../projection.js';
-import { createTable, loadRows, nodeIdOfStream, upsertRows, type Row } from '../support/table.js';
+import { createTable, loadRows, nodeIdOfStream, upsertRows, type Row, holdTablesForRebuild, type HeldTables } from '../support/table.js';
 import { AlarmBook } from './alarm-book.js';
 import { alarmsTable, alarmStateTable } from './alarms-table.js';
 
@@ -101,6 +101,11 @@ export class AlarmsProjection implements Projection {
   readonly eventTypes = alarmsEventTypes;
   readonly tables = [alarmsTable.name, alarmStateTable.name];
   readonly workingTables = [alarmStateTable.name];
+
+  /** Its tables are reached only through `loadRows`, `upsertRows` and `deleteRows`: a rebuild holds them in memory. */
+  holdTables(): HeldTables {
+    return holdTablesForRebuild(this.tables);
+  }
   readonly #liveness: LivenessOptions;
   readonly #blast: BlastRadiusOptions;
   readonly #compare: FirmwareComparator;

@@ -5,7 +5,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { RecordedEvent } from '../../events/index.js';
 import type { Projection } from '../projection.js';
-import { createTable, upsertRows, type Row, type TableSpec } from '../support/table.js';
+import { createTable, upsertRows, type Row, type TableSpec, holdTablesForRebuild, type HeldTables } from '../support/table.js';
 
 export const topologyRacksTable: TableSpec = {
   name: 'topology_racks',
@@ -37,6 +37,11 @@ export class TopologyProjection implements Projection {
   readonly version = 1;
   readonly eventTypes = ['TopologyDeclared', 'NodeRegistered'] as const;
   readonly tables = [topologyRacksTable.name, topologyNodesTable.name];
+
+  /** Its tables are reached only through `loadRows`, `upsertRows` and `deleteRows`: a rebuild holds them in memory. */
+  holdTables(): HeldTables {
+    return holdTablesForRebuild(this.tables);
+  }
 
   async createTables(db: Kysely<any>): Promise<void> {
     await createTable(db, topologyRacksTable);

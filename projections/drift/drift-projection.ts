@@ -5,7 +5,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { RecordedEvent } from '../../events/index.js';
 import type { Projection } from '../projection.js';
-import { createTable, deleteRows, loadRows, upsertRows } from '../support/table.js';
+import { createTable, deleteRows, loadRows, upsertRows, holdTablesForRebuild, type HeldTables } from '../support/table.js';
 import { driftOf, evolveDrift, initialDrift, type DriftField, type FirmwareComparator, type NodeDrift } from './drift-evolve.js';
 import { driftEventTypes, driftFactOf } from './drift-facts.js';
 import { driftFieldFromRow, driftFieldsTable, driftFieldToRow, driftNodeFromRow, driftNodesTable, driftNodeToRow } from './drift-tables.js';
@@ -40,6 +40,11 @@ export class DriftProjection implements Projection {
   readonly version = 1;
   readonly eventTypes = driftEventTypes;
   readonly tables = [driftNodesTable.name, driftFieldsTable.name];
+
+  /** Its tables are reached only through `loadRows`, `upsertRows` and `deleteRows`: a rebuild holds them in memory. */
+  holdTables(): HeldTables {
+    return holdTablesForRebuild(this.tables);
+  }
 
   constructor(private readonly compare: FirmwareComparator = dialectFirmwareComparator) {}
 

@@ -5,7 +5,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { FirmwareInventoryObservedData, NodeInventoryObservedData, RecordedEvent } from '../../events/index.js';
 import type { Projection } from '../projection.js';
-import { createTable, deleteRows, loadRows, nodeIdOfStream, upsertRows } from '../support/table.js';
+import { createTable, deleteRows, loadRows, nodeIdOfStream, upsertRows, holdTablesForRebuild, type HeldTables } from '../support/table.js';
 import { emptyInventory, observeFirmware, observeInventory, registerNode, type FirmwareFact, type NodeInventory } from './inventory-evolve.js';
 import { firmwareFromRow, firmwareToRow, inventoryFirmwareTable, inventoryFromRow, inventoryNodesTable, inventoryToRow } from './inventory-tables.js';
 
@@ -22,6 +22,11 @@ export class InventoryProjection implements Projection {
   readonly version = 2;
   readonly eventTypes = inventoryEventTypes;
   readonly tables = [inventoryNodesTable.name, inventoryFirmwareTable.name];
+
+  /** Its tables are reached only through `loadRows`, `upsertRows` and `deleteRows`: a rebuild holds them in memory. */
+  holdTables(): HeldTables {
+    return holdTablesForRebuild(this.tables);
+  }
 
   async createTables(db: Kysely<any>): Promise<void> {
     await createTable(db, inventoryNodesTable);

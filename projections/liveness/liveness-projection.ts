@@ -7,7 +7,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { RecordedEvent } from '../../events/index.js';
 import type { Projection } from '../projection.js';
-import { createTable, loadRows, upsertRows, type Row } from '../support/table.js';
+import { createTable, loadRows, upsertRows, type Row, holdTablesForRebuild, type HeldTables } from '../support/table.js';
 import { advanceLiveness, defaultLivenessOptions, initialLiveness, type LivenessOptions, type LivenessSink, type NodeLiveness } from './liveness-evolve.js';
 import { forEachLivenessFact, livenessEventTypes, livenessNodeIds } from './liveness-facts.js';
 import { gapToRow, livenessFromRow, livenessNodesTable, livenessGapsTable, livenessToRow } from './liveness-tables.js';
@@ -18,6 +18,11 @@ export class LivenessProjection implements Projection {
   readonly version = 2;
   readonly eventTypes = livenessEventTypes;
   readonly tables = [livenessNodesTable.name, livenessGapsTable.name];
+
+  /** Its tables are reached only through `loadRows`, `upsertRows` and `deleteRows`: a rebuild holds them in memory. */
+  holdTables(): HeldTables {
+    return holdTablesForRebuild(this.tables);
+  }
   readonly options: LivenessOptions;
 
   constructor(options: Partial<LivenessOptions> = {}) {

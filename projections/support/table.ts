@@ -10,7 +10,8 @@
  * snapshot's), and the key of every row written or deleted is claimed, so the base's row is never seen again beside
  * the overlay's. Inside `withTablesInMemory`, the tables named (a projection's working state, which no query reads) are
  * neither read again nor written once a row of them is in memory: a tail applied for one question does not pay for
- * writing state nobody will read.
+ * writing state nobody will read. A rebuild holds all of a projection's tables in memory the same way
+ * (`holdTablesForRebuild`) and writes them once, before the swap.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { sql, type Kysely, type Transaction } from 'kysely';
@@ -63,6 +64,13 @@ function columnValue(type: ColumnType, value: unknown): unknown {
  */
 export async function upsertRows(db: Db, spec: TableSpec, rows: readonly Row[]): Promise<void> {
   if (rows.length === 0) return;
+  const memory = heldInMemory(spec);
+  if (memory) {
+    // Every row is converted before any is held: a row the database would refuse (an invalid time) leaves memory as it was.
+    const held = rows.map((row) => heldRow(spec, row));
+    for (const row of held) memory.held.write(memory.table, keyOf(spec, row), row);
+    return;
+  }
   const columns = Object.keys(spec.columns);
   const types = columns.map((column) => spec.columns[column]!.type);
   const records = rows.map((row) => {
@@ -70,22 +78,26 @@ export async function upsertRows(db: Db, spec: TableSpec, rows: readonly Row[]):
     for (let i = 0; i < columns.length; i += 1) record[columns[i]!] = columnValue(types[i]!, row[columns[i]!]);
     return record;
   });
-  const held = heldInMemory(spec);
-  if (held) {
-    for (const record of records) held.rows.set(keyOf(spec, record), asLoaded(spec, record));
-    return;
-  }
-  const definitions = sql.join(
-    columns.map((column, i) => sql`${sql.id(column)} ${sql.raw(types[i]!)}`),
-    sql`, `,
-  );
-  const others = columns.filter((column) => !spec.primaryKey.includes(column));
   // Inside an overlay, the base's version of every row written here is superseded, whatever is done with it later.
   await claimWritten(db, spec, records);
+  await writeRecords(db, spec, records, { jsonAsText: false });
+}
+
+/** Inserts or replaces records by primary key, one statement (`jsonAsText`: JSON columns hold JSON text, cast here). */
+async function writeRecords(db: Db, spec: TableSpec, records: ReadonlyArray<Record<string, unknown>>, options: { jsonAsText: boolean }): Promise<void> {
+  const columns = Object.keys(spec.columns);
+  const types = columns.map((column) => spec.columns[column]!.type);
+  const asText = (type: ColumnType): boolean => options.jsonAsText && (type === 'json' || type === 'jsonb');
+  const definitions = sql.join(
+    columns.map((column, i) => sql`${sql.id(column)} ${sql.raw(asText(types[i]!) ? 'text' : types[i]!)}`),
+    sql`, `,
+  );
+  const selected = columns.map((column, i) => (asText(types[i]!) ? sql`${sql.ref(`r.${column}`)}::${sql.raw(types[i]!)}` : sql.ref(`r.${column}`)));
+  const others = columns.filter((column) => !spec.primaryKey.includes(column));
   await db
     .insertInto(spec.name)
     .columns(columns)
-    .expression(sql`SELECT ${sql.join(columns.map((column) => sql.ref(`r.${column}`)))} FROM json_to_recordset(${JSON.stringify(records)}::json) AS r(${definitions})`)
+    .expression(sql`SELECT ${sql.join(selected)} FROM json_to_recordset(${JSON.stringify(records)}::json) AS r(${definitions})`)
     .onConflict((oc) => {
       const target = oc.columns(spec.primaryKey as string[]);
       return others.length === 0
@@ -120,43 +132,280 @@ export function withTableOverlay<T>(overlay: TableOverlay, work: () => Promise<T
 }
 
 /**
- * Tables held in memory: the latest version of every row written or read (null: deleted), and the filters of the
- * deletes (`column` = any of `values`) that the rows still in the database are subject to.
+ * One table held in memory: the latest version of every row written or read, in the form `upsertRows` writes it
+ * (timestamps as ISO text, JSON columns as JSON text, so a load hands out fresh objects a caller may change freely);
+ * null: deleted while the database may still hold it. `deletes` are the filters (`column` = any of `values`) the rows
+ * still in the database are subject to; `dirty` the keys written or deleted since the last flush (unless `complete`:
+ * then every row is written at the flush); `indexes` a map per
+ * column loaded or deleted by (other than the key) from each value to the keys of the rows holding it.
  */
 interface HeldTable {
+  spec: TableSpec;
   rows: Map<string, Row | null>;
   deletes: Array<{ column: string; values: Set<string> }>;
+  dirty: Set<string>;
+  indexes: Map<string, Map<string, Set<string>>>;
+  /** The database's table holds none of this table's rows (a rebuild's scratch table before its first flush). */
+  complete: boolean;
 }
 
-const inMemory = new AsyncLocalStorage<{ names: ReadonlySet<string>; tables: Map<string, HeldTable> }>();
+/** What a write inside `begin()` .. `commit()` replaced: restored by `rollback()`. */
+interface Journal {
+  rows: Map<HeldTable, Map<string, Row | null | undefined>>;
+  deletes: Map<HeldTable, number>;
+}
+
+const inMemory = new AsyncLocalStorage<HeldTables>();
 
 /**
- * Runs `work` with the tables named held in memory: a write goes to memory only, a load reads memory first and the
- * database (through any overlay) for what memory does not hold, a delete hides the matching rows of both. What was
- * held is dropped when `work` ends: only for a one-off apply whose result nobody reads from those tables (time travel's
- * tail, for a projection's `workingTables`). The rows held are the projection's own objects, not copies: an apply
- * either completes or the whole question fails.
+ * Tables held in memory across several applies: inside `run`, a write goes to memory only, a load reads memory first
+ * and the database (through any overlay) for what memory does not hold, a delete hides the matching rows of both.
+ *
+ * - Time travel's tail (`withTablesInMemory`) holds a projection's working state and drops it when the tail ends.
+ * - A rebuild (`holdTablesForRebuild`) holds all of a projection's tables from an empty scratch schema, so no load
+ *   reaches the database, and writes them with one set-based statement per 10,000 rows at `flush`: at the end, or when
+ *   more rows are held than the rebuild allows (then memory is emptied, and later loads read what was flushed).
+ * - `begin` / `commit` / `rollback` bracket one apply: an apply that throws leaves memory as it found it, as a
+ *   rolled-back transaction leaves the database.
+ */
+export class HeldTables {
+  readonly #names: ReadonlySet<string>;
+  readonly #complete: boolean;
+  readonly #tables = new Map<string, HeldTable>();
+  #journal: Journal | null = null;
+
+  constructor(names: Iterable<string>, options: { complete?: boolean } = {}) {
+    this.#names = new Set(names);
+    this.#complete = options.complete ?? false;
+  }
+
+  run<T>(work: () => Promise<T>): Promise<T> {
+    return this.#names.size === 0 ? work() : inMemory.run(this, work);
+  }
+
+  /** How many rows are held (deleted ones included). */
+  get rows(): number {
+    let rows = 0;
+    for (const table of this.#tables.values()) rows += table.rows.size;
+    return rows;
+  }
+
+  begin(): void {
+    this.#journal = { rows: new Map(), deletes: new Map() };
+  }
+
+  commit(): void {
+    this.#journal = null;
+  }
+
+  rollback(): void {
+    const journal = this.#journal;
+    this.#journal = null;
+    if (!journal) return;
+    for (const [table, previous] of journal.rows) for (const [key, row] of previous) setHeld(table, key, row);
+    for (const [table, length] of journal.deletes) table.deletes.length = length;
+  }
+
+  /**
+   * Writes what changed since the last flush into the tables `db` is bound to (deletes first, then the rows, 10,000
+   * per statement); with `evict`, memory is emptied after. Never inside `begin` .. `commit`.
+   */
+  async flush(db: Db, options: { evict?: boolean } = {}): Promise<void> {
+    if (this.#journal) throw new Error('flush inside an apply');
+    for (const table of this.#tables.values()) {
+      const { spec } = table;
+      for (const filter of table.deletes) {
+        await db.deleteFrom(spec.name).where(sql<boolean>`${sql.ref(filter.column)} = any(${[...filter.values]})`).execute();
+      }
+      const gone: Row[] = [];
+      const written: Row[] = [];
+      // A table the database holds nothing of is written whole; otherwise what changed since the last flush.
+      for (const key of table.complete ? table.rows.keys() : table.dirty) {
+        const row = table.rows.get(key);
+        if (row === null) gone.push(keyRecord(spec, key));
+        else if (row !== undefined) written.push(heldToRecord(spec, row));
+      }
+      for (let i = 0; i < gone.length; i += 10_000) await deleteByKey(db, spec, gone.slice(i, i + 10_000));
+      for (let i = 0; i < written.length; i += 10_000) await writeRecords(db, spec, written.slice(i, i + 10_000), { jsonAsText: true });
+      table.deletes = [];
+      table.dirty.clear();
+      // The database holds rows of the table from now on: a load must look there for what memory does not hold.
+      if (written.length > 0) table.complete = false;
+      if (options.evict) {
+        table.rows.clear();
+        table.indexes.clear();
+      }
+    }
+  }
+
+  /** The held table of `spec`, if `spec` is one of the tables named (created on first use). */
+  table(spec: TableSpec): HeldTable | null {
+    if (!this.#names.has(spec.name)) return null;
+    let table = this.#tables.get(spec.name);
+    if (!table) this.#tables.set(spec.name, (table = { spec, rows: new Map(), deletes: [], dirty: new Set(), indexes: new Map(), complete: this.#complete }));
+    return table;
+  }
+
+  /** Sets a row (undefined: forgets it), remembering what it replaced while an apply is open. */
+  write(table: HeldTable, key: string, row: Row | null | undefined): void {
+    const journal = this.#journal;
+    if (journal) {
+      let previous = journal.rows.get(table);
+      if (!previous) journal.rows.set(table, (previous = new Map()));
+      if (!previous.has(key)) previous.set(key, table.rows.get(key));
+    }
+    setHeld(table, key, row);
+    if (!table.complete) table.dirty.add(key);
+  }
+
+  addDelete(table: HeldTable, filter: { column: string; values: Set<string> }): void {
+    const journal = this.#journal;
+    if (journal && !journal.deletes.has(table)) journal.deletes.set(table, table.deletes.length);
+    table.deletes.push(filter);
+  }
+}
+
+/**
+ * Runs `work` with the tables named held in memory (see `HeldTables`); what was held is dropped when `work` ends: only
+ * for a one-off apply whose result nobody reads from those tables (time travel's tail, for a projection's
+ * `workingTables`).
  */
 export function withTablesInMemory<T>(names: ReadonlySet<string>, work: () => Promise<T>): Promise<T> {
-  return names.size === 0 ? work() : inMemory.run({ names, tables: new Map() }, work);
+  return new HeldTables(names).run(work);
 }
 
-function heldInMemory(spec: TableSpec): HeldTable | null {
-  const store = inMemory.getStore();
-  if (!store?.names.has(spec.name)) return null;
-  let table = store.tables.get(spec.name);
-  if (!table) store.tables.set(spec.name, (table = { rows: new Map(), deletes: [] }));
-  return table;
+/** A rebuild's tables held in memory from its empty scratch schema until `flush` (see `HeldTables`). */
+export function holdTablesForRebuild(names: Iterable<string>): HeldTables {
+  return new HeldTables(names, { complete: true });
 }
 
-/** A row as a load from the database would give it back (timestamps as Dates, bigints as numbers). */
-function asLoaded(spec: TableSpec, record: Record<string, unknown>): Row {
+function heldInMemory(spec: TableSpec): { held: HeldTables; table: HeldTable } | null {
+  const held = inMemory.getStore();
+  const table = held?.table(spec);
+  return held && table ? { held, table } : null;
+}
+
+/** Sets or forgets a held row, keeping the column indexes in step. */
+function setHeld(table: HeldTable, key: string, row: Row | null | undefined): void {
+  const before = table.rows.get(key);
+  if (table.indexes.size > 0) {
+    for (const [column, index] of table.indexes) {
+      if (before) index.get(String(before[column]))?.delete(key);
+      if (row) {
+        const value = String(row[column]);
+        let keys = index.get(value);
+        if (!keys) index.set(value, (keys = new Set()));
+        keys.add(key);
+      }
+    }
+  }
+  if (row === undefined) table.rows.delete(key);
+  else table.rows.set(key, row);
+}
+
+/** The keys of the held rows whose `column` is one of `values` (through an index built on first use). */
+function heldKeys(table: HeldTable, column: string, values: Iterable<string>): string[] {
+  const { spec } = table;
+  if (spec.primaryKey.length === 1 && spec.primaryKey[0] === column) return [...new Set(values)].filter((key) => table.rows.get(key));
+  let index = table.indexes.get(column);
+  if (!index) {
+    table.indexes.set(column, (index = new Map()));
+    for (const [key, row] of table.rows) {
+      if (!row) continue;
+      const value = String(row[column]);
+      let keys = index.get(value);
+      if (!keys) index.set(value, (keys = new Set()));
+      keys.add(key);
+    }
+  }
+  const keys: string[] = [];
+  for (const value of values) for (const key of index.get(value) ?? []) keys.push(key);
+  return keys;
+}
+
+/** The columns of a table and their types, in order (computed once per table). */
+const columnLists = new WeakMap<TableSpec, { columns: string[]; types: ColumnType[] }>();
+function columnList(spec: TableSpec): { columns: string[]; types: ColumnType[] } {
+  let list = columnLists.get(spec);
+  if (!list) {
+    const columns = Object.keys(spec.columns);
+    columnLists.set(spec, (list = { columns, types: columns.map((column) => spec.columns[column]!.type) }));
+  }
+  return list;
+}
+
+/** Epoch milliseconds of a time as a projection or the database gives it; an invalid time is refused as the database refuses it. */
+function epochMs(value: unknown): number {
+  const ms = value instanceof Date ? value.getTime() : typeof value === 'number' ? value : Date.parse(String(value));
+  if (!Number.isFinite(ms) || Math.abs(ms) > 8.64e15) throw new RangeError(`Invalid time value: ${String(value)}`);
+  return ms;
+}
+
+/**
+ * A row as held in memory: timestamps as epoch milliseconds, JSON columns as JSON text (so every load hands out
+ * fresh objects that a caller may change freely, and a rollback restores what was written), the rest as given.
+ */
+function heldRow(spec: TableSpec, row: Row): Row {
+  const { columns, types } = columnList(spec);
+  const held: Row = {};
+  for (let i = 0; i < columns.length; i += 1) {
+    const value = row[columns[i]!];
+    const type = types[i]!;
+    held[columns[i]!] =
+      value === null || value === undefined ? null : type === 'timestamptz' ? epochMs(value) : type === 'json' || type === 'jsonb' ? JSON.stringify(value) : value;
+  }
+  return held;
+}
+
+/** A held row as a load from the database would give it back (timestamps as Dates, bigints as numbers, JSON parsed). */
+function asLoaded(spec: TableSpec, held: Row): Row {
+  const { columns, types } = columnList(spec);
   const row: Row = {};
-  for (const [column, { type }] of Object.entries(spec.columns)) {
-    const value = record[column];
-    row[column] = value === null || value === undefined ? null : type === 'timestamptz' ? new Date(value as string) : type === 'bigint' ? Number(value) : value;
+  for (let i = 0; i < columns.length; i += 1) {
+    const value = held[columns[i]!];
+    const type = types[i]!;
+    row[columns[i]!] =
+      value === null || value === undefined
+        ? null
+        : type === 'timestamptz'
+          ? new Date(value as number)
+          : type === 'bigint'
+            ? Number(value)
+            : type === 'json' || type === 'jsonb'
+              ? JSON.parse(value as string)
+              : value;
   }
   return row;
+}
+
+/** A held row as `writeRecords` takes it (timestamps as ISO text; JSON columns stay JSON text). */
+function heldToRecord(spec: TableSpec, held: Row): Row {
+  const { columns, types } = columnList(spec);
+  const record: Row = {};
+  for (let i = 0; i < columns.length; i += 1) {
+    const value = held[columns[i]!];
+    record[columns[i]!] = value !== null && value !== undefined && types[i] === 'timestamptz' ? new Date(value as number).toISOString() : value;
+  }
+  return record;
+}
+
+/** The primary-key columns of a held key. */
+function keyRecord(spec: TableSpec, key: string): Row {
+  if (spec.primaryKey.length === 1) return { [spec.primaryKey[0]!]: key };
+  const parts = JSON.parse(key) as string[];
+  return Object.fromEntries(spec.primaryKey.map((column, i) => [column, parts[i]]));
+}
+
+/** Deletes rows by primary key, one statement. */
+async function deleteByKey(db: Db, spec: TableSpec, keys: readonly Row[]): Promise<void> {
+  if (keys.length === 0) return;
+  const definitions = sql.join(spec.primaryKey.map((key) => sql`${sql.id(key)} ${sql.raw(spec.columns[key]!.type)}`));
+  const columns = sql.join(spec.primaryKey.map((key) => sql.ref(key)));
+  const values = sql.join(spec.primaryKey.map((key) => sql.ref(`r.${key}`)));
+  await db
+    .deleteFrom(spec.name)
+    .where(sql<boolean>`(${columns}) IN (SELECT ${values} FROM json_to_recordset(${JSON.stringify(keys)}::json) AS r(${definitions}))`)
+    .execute();
 }
 
 /** The table of an overlay that lists the primary keys of the base rows it superseded (wrote or deleted). */
@@ -205,32 +454,26 @@ function unclaimedBy(overlay: ActiveOverlay, spec: TableSpec) {
 export async function loadRows(db: Db, spec: TableSpec, column: string, values: readonly unknown[]): Promise<Row[]> {
   if (values.length === 0) return [];
   if (!(column in spec.columns)) throw new Error(`${spec.name} has no column ${column}`);
-  const held = heldInMemory(spec);
-  if (held) return loadHeld(db, spec, held, column, values);
+  const memory = heldInMemory(spec);
+  if (memory) return loadHeld(db, spec, memory.table, column, values);
   return loadStored(db, spec, column, values);
 }
 
-/** A load of a table held in memory: its rows in memory, and the stored rows memory neither holds nor deleted. */
-async function loadHeld(db: Db, spec: TableSpec, held: HeldTable, column: string, values: readonly unknown[]): Promise<Row[]> {
+/**
+ * A load of a table held in memory: its rows in memory, and (unless the database holds none of the table) the stored
+ * rows memory neither holds nor deleted, which memory keeps from then on.
+ */
+async function loadHeld(db: Db, spec: TableSpec, table: HeldTable, column: string, values: readonly unknown[]): Promise<Row[]> {
   const wanted = new Set(values.map(String));
+  const found: Row[] = heldKeys(table, column, wanted).map((key) => asLoaded(spec, table.rows.get(key)!));
+  if (table.complete) return found;
   const byKey = spec.primaryKey.length === 1 && spec.primaryKey[0] === column;
-  const found: Row[] = [];
-  let missing: unknown[] = values as unknown[];
-  if (byKey) {
-    missing = [];
-    for (const value of values) {
-      const row = held.rows.get(String(value));
-      if (row === undefined) missing.push(value);
-      else if (row !== null) found.push(row);
-    }
-  } else {
-    for (const row of held.rows.values()) if (row !== null && wanted.has(String(row[column]))) found.push(row);
-  }
+  const missing = byKey ? values.filter((value) => !table.rows.has(String(value))) : (values as unknown[]);
   if (missing.length === 0) return found;
   for (const row of await loadStored(db, spec, column, missing)) {
     const key = keyOf(spec, row);
-    if (held.rows.has(key) || held.deletes.some((filter) => filter.values.has(String(row[filter.column])))) continue;
-    held.rows.set(key, row);
+    if (table.rows.has(key) || table.deletes.some((filter) => filter.values.has(String(row[filter.column])))) continue;
+    setHeld(table, key, heldRow(spec, row));
     found.push(row);
   }
   return found;
@@ -259,11 +502,12 @@ async function loadStored(db: Db, spec: TableSpec, column: string, values: reado
 export async function deleteRows(db: Db, spec: TableSpec, column: string, values: readonly unknown[]): Promise<void> {
   if (values.length === 0) return;
   if (!(column in spec.columns)) throw new Error(`${spec.name} has no column ${column}`);
-  const held = heldInMemory(spec);
-  if (held) {
+  const memory = heldInMemory(spec);
+  if (memory) {
+    const { held, table } = memory;
     const doomed = new Set(values.map(String));
-    for (const [key, row] of held.rows) if (row !== null && doomed.has(String(row[column]))) held.rows.set(key, null);
-    held.deletes.push({ column, values: doomed });
+    for (const key of heldKeys(table, column, doomed)) held.write(table, key, table.complete ? undefined : null);
+    if (!table.complete) held.addDelete(table, { column, values: doomed });
     return;
   }
   const active = overlayOf(spec);

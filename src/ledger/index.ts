@@ -10,7 +10,7 @@ export { canonicalEvent, storedEvent } from './event-row.js';
 export { DataDirLock, processStartTime } from './data-dir-lock.js';
 export * from './projection-runner.js';
 export { ProjectionApplyError } from './projection.js';
-export type { Projection } from './projection.js';
+export type { HeldTableSet, Projection } from './projection.js';
 export { nameUuid } from './name-uuid.js';
 export { boundedConnection, defaultConnectionBounds, type ConnectionBounds } from './connection-bounds.js';
 export { ensureLedgerRoles, ledgerRoles, roleConnectionString, type LedgerRoleName } from './roles.js';

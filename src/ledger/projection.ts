@@ -20,6 +20,12 @@ export interface Projection {
    * query). Time travel keeps them in memory while it applies a tail instead of writing them, and offers no view of them.
    */
   readonly workingTables?: readonly string[];
+  /**
+   * Offered by a projection whose `apply` reaches its tables only through loads, upserts and deletes that can be held
+   * in memory: a rebuild then holds its tables in memory from the empty scratch schema, page after page, and writes
+   * them with set-based statements once, before the swap (or whenever more rows are held than the rebuild allows).
+   */
+  holdTables?(): HeldTableSet;
   /** Creates its tables (if absent) in the schema `db` is bound to. */
   createTables(db: Kysely<any>): Promise<void>;
   /**
@@ -27,6 +33,21 @@ export interface Projection {
    * against the event; it is never skipped.
    */
   apply(trx: Transaction<any>, events: readonly RecordedEvent[]): Promise<void>;
+}
+
+/**
+ * A projection's tables held in memory (see `Projection.holdTables`). `run` makes the applies inside it read and write
+ * memory; `begin` .. `commit` brackets one apply, and `rollback` undoes it in memory as a rolled-back transaction does
+ * in the database; `flush` writes what changed into the tables `db` is bound to, and with `evict` empties memory.
+ */
+export interface HeldTableSet {
+  run<T>(work: () => Promise<T>): Promise<T>;
+  begin(): void;
+  commit(): void;
+  rollback(): void;
+  /** Rows held now. */
+  readonly rows: number;
+  flush(db: Kysely<any>, options?: { evict?: boolean }): Promise<void>;
 }
 
 /** Raised by `apply` to name the event it could not apply and why. */

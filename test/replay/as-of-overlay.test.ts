@@ -6,12 +6,11 @@
  * by another column, including writes to rows never loaded and deletes of rows the overlay already holds.
  */
 import fc from 'fast-check';
-import { Kysely, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
+import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTable, deleteRows, loadRows, upsertRows, withTableOverlay, withTablesInMemory, type Row, type TableSpec } from '../../projections/support/table.js';
 import { createClaimedTable, createReadView } from '../../replay/as-of/materialize.js';
-import { backends, freshDatabase } from '../support/backends.js';
+import { freshKysely } from '../support/backends.js';
 
 const spec: TableSpec = {
   name: 'parts',
@@ -51,17 +50,14 @@ async function run(target: Kysely<any>, ops: readonly Op[]): Promise<Row[][]> {
 
 describe('time travel reads a snapshot through a copy-on-read overlay', () => {
   let db: Kysely<any>;
-  let drop: () => Promise<void>;
+  let close: () => Promise<void>;
 
   beforeAll(async () => {
-    const fresh = await freshDatabase(backends()[0]!.adminUrl!);
-    drop = fresh.drop;
-    db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: fresh.url, max: 2 }) }) });
+    ({ db, close } = await freshKysely());
   });
 
   afterAll(async () => {
-    await db?.destroy();
-    await drop?.();
+    await close?.();
   });
 
   it('for all snapshots and all sequences of loads, upserts and deletes, the overlay answers every load and ends as a full copy would', async () => {

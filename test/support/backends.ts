@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { Kysely, PostgresDialect } from 'kysely';
 import { inject } from 'vitest';
 
 export interface Backend {
@@ -43,6 +44,19 @@ export async function freshDatabase(adminUrl: string): Promise<{ url: string; dr
       } finally {
         await client.end();
       }
+    },
+  };
+}
+
+/** A fresh database on the first backend behind a small kysely pool, for tests of the table helpers; `close` drops it. */
+export async function freshKysely(): Promise<{ db: Kysely<any>; close: () => Promise<void> }> {
+  const fresh = await freshDatabase(backends()[0]!.adminUrl!);
+  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: fresh.url, max: 2 }) }) });
+  return {
+    db,
+    async close() {
+      await db.destroy();
+      await fresh.drop();
     },
   };
 }
