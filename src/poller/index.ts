@@ -2,6 +2,6 @@
 export * from './poll-target.js';
 export * from './poll-policy.js';
 export * from './poller.js';
-export { IpmiVisitor, ProtocolVisitor, RedfishVisitor, SnmpVisitor, type Visitor, type VisitResult } from './redfish-visitor.js';
+export { IpmiVisitor, ProtocolVisitor, RedfishVisitor, SnmpVisitor, type Visitor, type VisitOptions, type VisitResult } from './redfish-visitor.js';
 export { OutcomeRecorder } from './outcome-recorder.js';
 export { outcomeOfError } from './visit-outcome.js';

@@ -40,6 +40,11 @@ export interface PollPolicy {
    * intervals.
    */
   firstReadSpreadS: number;
+  /**
+   * A heavy read that failed before the work was ever read is tried again after this many seconds, doubled at each
+   * further failure, up to the work's interval (a work read once waits its interval after a failure, as after a success).
+   */
+  firstReadRetryS: number;
 }
 
 export const defaultPollPolicy: PollPolicy = {
@@ -59,4 +64,5 @@ export const defaultPollPolicy: PollPolicy = {
   jitter: 0.05,
   flushIntervalMs: 5000,
   firstReadSpreadS: 300,
+  firstReadRetryS: 60,
 };

@@ -75,6 +75,12 @@ interface TargetState {
   /** A heavy visit (health, inventory, firmware) in flight. */
   reading: boolean;
   consecutiveFailures: number;
+  /** The heavy works read at least once by this process (answered, changed or not). */
+  readOnce: Set<Exclude<PollWork, 'liveness'>>;
+  /** Consecutive heavy visits that failed: the wait before the next try of a work never read doubles with each. */
+  heavyFailures: number;
+  /** This BMC's firmware deadline, once a visit reading its firmware timed out: doubled, up to the visit's deadline. */
+  firmwareTimeoutMs?: number;
   /** Consecutive visits answered with a session-limit refusal: each doubles the wait. */
   sessionLimitStreak: number;
   latch: { fingerprint: string } | null;
@@ -243,6 +249,8 @@ export class Poller {
       neverContacted: true,
       checking: false,
       reading: false,
+      readOnce: new Set(),
+      heavyFailures: 0,
       consecutiveFailures: 0,
       sessionLimitStreak: 0,
       latch: null,
@@ -500,15 +508,27 @@ export class Poller {
       // Inventory and firmware change only with the hardware or its firmware: asked with If-None-Match first.
       const conditional = conditionalWorks(works);
       const validators = conditional ? this.#validatorsOf(state) : undefined;
-      const result = await this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(validators ? { validators } : {}), ...this.#clusterVisitOptions(state) });
+      const firmwareTimeoutMs = state.firmwareTimeoutMs ?? this.#policy.firmwareTimeoutMs;
+      const result = await this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(validators ? { validators } : {}), ...this.#clusterVisitOptions(state) });
       const done = this.#clock();
       if (!result.ok && this.#cutByHandOver(state, result.error)) return;
       if (conditional && result.ok && !result.notModified) this.#keepValidators(state, result.validators, result.changedResource);
       const outcome: PollOutcomeKind = result.ok ? (result.notModified ? 'not-modified' : 'success') : outcomeOfError(result.error);
       for (const work of works) this.#record(target, work, outcome, result.latencyMs, done, this.#leaseOf(state));
       if (!this.#states.has(target.nodeId)) return;
-      // Success or not, the next heavy read waits a full interval: a struggling BMC is not read harder.
-      for (const work of works) state.due[work] = done + this.#policy.intervals[work] * 1000 * (1 + this.#random() * this.#policy.jitter);
+      state.heavyFailures = result.ok ? 0 : state.heavyFailures + 1;
+      // A firmware inventory slower than the deadline would time out at every try: this BMC's deadline doubles, up to
+      // the visit's own.
+      if (outcome === 'timeout' && works.includes('firmware')) state.firmwareTimeoutMs = Math.min(this.#policy.visitDeadlineMs, firmwareTimeoutMs * 2);
+      for (const work of works) {
+        if (result.ok) state.readOnce.add(work);
+        // A work read once waits a full interval, success or not: a struggling BMC is not read harder. A work never
+        // read is tried again after `firstReadRetryS`, doubled at each failure, up to its interval: a fleet brought up
+        // is inventoried within minutes, not at the next four-hourly read of the nodes whose first read failed.
+        const interval = this.#policy.intervals[work] * 1000;
+        const wait = result.ok || state.readOnce.has(work) ? interval : Math.min(interval, this.#policy.firstReadRetryS * 1000 * 2 ** Math.min(state.heavyFailures - 1, 20));
+        state.due[work] = done + wait * (1 + this.#random() * this.#policy.jitter);
+      }
       if (result.ok) {
         state.lastContactAt = done;
         // Observations not stored are read again next visit: no validators then, or a 304 would hide them for good.
