@@ -30,6 +30,8 @@ export interface ScaleRunOptions {
   projections?: boolean;
   /** The poller's `firstReadSpreadS` (default: the policy's). */
   firstReadSpreadS?: number;
+  /** Heavy reads in flight across the fleet (default 1,024). */
+  maxConcurrentReads?: number;
   /** The simulator's `--latency-scale` (default 1: modelled response times, firmware inventories of minutes). */
   latencyScale?: number;
 }
@@ -145,7 +147,7 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
           flushIntervalMs: Math.min(5000, options.intervalS * 1000),
           maxConcurrentVisits: 1024,
           // Heavy reads wait on slow BMCs (a firmware inventory takes minutes on some models): many may be in flight.
-          maxConcurrentReads: 1024,
+          maxConcurrentReads: options.maxConcurrentReads ?? 1024,
           ...(options.firstReadSpreadS !== undefined ? { firstReadSpreadS: options.firstReadSpreadS } : {}),
         },
         onOutcome: (nodeId, work, outcome, _latency, at) => {
