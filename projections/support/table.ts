@@ -306,6 +306,10 @@ function setHeld(table: HeldTable, key: string, row: Row | null | undefined): vo
 /** The keys of the held rows whose `column` is one of `values` (through an index built on first use). */
 function heldKeys(table: HeldTable, column: string, values: Iterable<string>): string[] {
   const { spec } = table;
+  // Held rows keep times as milliseconds and JSON as text: matching them against values given as a caller gives them
+  // would be wrong, so such a column is refused rather than matched loosely (no projection selects by one).
+  const type = spec.columns[column]!.type;
+  if (type === 'timestamptz' || type === 'json' || type === 'jsonb') throw new Error(`${spec.name}: rows held in memory cannot be selected by ${type} column ${column}`);
   if (spec.primaryKey.length === 1 && spec.primaryKey[0] === column) return [...new Set(values)].filter((key) => table.rows.get(key));
   let index = table.indexes.get(column);
   if (!index) {
