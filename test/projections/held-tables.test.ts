@@ -153,6 +153,18 @@ describe('a rebuild holds its tables in memory', () => {
     );
   }, 120_000);
 
+  it('refuses to select held rows by a time or JSON column, naming it (held as milliseconds and text, they would match loosely)', async () => {
+    await sql`DROP SCHEMA IF EXISTS held CASCADE`.execute(db);
+    await sql`CREATE SCHEMA held`.execute(db);
+    await createTable(db.withSchema('held'), parts);
+    const memory = holdTablesForRebuild(['parts']);
+    const seenAt = new Date(Date.UTC(2026, 11, 1, 3, 0));
+    await memory.run(() => upsertRows(db.withSchema('held'), parts, [{ node: 'n1', slot: 1, rack: 'r1', tags: null, seen: seenAt }]));
+    await expect(memory.run(() => loadRows(db.withSchema('held'), parts, 'seen', [seenAt]))).rejects.toThrow('parts: rows held in memory cannot be selected by timestamptz column seen');
+    await expect(memory.run(() => loadRows(db.withSchema('held'), parts, 'tags', [['a']]))).rejects.toThrow('jsonb column tags');
+    expect(await memory.run(() => loadRows(db.withSchema('held'), parts, 'rack', ['r1']))).toEqual([{ node: 'n1', slot: 1, rack: 'r1', tags: null, seen: seenAt }]);
+  });
+
   it('writes nothing to the database until flushed', async () => {
     await sql`DROP SCHEMA IF EXISTS held CASCADE`.execute(db);
     await sql`CREATE SCHEMA held`.execute(db);
