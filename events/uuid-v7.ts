@@ -3,16 +3,19 @@
  * domain stays deterministic under replay; `src/` passes `Date.now` and `crypto.getRandomValues`.
  */
 export function uuidV7(nowMs: number, random: (bytes: Uint8Array) => Uint8Array): string {
-  const bytes = random(new Uint8Array(16));
+  const b = random(new Uint8Array(16));
   let ms = Math.max(0, Math.floor(nowMs));
   for (let i = 5; i >= 0; i -= 1) {
-    bytes[i] = ms % 256;
+    b[i] = ms % 256;
     ms = Math.floor(ms / 256);
   }
-  bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x70;
-  bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80;
-  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  b[6] = (b[6]! & 0x0f) | 0x70;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  // One table lookup per byte: an event id is made for every event appended without one.
+  const h = (i: number): string => HEX[b[i]!]!;
+  return `${h(0)}${h(1)}${h(2)}${h(3)}-${h(4)}${h(5)}-${h(6)}${h(7)}-${h(8)}${h(9)}-${h(10)}${h(11)}${h(12)}${h(13)}${h(14)}${h(15)}`;
 }
+
+const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
 
 export const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -79,6 +79,11 @@ export function chainHash(prevHashHex: string, canonicalEvent: string): string {
   return createHash('sha256').update(Buffer.from(prevHashHex, 'hex')).update(canonicalEvent, 'utf8').digest('hex');
 }
 
+/** `chainHash` on raw bytes: the previous hash as its 32 bytes in, the new one out (the append path keeps them so). */
+export function chainHashBytes(prevHash: Buffer, canonicalEvent: string): Buffer {
+  return createHash('sha256').update(prevHash).update(canonicalEvent, 'utf8').digest();
+}
+
 export function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }

@@ -3,14 +3,14 @@ import pg from 'pg';
 import { Observable, Subject } from 'rxjs';
 import { fleetCatalogue, type EventCatalogue, type ProposedEvent, type RecordedEvent } from '../../events/index.js';
 import type { AppendOptions, AppendResult, ExpectedVersion } from './append-types.js';
-import { chainHash, genesisHash } from './canonical-json.js';
+import { chainHash, chainHashBytes, genesisHash } from './canonical-json.js';
 import type { LedgerDatabase, LedgerEventsTable } from './database.js';
 import { canonicalEvent, recordedEvent, storedEvent, type EventRow } from './event-row.js';
 import { LedgerError, isLedgerError } from './ledger-error.js';
 import { arrayLiteral } from './sql-literal.js';
 import { migrateToLatest } from './migrations/index.js';
 import { boundedConnection, type ConnectionBounds } from './connection-bounds.js';
-import { canonicalObjectOf, contentDigest, prepareAppend, type PreparedEvent } from './prepare-append.js';
+import { chainText, contentDigest, prepareAppend, type PreparedEvent } from './prepare-append.js';
 import { StorageReserve, isDiskFullError } from './storage-reserve.js';
 
 /** An ordered, limited page of the log, before a byte bound is put on it. */
@@ -134,7 +134,8 @@ interface StoredIdentity {
   stream: string;
   position: number;
   streamVersion: number;
-  digest: string;
+  /** The stored content's digest, or the event an earlier append of this batch writes (its digest asked only if needed). */
+  content: string | PreparedEvent;
 }
 
 /** An already-stored event as the group-commit read returns it (JSON, not typed columns). */
@@ -157,7 +158,7 @@ function storedIdentity(row: ExistingRow): StoredIdentity {
     stream: row.stream,
     position: Number(row.position),
     streamVersion: row.stream_version,
-    digest: contentDigest(row.stream, {
+    content: contentDigest(row.stream, {
       type: row.type,
       schemaVersion: row.schema_version,
       data: row.data,
@@ -202,7 +203,7 @@ function emptyColumns(): WriteColumns {
  * grows with the batch, and nothing in it is escaped by hand), the streams' versions, the head, and the NOTIFY.
  * Data-modifying CTEs all run, to completion, whether or not the final SELECT reads them.
  */
-function writeStatement(columns: WriteColumns, touched: Map<string, { version: number; lastPosition: number }>, position: number, headHash: string, recordedAt: Date): { text: string; values: unknown[] } {
+function writeStatement(columns: WriteColumns, touched: Map<string, { version: number; lastPosition: number }>, position: number, headHash: Buffer, recordedAt: Date): { text: string; values: unknown[] } {
   const streams = [...touched.entries()];
   return {
     text: `WITH written AS (
@@ -222,9 +223,47 @@ function writeStatement(columns: WriteColumns, touched: Map<string, { version: n
       columns.position, columns.eventId, columns.stream, columns.version, columns.type, columns.schemaVersion, recordedAt.toISOString(), columns.observedAt,
       columns.actor, columns.correlationId, columns.causationId, columns.data, columns.prevHash, columns.hash,
       streams.map(([stream]) => stream), streams.map(([, t]) => t.version), streams.map(([, t]) => t.lastPosition),
-      position, Buffer.from(headHash, 'hex'), String(position),
+      position, headHash, String(position),
     ],
   };
+}
+
+/** The name of the group commit's write: parsed and planned once per connection, not at every commit. */
+const WRITE_STATEMENT = 'fleet-ledger-append-write';
+
+/** What pg's Query does after Bind: Execute, then Sync. Not in pg's types; present in pg 8 (checked before use). */
+type QueryInternals = { _getRows?: (connection: pg.Connection, rows?: number) => void; portal: string };
+
+/**
+ * A group commit's write and its COMMIT in one round trip: the write (the named statement, bound to this commit's
+ * arrays), then COMMIT, in one extended-protocol sequence that ends in one Sync. If the write fails, the server skips
+ * the COMMIT (it discards every message up to the Sync) and the transaction stays open, aborted, for the ROLLBACK.
+ * pg has no public way to put two statements before one Sync: its Query sends Execute and Sync from `_getRows`, which
+ * is replaced on this one query object; a pg without it gets the COMMIT in a round trip of its own.
+ */
+async function writeAndCommit(client: pg.PoolClient, statement: { text: string; values: unknown[] }): Promise<void> {
+  const results = await new Promise<unknown>((resolve, reject) => {
+    const query = new pg.Query({ name: WRITE_STATEMENT, text: statement.text, values: statement.values }, (error, result) => (error ? reject(error) : resolve(result)));
+    const internals = query as unknown as QueryInternals;
+    if (typeof internals._getRows === 'function') {
+      internals._getRows = (connection) => {
+        // (pg's types still name a `more` argument that pg 8 no longer reads; the stream is corked until the Sync.)
+        connection.execute({ portal: internals.portal }, true);
+        connection.parse({ name: '', text: 'COMMIT', types: [] }, true);
+        connection.bind({}, true);
+        connection.execute({}, true);
+        connection.sync();
+      };
+    }
+    void client.query(query);
+  });
+  const commands = (Array.isArray(results) ? results : [results]).map((result) => (result as pg.QueryResult).command);
+  if (commands.length === 1) {
+    await client.query('COMMIT');
+  } else if (commands[1] !== 'COMMIT') {
+    // A transaction the server had already aborted answers COMMIT with ROLLBACK: nothing was written.
+    throw new LedgerError('LEDGER_STORE_UNAVAILABLE', { operation: 'append', cause: `COMMIT answered ${String(commands[1])}` }, `append transaction failed, nothing was committed: COMMIT answered ${String(commands[1])}`);
+  }
 }
 
 function escapeLike(prefix: string): string {
@@ -414,13 +453,13 @@ export class EventStore {
       }
 
       let position = Number(headRow.position);
-      let prevHash = headRow.hash;
+      let prevHash: Buffer = Buffer.from(headRow.hash, 'hex');
       const now = this.#options.clock?.() ?? new Date(dbNow);
       const headTime = new Date(headRow.recorded_at);
       // The ledger clock never runs backwards along the log, so time-travel queries by instant are sound.
       const recordedAt = now.getTime() >= headTime.getTime() ? now : headTime;
       const columns = emptyColumns();
-      const recordedAtText = JSON.stringify(recordedAt.toISOString());
+      const recordedAtJson = JSON.stringify(recordedAt.toISOString());
       const touched = new Map<string, { version: number; lastPosition: number }>();
 
       for (const pending of batch) {
@@ -464,39 +503,27 @@ export class EventStore {
           }
           let version = current;
           const positions: number[] = [];
+          const streamJson = JSON.stringify(pending.stream);
           for (const event of pending.events) {
             position += 1;
             version += 1;
+            const observedAt = event.observedAt === null ? null : event.observedAt.toISOString();
             // canonicalEvent's text, assembled from the parts prepared (and canonicalized) before the lock.
-            const canonical = canonicalObjectOf([
-              ['position', String(position)],
-              ['eventId', JSON.stringify(event.eventId)],
-              ['stream', JSON.stringify(pending.stream)],
-              ['streamVersion', String(version)],
-              ['type', JSON.stringify(event.type)],
-              ['schemaVersion', String(event.schemaVersion)],
-              ['recordedAt', recordedAtText],
-              ['observedAt', event.observedAt === null ? 'null' : JSON.stringify(event.observedAt.toISOString())],
-              ['actor', event.canonicalActor],
-              ['correlationId', JSON.stringify(event.correlationId)],
-              ['causationId', JSON.stringify(event.causationId)],
-              ['data', event.canonicalData],
-            ]);
-            const hash = chainHash(prevHash, canonical);
+            const hash = chainHashBytes(prevHash, chainText(event, position, streamJson, version, recordedAtJson, observedAt === null ? 'null' : `"${observedAt}"`));
             columns.position.push(position);
             columns.eventId.push(event.eventId);
             columns.stream.push(pending.stream);
             columns.version.push(version);
             columns.type.push(event.type);
             columns.schemaVersion.push(event.schemaVersion);
-            columns.observedAt.push(event.observedAt === null ? null : event.observedAt.toISOString());
+            columns.observedAt.push(observedAt);
             columns.actor.push(event.canonicalActor);
             columns.correlationId.push(event.correlationId);
             columns.causationId.push(event.causationId);
             columns.data.push(event.canonicalData);
-            columns.prevHash.push(Buffer.from(prevHash, 'hex'));
-            columns.hash.push(Buffer.from(hash, 'hex'));
-            known.set(event.eventId, { stream: pending.stream, position, streamVersion: version, digest: event.contentDigest });
+            columns.prevHash.push(prevHash);
+            columns.hash.push(hash);
+            known.set(event.eventId, { stream: pending.stream, position, streamVersion: version, content: event });
             positions.push(position);
             prevHash = hash;
           }
@@ -507,14 +534,14 @@ export class EventStore {
           settled.push({ ok: false, error });
         }
       }
-      // Round trip 2: rows, stream versions, head and NOTIFY in one parameterised statement; round trip 3: COMMIT.
+      // Round trip 2: rows, stream versions, head and NOTIFY in one parameterised statement, and COMMIT.
       written = columns.eventId;
       if (written.length > 0) {
         const statement = writeStatement(columns, touched, position, prevHash, recordedAt);
-        // Named: parsed and planned once per connection, not at every commit.
-        await client.query({ name: 'fleet-ledger-append-write', text: statement.text, values: statement.values });
+        await writeAndCommit(client, statement);
+      } else {
+        await client.query('COMMIT');
       }
-      await client.query('COMMIT');
     } catch (error) {
       await client?.query('ROLLBACK').catch(() => undefined);
       // Once COMMIT may have been sent, the outcome is asked of the database, never guessed: a lost connection
@@ -596,7 +623,7 @@ export class EventStore {
         ? 'other events of this append were stored before without it'
         : stored.stream !== pending.stream
           ? `it is stored in stream ${stored.stream}`
-          : stored.digest !== event.contentDigest
+          : (typeof stored.content === 'string' ? stored.content : stored.content.contentDigest) !== event.contentDigest
             ? 'it is stored with different content'
             : null;
       if (reason) {

@@ -16,6 +16,8 @@ type Mode = { kind: 'pass' } | { kind: 'cut-after-commit'; forwardCommit: boolea
 /** A proxy to PostgreSQL; `mode` decides what happens to the next message that carries the append's COMMIT. */
 class FaultProxy {
   mode: Mode = { kind: 'pass' };
+  /** Messages (TCP chunks) the clients have sent through the proxy. */
+  sent = 0;
   readonly #server: Server;
   readonly #sockets = new Set<Socket>();
   port = 0;
@@ -45,6 +47,7 @@ class FaultProxy {
     let armed = false;
     client.on('data', (chunk) => {
       if (frozen) return;
+      this.sent += 1;
       const mode = this.mode;
       const text = chunk.toString('latin1');
       if (mode.kind === 'freeze' && text.includes('pg_advisory_xact_lock')) {
@@ -53,10 +56,10 @@ class FaultProxy {
         setTimeout(() => (frozen = true), 200);
         return;
       }
-      // The append writes its rows in one statement and commits in the next message: the COMMIT that follows the
-      // rows' INSERT is the one cut.
-      if (mode.kind === 'cut-after-commit' && text.includes('INSERT INTO ledger_events')) armed = true;
-      if (mode.kind === 'cut-after-commit' && armed && /\bCOMMIT\b/.test(text) && !text.includes('INSERT INTO ledger_events')) {
+      // The append sends its rows' write (parsed by text the first time on a connection, bound by name after) and its
+      // COMMIT in one message: that message is the one cut.
+      if (mode.kind === 'cut-after-commit' && (text.includes('INSERT INTO ledger_events') || text.includes('fleet-ledger-append-write'))) armed = true;
+      if (mode.kind === 'cut-after-commit' && armed && /\bCOMMIT\b/.test(text)) {
         armed = false;
         this.mode = { kind: 'pass' };
         if (mode.forwardCommit) server.write(chunk);
@@ -107,6 +110,13 @@ describe(`connection faults on ${backend.name} PostgreSQL`, () => {
 
   const copies = async (eventId: string): Promise<number> =>
     Number((await direct.db.selectFrom('ledger_events').select((eb) => eb.fn.countAll<string>().as('n')).where('event_id', '=', eventId).executeTakeFirstOrThrow()).n);
+
+  it('an append of new events reaches the server in two round trips: the lock and the reads, then the write with its COMMIT', async () => {
+    await store.append('node-r0', [cordon('r0')]);
+    const before = proxy.sent;
+    await store.append('node-r1', [cordon('r1')]);
+    expect(proxy.sent - before).toBe(2);
+  });
 
   it('a connection cut after COMMIT reached the server: the append is answered committed, and a retry is a replay, not a duplicate', async () => {
     const event = { ...cordon('c1'), eventId: '01937a00-0000-7000-8000-00000000c001' };

@@ -136,6 +136,22 @@ for (const backend of backends()) {
       await expect(store.append(stream(), [cordon('n', 'first', id)])).rejects.toMatchObject({ code: 'LEDGER_IDEMPOTENCY_CONFLICT' });
     });
 
+    it('within one group commit, a later append of an event id the batch already writes is a replay if its content is the same, a conflict if not', async () => {
+      const id = randomUUID();
+      const s = stream();
+      const batchesBefore = store.stats.batches;
+      const [first, same, changed] = await Promise.allSettled([
+        store.append(s, [cordon('n', 'first', id)]),
+        store.append(s, [cordon('n', 'first', id)]),
+        store.append(s, [cordon('n', 'changed', id)]),
+      ]);
+      expect(store.stats.batches - batchesBefore).toBe(1);
+      expect(first.status).toBe('fulfilled');
+      expect(same).toEqual({ status: 'fulfilled', value: { ...(first as PromiseFulfilledResult<AppendResult>).value, idempotentReplay: true } });
+      expect(changed).toMatchObject({ status: 'rejected', reason: { code: 'LEDGER_IDEMPOTENCY_CONFLICT', details: { eventId: id } } });
+      expect(await store.readStream(s)).toHaveLength(1);
+    });
+
     it('an old schema version is stored as written and read back upcast to the current version', async () => {
       const s = `polls-site-${randomUUID().slice(0, 6)}`;
       await store.append(s, [
