@@ -12,8 +12,8 @@ export function uuidV7(nowMs: number, random: (bytes: Uint8Array) => Uint8Array)
   b[6] = (b[6]! & 0x0f) | 0x70;
   b[8] = (b[8]! & 0x3f) | 0x80;
   // One table lookup per byte: an event id is made for every event appended without one.
-  const h = (i: number): string => HEX[b[i]!]!;
-  return `${h(0)}${h(1)}${h(2)}${h(3)}-${h(4)}${h(5)}-${h(6)}${h(7)}-${h(8)}${h(9)}-${h(10)}${h(11)}${h(12)}${h(13)}${h(14)}${h(15)}`;
+  const x = HEX;
+  return `${x[b[0]!]}${x[b[1]!]}${x[b[2]!]}${x[b[3]!]}-${x[b[4]!]}${x[b[5]!]}-${x[b[6]!]}${x[b[7]!]}-${x[b[8]!]}${x[b[9]!]}-${x[b[10]!]}${x[b[11]!]}${x[b[12]!]}${x[b[13]!]}${x[b[14]!]}${x[b[15]!]}`;
 }
 
 const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));

@@ -190,17 +190,19 @@ interface WriteColumns {
   correlationId: Array<string | null>;
   causationId: Array<string | null>;
   data: string[];
-  prevHash: Buffer[];
-  hash: Buffer[];
+  /** The chain: the head's hash, then each row's, 32 bytes each (row k's prev_hash is hash k-1). */
+  hashes: Buffer[];
 }
 
 function emptyColumns(): WriteColumns {
-  return { position: [], eventId: [], stream: [], version: [], type: [], schemaVersion: [], observedAt: [], actor: [], correlationId: [], causationId: [], data: [], prevHash: [], hash: [] };
+  return { position: [], eventId: [], stream: [], version: [], type: [], schemaVersion: [], observedAt: [], actor: [], correlationId: [], causationId: [], data: [], hashes: [] };
 }
 
 /**
- * One parameterised statement that writes a group commit: the rows (unnested from one array per column: no SQL text
- * grows with the batch, and nothing in it is escaped by hand), the streams' versions, the head, and the NOTIFY.
+ * One parameterised statement that writes a group commit: the rows (no SQL text grows with the batch, and nothing in it
+ * is escaped by hand), the streams' versions, the head, and the NOTIFY. Scalar columns are arrays zipped by
+ * `ROWS FROM`; `data` and `actor`, already canonical JSON, go as one JSON array each (joined, not escaped element by
+ * element as a text array would be); the hashes as one binary parameter of 32 bytes per row after the head's.
  * Data-modifying CTEs all run, to completion, whether or not the final SELECT reads them.
  */
 function writeStatement(columns: WriteColumns, touched: Map<string, { version: number; lastPosition: number }>, position: number, headHash: Buffer, recordedAt: Date): { text: string; values: unknown[] } {
@@ -208,20 +210,21 @@ function writeStatement(columns: WriteColumns, touched: Map<string, { version: n
   return {
     text: `WITH written AS (
         INSERT INTO ledger_events (position, event_id, stream, stream_version, type, schema_version, recorded_at, observed_at, actor, correlation_id, causation_id, data, prev_hash, hash)
-        SELECT p, i, s, v, t, sv, $7::timestamptz, o, a::jsonb, c, ca, d::jsonb, ph, h
-          FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::int[], $5::text[], $6::int[], $8::timestamptz[], $9::text[], $10::text[], $11::text[], $12::text[], $13::bytea[], $14::bytea[])
-            AS u(p, i, s, v, t, sv, o, a, c, ca, d, ph, h)
+        SELECT p, i, s, v, t, sv, $7::timestamptz, o, a, c, ca, d, substring($13::bytea FROM (n::int - 1) * 32 + 1 FOR 32), substring($13::bytea FROM n::int * 32 + 1 FOR 32)
+          FROM ROWS FROM (unnest($1::bigint[]), unnest($2::uuid[]), unnest($3::text[]), unnest($4::int[]), unnest($5::text[]), unnest($6::int[]), unnest($8::timestamptz[]),
+                          jsonb_array_elements($9::jsonb), unnest($10::text[]), unnest($11::text[]), jsonb_array_elements($12::jsonb)) WITH ORDINALITY
+            AS u(p, i, s, v, t, sv, o, a, c, ca, d, n)
       ), versions AS (
         INSERT INTO ledger_streams (stream, version, last_position, created_at, updated_at)
-        SELECT s, v, l, $7::timestamptz, $7::timestamptz FROM unnest($15::text[], $16::int[], $17::bigint[]) AS u(s, v, l)
+        SELECT s, v, l, $7::timestamptz, $7::timestamptz FROM unnest($14::text[], $15::int[], $16::bigint[]) AS u(s, v, l)
         ON CONFLICT (stream) DO UPDATE SET version = EXCLUDED.version, last_position = EXCLUDED.last_position, updated_at = EXCLUDED.updated_at
       ), head AS (
-        UPDATE ledger_head SET position = $18::bigint, hash = $19::bytea, recorded_at = $7::timestamptz
+        UPDATE ledger_head SET position = $17::bigint, hash = $18::bytea, recorded_at = $7::timestamptz
       )
-      SELECT pg_notify('${APPENDED_CHANNEL}', $20::text)`,
+      SELECT pg_notify('${APPENDED_CHANNEL}', $19::text)`,
     values: [
       columns.position, columns.eventId, columns.stream, columns.version, columns.type, columns.schemaVersion, recordedAt.toISOString(), columns.observedAt,
-      columns.actor, columns.correlationId, columns.causationId, columns.data, columns.prevHash, columns.hash,
+      `[${columns.actor.join(',')}]`, columns.correlationId, columns.causationId, `[${columns.data.join(',')}]`, Buffer.concat(columns.hashes),
       streams.map(([stream]) => stream), streams.map(([, t]) => t.version), streams.map(([, t]) => t.lastPosition),
       position, headHash, String(position),
     ],
@@ -459,6 +462,7 @@ export class EventStore {
       // The ledger clock never runs backwards along the log, so time-travel queries by instant are sound.
       const recordedAt = now.getTime() >= headTime.getTime() ? now : headTime;
       const columns = emptyColumns();
+      columns.hashes.push(prevHash);
       const recordedAtJson = JSON.stringify(recordedAt.toISOString());
       const touched = new Map<string, { version: number; lastPosition: number }>();
 
@@ -521,8 +525,7 @@ export class EventStore {
             columns.correlationId.push(event.correlationId);
             columns.causationId.push(event.causationId);
             columns.data.push(event.canonicalData);
-            columns.prevHash.push(prevHash);
-            columns.hash.push(hash);
+            columns.hashes.push(hash);
             known.set(event.eventId, { stream: pending.stream, position, streamVersion: version, content: event });
             positions.push(position);
             prevHash = hash;
