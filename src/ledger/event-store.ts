@@ -415,7 +415,9 @@ export class EventStore {
     try {
       client = await this.pool.connect();
       const streams = [...new Set(batch.map((p) => p.stream))];
-      const eventIds = batch.flatMap((p) => p.events.map((e) => e.eventId));
+      // Only ids a caller gave can be stored already (a retry); an id the ledger made for this append is new (UUIDv7:
+      // its millisecond and 74 random bits), so it is not looked up. The unique constraint still stands behind it.
+      const eventIds = batch.flatMap((p) => p.events.flatMap((e) => (e.idGiven ? [e.eventId] : [])));
       // Poll leases the batch writes under (cluster mode): read FOR SHARE after the append lock, so a take-over (which
       // updates the row) waits for this transaction, and no append of a superseded epoch commits after it.
       const fencedShards = [...new Set(batch.flatMap((p) => p.events.flatMap((e) => (e.actor.kind === 'driver' || e.actor.kind === 'system') && e.actor.lease ? [e.actor.lease.shard] : [])))];

@@ -13,6 +13,8 @@ export class PreparedEvent {
   constructor(
     readonly stream: string,
     readonly eventId: string,
+    /** Whether the caller gave the id (a retry may carry it again) or the ledger made it for this append. */
+    readonly idGiven: boolean,
     readonly type: string,
     readonly schemaVersion: number,
     readonly data: unknown,
@@ -153,6 +155,7 @@ export function prepareAppend(stream: string, events: readonly ProposedEvent[], 
     return new PreparedEvent(
       stream,
       eventId,
+      event.eventId !== undefined && event.eventId !== null,
       event.type,
       check.schemaVersion,
       check.data,

@@ -18,6 +18,8 @@ class FaultProxy {
   mode: Mode = { kind: 'pass' };
   /** Messages (TCP chunks) the clients have sent through the proxy. */
   sent = 0;
+  /** The last message that took the append lock (an append's first round trip). */
+  lockMessage = '';
   readonly #server: Server;
   readonly #sockets = new Set<Socket>();
   port = 0;
@@ -50,6 +52,7 @@ class FaultProxy {
       this.sent += 1;
       const mode = this.mode;
       const text = chunk.toString('latin1');
+      if (text.includes('pg_advisory_xact_lock')) this.lockMessage = text;
       if (mode.kind === 'freeze' && text.includes('pg_advisory_xact_lock')) {
         // The lock request goes through; afterwards nothing more in either direction, sockets left open: half-open.
         server.write(chunk);
@@ -116,6 +119,15 @@ describe(`connection faults on ${backend.name} PostgreSQL`, () => {
     const before = proxy.sent;
     await store.append('node-r1', [cordon('r1')]);
     expect(proxy.sent - before).toBe(2);
+  });
+
+  it('before the write, an append looks up the event ids its caller gave (a retry may carry them again), never one the ledger made for it', async () => {
+    await store.append('node-g1', [cordon('g1')]);
+    const made = (await direct.readStream('node-g1'))[0]!.eventId;
+    expect(proxy.lockMessage).not.toContain(made);
+    const given = '01937a00-0000-7000-8000-00000000c0aa';
+    await store.append('node-g2', [{ ...cordon('g2'), eventId: given }]);
+    expect(proxy.lockMessage).toContain(given);
   });
 
   it('a connection cut after COMMIT reached the server: the append is answered committed, and a retry is a replay, not a duplicate', async () => {
