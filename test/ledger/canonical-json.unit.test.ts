@@ -38,6 +38,31 @@ describe('canonical JSON hashes what is stored', () => {
     );
   });
 
+  it('for any place in a value, what cannot be stored there (NUL, an unpaired surrogate, NaN, an invalid Date) is refused naming that place', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.string({ minLength: 1, maxLength: 6 }).filter((k) => !k.includes('.') && !/[\u0000\ud800-\udfff]/.test(k)), fc.nat({ max: 3 })), { maxLength: 5 }),
+        fc.constantFrom<unknown>('bad\u0000', '\ud800', Number.NaN, new Date(Number.NaN)),
+        (path, bad) => {
+          let value: unknown = bad;
+          for (const key of [...path].reverse()) {
+            if (typeof key === 'number') {
+              const items: unknown[] = Array.from({ length: key + 2 }, (_, i) => i);
+              items[key] = value;
+              value = items;
+            } else {
+              value = { '~after': 1, [key]: value, ' before': 'ok' };
+            }
+          }
+          expect(() => canonicalJson(value, 'data')).toThrow(expect.objectContaining({ path: ['data', ...path].join('.') }));
+        },
+      ),
+      { numRuns: 300 },
+    );
+    expect(() => canonicalJson({ ok: 1, ['k\u0000']: 2 }, 'data')).toThrow(expect.objectContaining({ path: 'data' }));
+    expect(() => canonicalJson('\u0000')).toThrow(expect.objectContaining({ path: '(root)' }));
+  });
+
   it('a hole in an array is null, as stored; a URL is its href; an invalid Date is refused with its path', () => {
     expect(canonicalJson({ a: [1, , 3] })).toBe('{"a":[1,null,3]}');
     expect(canonicalJson({ u: new URL('https://bmc.example/redfish/v1') })).toBe('{"u":"https://bmc.example/redfish/v1"}');
