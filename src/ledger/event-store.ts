@@ -403,7 +403,7 @@ export class EventStore {
   }
 
   /**
-   * One group-commit transaction in three round trips (see the comments inline). The lock is taken in its
+   * One group-commit transaction in two round trips (see the comments inline). The lock is taken in its
    * own statement so the read that follows sees every earlier commit (READ COMMITTED takes its snapshot
    * per statement); positions and hashes are computed here, under the lock, in batch order.
    */
