@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventStore } from '../../src/ledger/index.js';
 import { backends, freshDatabase } from '../support/backends.js';
@@ -60,5 +61,33 @@ describe.skipIf(!server.adminUrl)('fleet-ledger ebom import and rebuild', () => 
     expect(rebuilt.stdout).toMatch(/^drift: rebuilt to position 5 \(4 events in [\d.]+ s\)$/m);
     expect(rebuilt.stderr).toContain('100%');
     expect((await cli(['rebuild', 'no-such-projection'], database.url)).code).toBe(2);
+  });
+
+  it('rebuild takes the page size and the rows held in memory from its flags (a small machine gets the same tables), and refuses a size that is not a whole number', async () => {
+    const db = new pg.Client({ connectionString: database.url });
+    await db.connect();
+    const tables = async (): Promise<unknown> => [
+      (await db.query(`SELECT * FROM drift_nodes ORDER BY node_id`)).rows,
+      (await db.query(`SELECT * FROM inventory_nodes ORDER BY node_id`)).rows,
+    ];
+    try {
+      const whole = await cli(['rebuild', '--all'], database.url);
+      expect(whole.code).toBe(0);
+      const before = await tables();
+      const small = await cli(['rebuild', '--all', '--page-events', '1', '--page-mb', '1', '--max-held-rows', '0'], database.url);
+      expect(small.code).toBe(0);
+      expect(small.stdout).toMatch(/^drift: rebuilt to position 5 \(4 events in [\d.]+ s\)$/m);
+      expect(await tables()).toEqual(before);
+      // One progress line per projection and page: pages of one event show more of them than one page of all.
+      const updates = (stderr: string): number => stderr.split('\r').length;
+      expect(updates(small.stderr)).toBeGreaterThan(updates(whole.stderr));
+      for (const [flag, value] of [['--page-events', '0'], ['--page-mb', '1.5'], ['--max-held-rows', '-1'], ['--page-events', 'many']]) {
+        const refused = await cli(['rebuild', '--all', `${flag}=${value}`], database.url);
+        expect(refused.code).toBe(2);
+        expect(refused.stderr).toContain(`${flag} must be a whole number`);
+      }
+    } finally {
+      await db.end();
+    }
   });
 });
