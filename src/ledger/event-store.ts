@@ -53,6 +53,11 @@ export interface EventStoreOptions {
    * database whether its events are stored, before it answers `LEDGER_COMMIT_UNKNOWN`. Default 30 s. */
   commitResolutionMs?: number;
   /**
+   * A group commit sends its events' data and actors as one JSON array each up to this many characters in all
+   * (default 32 Mi); a larger batch sends one text per event (PostgreSQL caps a jsonb array at 256 MB).
+   */
+  maxJsonArrayChars?: number;
+  /**
    * Free space kept in reserve on the disk that holds the database (the embedded backend's data folder): below
    * `minFreeBytes`, appends are refused with `LEDGER_STORAGE_FULL` before they reach PostgreSQL, which on a full
    * disk cannot write its WAL, aborts every session and will not start again until space returns. Checked at
@@ -205,14 +210,29 @@ function emptyColumns(): WriteColumns {
  * element as a text array would be); the hashes as one binary parameter of 32 bytes per row after the head's.
  * Data-modifying CTEs all run, to completion, whether or not the final SELECT reads them.
  */
-function writeStatement(columns: WriteColumns, touched: Map<string, { version: number; lastPosition: number }>, position: number, headHash: Buffer, recordedAt: Date): { text: string; values: unknown[] } {
+function writeStatement(
+  columns: WriteColumns,
+  touched: Map<string, { version: number; lastPosition: number }>,
+  position: number,
+  headHash: Buffer,
+  recordedAt: Date,
+  maxJsonArrayChars: number,
+): { name: string; text: string; values: unknown[] } {
   const streams = [...touched.entries()];
+  // PostgreSQL refuses a jsonb array past 256 MB, and a jsonb can be several times its text (numbers, headers): a
+  // batch whose JSON is larger sends one text per row instead, as a text array.
+  let chars = 0;
+  for (const text of columns.data) chars += text.length;
+  for (const text of columns.actor) chars += text.length;
+  const asArrays = chars <= maxJsonArrayChars;
+  const elements = (parameter: number): string => (asArrays ? `jsonb_array_elements($${parameter}::jsonb)` : `unnest($${parameter}::text[])`);
   return {
+    name: asArrays ? WRITE_STATEMENT : `${WRITE_STATEMENT}-texts`,
     text: `WITH written AS (
         INSERT INTO ledger_events (position, event_id, stream, stream_version, type, schema_version, recorded_at, observed_at, actor, correlation_id, causation_id, data, prev_hash, hash)
-        SELECT p, i, s, v, t, sv, $7::timestamptz, o, a, c, ca, d, substring($13::bytea FROM (n::int - 1) * 32 + 1 FOR 32), substring($13::bytea FROM n::int * 32 + 1 FOR 32)
+        SELECT p, i, s, v, t, sv, $7::timestamptz, o, a::jsonb, c, ca, d::jsonb, substring($13::bytea FROM (n::int - 1) * 32 + 1 FOR 32), substring($13::bytea FROM n::int * 32 + 1 FOR 32)
           FROM ROWS FROM (unnest($1::bigint[]), unnest($2::uuid[]), unnest($3::text[]), unnest($4::int[]), unnest($5::text[]), unnest($6::int[]), unnest($8::timestamptz[]),
-                          jsonb_array_elements($9::jsonb), unnest($10::text[]), unnest($11::text[]), jsonb_array_elements($12::jsonb)) WITH ORDINALITY
+                          ${elements(9)}, unnest($10::text[]), unnest($11::text[]), ${elements(12)}) WITH ORDINALITY
             AS u(p, i, s, v, t, sv, o, a, c, ca, d, n)
       ), versions AS (
         INSERT INTO ledger_streams (stream, version, last_position, created_at, updated_at)
@@ -224,7 +244,7 @@ function writeStatement(columns: WriteColumns, touched: Map<string, { version: n
       SELECT pg_notify('${APPENDED_CHANNEL}', $19::text)`,
     values: [
       columns.position, columns.eventId, columns.stream, columns.version, columns.type, columns.schemaVersion, recordedAt.toISOString(), columns.observedAt,
-      `[${columns.actor.join(',')}]`, columns.correlationId, columns.causationId, `[${columns.data.join(',')}]`, Buffer.concat(columns.hashes),
+      asArrays ? `[${columns.actor.join(',')}]` : columns.actor, columns.correlationId, columns.causationId, asArrays ? `[${columns.data.join(',')}]` : columns.data, Buffer.concat(columns.hashes),
       streams.map(([stream]) => stream), streams.map(([, t]) => t.version), streams.map(([, t]) => t.lastPosition),
       position, headHash, String(position),
     ],
@@ -244,9 +264,9 @@ type QueryInternals = { _getRows?: (connection: pg.Connection, rows?: number) =>
  * pg has no public way to put two statements before one Sync: its Query sends Execute and Sync from `_getRows`, which
  * is replaced on this one query object; a pg without it gets the COMMIT in a round trip of its own.
  */
-async function writeAndCommit(client: pg.PoolClient, statement: { text: string; values: unknown[] }): Promise<void> {
+async function writeAndCommit(client: pg.PoolClient, statement: { name: string; text: string; values: unknown[] }): Promise<void> {
   const results = await new Promise<unknown>((resolve, reject) => {
-    const query = new pg.Query({ name: WRITE_STATEMENT, text: statement.text, values: statement.values }, (error, result) => (error ? reject(error) : resolve(result)));
+    const query = new pg.Query({ name: statement.name, text: statement.text, values: statement.values }, (error, result) => (error ? reject(error) : resolve(result)));
     const internals = query as unknown as QueryInternals;
     if (typeof internals._getRows === 'function') {
       internals._getRows = (connection) => {
@@ -305,7 +325,7 @@ export class EventStore {
   readonly catalogue: EventCatalogue;
   readonly db: Kysely<LedgerDatabase>;
   readonly pool: pg.Pool;
-  readonly #options: Required<Pick<EventStoreOptions, 'maxBatchEvents' | 'pollIntervalMs' | 'appendTimeoutMs' | 'commitResolutionMs'>> & { clock: (() => Date) | undefined };
+  readonly #options: Required<Pick<EventStoreOptions, 'maxBatchEvents' | 'pollIntervalMs' | 'appendTimeoutMs' | 'commitResolutionMs' | 'maxJsonArrayChars'>> & { clock: (() => Date) | undefined };
   readonly #queue: PendingAppend[] = [];
   #flushing: Promise<void> | null = null;
   #closed = false;
@@ -339,6 +359,7 @@ export class EventStore {
       clock: options.clock,
       appendTimeoutMs: options.appendTimeoutMs ?? 30_000,
       commitResolutionMs: options.commitResolutionMs ?? 30_000,
+      maxJsonArrayChars: options.maxJsonArrayChars ?? 32 * 1024 * 1024,
     };
     this.#reserve = options.storageReserve ? new StorageReserve(options.storageReserve.path, options.storageReserve.minFreeBytes) : null;
   }
@@ -542,7 +563,7 @@ export class EventStore {
       // Round trip 2: rows, stream versions, head and NOTIFY in one parameterised statement, and COMMIT.
       written = columns.eventId;
       if (written.length > 0) {
-        const statement = writeStatement(columns, touched, position, prevHash, recordedAt);
+        const statement = writeStatement(columns, touched, position, prevHash, recordedAt, this.#options.maxJsonArrayChars);
         await writeAndCommit(client, statement);
       } else {
         await client.query('COMMIT');
@@ -603,7 +624,13 @@ export class EventStore {
       client.on('error', () => undefined);
       try {
         await client.connect();
+        // The batch's transaction may still be running on the server (the write, then the COMMIT it already received):
+        // its rows are counted only once it has ended, which taking the append lock it holds waits for.
+        await client.query('BEGIN');
+        await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(deadline - Date.now()))}`);
+        await client.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK_KEY]);
         const found = await client.query<{ n: string }>('SELECT count(*) AS n FROM ledger_events WHERE event_id = ANY($1::uuid[])', [eventIds]);
+        await client.query('ROLLBACK');
         const stored = Number(found.rows[0]?.n ?? 0);
         return stored === eventIds.length ? 'committed' : stored === 0 ? 'not-committed' : 'unknown';
       } catch {

@@ -141,6 +141,26 @@ describe(`connection faults on ${backend.name} PostgreSQL`, () => {
     expect(await copies(event.eventId)).toBe(1);
   });
 
+  it('a connection cut while the server is still writing (COMMIT received, a row lock holding the write): the outcome is asked only once that transaction ended, and is committed', async () => {
+    const event = { ...cordon('s1'), eventId: '01937a00-0000-7000-8000-00000000c0b1' };
+    await direct.append('node-s1', [cordon('s1')]);
+    const holder = new pg.Client({ connectionString: (direct as unknown as { connectionString: string }).connectionString });
+    await holder.connect();
+    try {
+      // Another session holds the stream's row: the write (an upsert of that row) waits behind it, COMMIT queued.
+      await holder.query(`BEGIN; SELECT * FROM ledger_streams WHERE stream = 'node-s1' FOR UPDATE`);
+      proxy.mode = { kind: 'cut-after-commit', forwardCommit: true };
+      const outcome = store.append('node-s1', [event]);
+      // Past the cut (300 ms), within the write's statement timeout (1,500 ms here).
+      await new Promise((resolve) => setTimeout(resolve, 900));
+      await holder.query('COMMIT');
+      expect(await outcome).toMatchObject({ idempotentReplay: false });
+      expect(await copies(event.eventId)).toBe(1);
+    } finally {
+      await holder.end();
+    }
+  });
+
   it('a connection cut before COMMIT reached the server: the append is answered not committed (retryable), nothing is stored, and the retry stores it once', async () => {
     const event = { ...cordon('c2'), eventId: '01937a00-0000-7000-8000-00000000c002' };
     proxy.mode = { kind: 'cut-after-commit', forwardCommit: false };

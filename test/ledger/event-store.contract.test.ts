@@ -184,6 +184,22 @@ for (const backend of backends()) {
       expect((await store.verifyChain()).ok).toBe(true);
     });
 
+    it('a batch whose JSON passes maxJsonArrayChars is written one text per event: the same rows, the same chain, read back as written', async () => {
+      const small = await EventStore.open({ connectionString: url, maxJsonArrayChars: 200, migrate: false });
+      opened.push(small);
+      const [big, tiny] = [stream(), stream()];
+      const [wide, narrow] = await Promise.all([
+        small.append(big, [cordon('b1', 'r'.repeat(300)), cordon('b2', 'quote " and backslash \\ and é')]),
+        small.append(tiny, [cordon('t1', 'short')]),
+      ]);
+      expect(wide.positions).toHaveLength(2);
+      expect(narrow.positions).toHaveLength(1);
+      expect((await store.readStream(big)).map((e) => (e.data as { reason: string }).reason)).toEqual(['r'.repeat(300), 'quote " and backslash \\ and é']);
+      await small.append(tiny, [cordon('t2', 'after the large batch')]);
+      expect((await store.readStream(tiny)).map((e) => (e.data as { reason: string }).reason)).toEqual(['short', 'after the large batch']);
+      expect((await store.verifyChain()).ok).toBe(true);
+    });
+
     it('a live subscriber is woken by NOTIFY, well before its polling fallback', async () => {
       const slow = await EventStore.open({ connectionString: url, pollIntervalMs: 60_000, migrate: false });
       opened.push(slow);
