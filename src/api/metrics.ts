@@ -40,6 +40,8 @@ export function createMetrics(ctx: Omit<ApiContext, 'timeAppend'>, options: { pr
   new Counter({ name: 'fleet_ledger_appends_total', help: 'Append calls committed by this process (group commit members)', registers, collect() { mirror(this, appendsSeen, 'appends', ctx.store.stats.appends); } });
   new Counter({ name: 'fleet_ledger_events_appended_total', help: 'Events written by this process (idempotent replays excluded)', registers, collect() { mirror(this, appendsSeen, 'events', ctx.store.stats.events); } });
   new Counter({ name: 'fleet_ledger_group_commit_batches_total', help: 'Group-commit transactions committed by this process', registers, collect() { mirror(this, appendsSeen, 'batches', ctx.store.stats.batches); } });
+  new Counter({ name: 'fleet_ledger_group_commit_one_round_trip_total', help: 'Group-commit transactions committed in one round trip (this process had written the head last)', registers, collect() { mirror(this, appendsSeen, 'oneRoundTrip', ctx.store.stats.oneRoundTripBatches); } });
+  new Counter({ name: 'fleet_ledger_group_commit_guess_misses_total', help: 'One-round-trip attempts that found the log moved (nothing written; the batch then took two round trips)', registers, collect() { mirror(this, appendsSeen, 'misses', ctx.store.stats.speculationMisses); } });
   new Gauge({ name: 'fleet_ledger_group_commit_last_batch_appends', help: 'Append calls coalesced into the last group-commit transaction', registers, collect() { this.set(ctx.store.stats.lastBatchAppends); } });
   new Gauge({ name: 'fleet_ledger_group_commit_max_batch_appends', help: 'Most append calls coalesced into one group-commit transaction so far', registers, collect() { this.set(ctx.store.stats.maxBatchAppends); } });
   new Gauge({

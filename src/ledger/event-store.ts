@@ -125,6 +125,10 @@ export interface AppendStats {
   events: number;
   lastBatchAppends: number;
   maxBatchAppends: number;
+  /** Batches committed in one round trip (this process had written the head last). */
+  oneRoundTripBatches: number;
+  /** One-round-trip guesses that found the log moved (nothing written; the batch then took two round trips). */
+  speculationMisses: number;
 }
 
 interface PendingAppend {
@@ -133,6 +137,37 @@ interface PendingAppend {
   expected: ExpectedVersion;
   resolve: (result: AppendResult) => void;
   reject: (error: unknown) => void;
+}
+
+type Settled = Array<{ ok: true; result: AppendResult } | { ok: false; error: unknown }>;
+
+/** What a batch is chained onto: read under the append lock, or (one round trip) as this process last left it. */
+interface BatchBasis {
+  position: number;
+  hash: Buffer;
+  recordedAt: Date;
+  versions: Map<string, number>;
+  known: Map<string, StoredIdentity>;
+  leases: Map<string, { epoch: number; owner: string | null; released: boolean }>;
+  sagaLeases: Map<string, { epoch: number; owner: string }>;
+}
+
+/** A batch chained onto its basis: the rows to write, the streams' new versions, each append's outcome, the new head. */
+interface Assembled {
+  columns: WriteColumns;
+  touched: Map<string, { version: number; lastPosition: number }>;
+  settled: Settled;
+  position: number;
+  hash: Buffer;
+}
+
+/** How far a one-round-trip batch's `recorded_at` may be from the database's clock, in seconds. */
+const CLOCK_BOUND_S = 0.25;
+/** Streams whose versions a store keeps to assume in one-round-trip batches. */
+const KNOWN_STREAMS_MAX = 100_000;
+
+function leaseOf(event: PreparedEvent): unknown {
+  return 'lease' in event.actor ? event.actor.lease : undefined;
 }
 
 interface StoredIdentity {
@@ -182,6 +217,12 @@ function isStatementError(error: unknown): boolean {
   return typeof candidate?.code === 'string' && /^[0-9A-Z]{5}$/.test(candidate.code) && typeof candidate.severity === 'string';
 }
 
+/** A row refused because its stream already holds that version (the unique index on (stream, stream_version)). */
+function isStreamVersionTaken(error: unknown): boolean {
+  const candidate = error as { code?: unknown; constraint?: unknown };
+  return isStatementError(error) && candidate.code === '23505' && candidate.constraint === 'ledger_events_stream_version';
+}
+
 /** The columns of one group commit's new rows, as the arrays its one INSERT unnests. */
 interface WriteColumns {
   position: number[];
@@ -217,6 +258,7 @@ function writeStatement(
   headHash: Buffer,
   recordedAt: Date,
   maxJsonArrayChars: number,
+  guard: WriteGuard | null = null,
 ): { name: string; text: string; values: unknown[] } {
   const streams = [...touched.entries()];
   // PostgreSQL refuses a jsonb array past 256 MB, and a jsonb can be several times its text (numbers, headers): a
@@ -226,36 +268,60 @@ function writeStatement(
   for (const text of columns.actor) chars += text.length;
   const asArrays = chars <= maxJsonArrayChars;
   const elements = (parameter: number): string => (asArrays ? `jsonb_array_elements($${parameter}::jsonb)` : `unnest($${parameter}::text[])`);
+  // A guarded write (one round trip, see `EventStore.#speculate`) writes only if the head and the clock are as the batch
+  // was assembled against; every part is conditioned on the guard, evaluated once under the lock. (The streams' versions
+  // need no guard: the unique index on (stream, stream_version) refuses a row whose version is taken.)
+  const onlyIf = guard ? ' WHERE (SELECT ok FROM guard)' : '';
   return {
-    name: asArrays ? WRITE_STATEMENT : `${WRITE_STATEMENT}-texts`,
-    text: `WITH written AS (
+    name: `${WRITE_STATEMENT}${asArrays ? '' : '-texts'}${guard ? '-guarded' : ''}`,
+    text: `WITH ${guard ? `guard AS (
+        SELECT (SELECT position = $20::bigint AND hash = substring($13::bytea FROM 1 FOR 32) FROM ledger_head)
+           AND abs(extract(epoch FROM clock_timestamp() - $7::timestamptz)) <= $21::float8 AS ok
+      ), ` : ''}written AS (
         INSERT INTO ledger_events (position, event_id, stream, stream_version, type, schema_version, recorded_at, observed_at, actor, correlation_id, causation_id, data, prev_hash, hash)
         SELECT p, i, s, v, t, sv, $7::timestamptz, o, a::jsonb, c, ca, d::jsonb, substring($13::bytea FROM (n::int - 1) * 32 + 1 FOR 32), substring($13::bytea FROM n::int * 32 + 1 FOR 32)
           FROM ROWS FROM (unnest($1::bigint[]), unnest($2::uuid[]), unnest($3::text[]), unnest($4::int[]), unnest($5::text[]), unnest($6::int[]), unnest($8::timestamptz[]),
                           ${elements(9)}, unnest($10::text[]), unnest($11::text[]), ${elements(12)}) WITH ORDINALITY
-            AS u(p, i, s, v, t, sv, o, a, c, ca, d, n)
+            AS u(p, i, s, v, t, sv, o, a, c, ca, d, n)${onlyIf}
       ), versions AS (
         INSERT INTO ledger_streams (stream, version, last_position, created_at, updated_at)
-        SELECT s, v, l, $7::timestamptz, $7::timestamptz FROM unnest($14::text[], $15::int[], $16::bigint[]) AS u(s, v, l)
+        SELECT s, v, l, $7::timestamptz, $7::timestamptz FROM unnest($14::text[], $15::int[], $16::bigint[]) AS u(s, v, l)${onlyIf}
         ON CONFLICT (stream) DO UPDATE SET version = EXCLUDED.version, last_position = EXCLUDED.last_position, updated_at = EXCLUDED.updated_at
       ), head AS (
-        UPDATE ledger_head SET position = $17::bigint, hash = $18::bytea, recorded_at = $7::timestamptz
+        UPDATE ledger_head SET position = $17::bigint, hash = $18::bytea, recorded_at = $7::timestamptz${onlyIf}
+      )${guard ? `, notified AS (
+        SELECT pg_notify('${APPENDED_CHANNEL}', $19::text) FROM guard WHERE ok
       )
-      SELECT pg_notify('${APPENDED_CHANNEL}', $19::text)`,
+      SELECT ok, (SELECT count(*) FROM notified) AS notified FROM guard` : `
+      SELECT pg_notify('${APPENDED_CHANNEL}', $19::text)`}`,
     values: [
       columns.position, columns.eventId, columns.stream, columns.version, columns.type, columns.schemaVersion, recordedAt.toISOString(), columns.observedAt,
       asArrays ? `[${columns.actor.join(',')}]` : columns.actor, columns.correlationId, columns.causationId, asArrays ? `[${columns.data.join(',')}]` : columns.data, Buffer.concat(columns.hashes),
       streams.map(([stream]) => stream), streams.map(([, t]) => t.version), streams.map(([, t]) => t.lastPosition),
       position, headHash, String(position),
+      ...(guard ? [guard.headPosition, guard.clockBoundS] : []),
     ],
   };
+}
+
+/** What a one-round-trip write checks under the lock before it writes anything (see `EventStore.#speculate`). */
+interface WriteGuard {
+  /** The head the batch was chained onto (its hash is the first of the write's hashes). */
+  headPosition: number;
+  /** How far `recorded_at` may be from the database's clock, in seconds (Infinity with a clock given for tests). */
+  clockBoundS: number;
 }
 
 /** The name of the group commit's write: parsed and planned once per connection, not at every commit. */
 const WRITE_STATEMENT = 'fleet-ledger-append-write';
 
-/** What pg's Query does after Bind: Execute, then Sync. Not in pg's types; present in pg 8 (checked before use). */
-type QueryInternals = { _getRows?: (connection: pg.Connection, rows?: number) => void; portal: string };
+/** What pg's Query does: Parse, Bind, Describe, then `_getRows` (Execute, Sync). Not in pg's types; present in pg 8 (checked before use). */
+type QueryInternals = {
+  _getRows?: (connection: pg.Connection, rows?: number) => void;
+  prepare?: (connection: pg.Connection) => void;
+  portal: string;
+};
+type ConnectionInternals = pg.Connection & { submittedNamedStatements?: Record<string, string>; parsedStatements?: Record<string, string> };
 
 /**
  * A group commit's write and its COMMIT in one round trip: the write (the named statement, bound to this commit's
@@ -263,8 +329,21 @@ type QueryInternals = { _getRows?: (connection: pg.Connection, rows?: number) =>
  * the COMMIT (it discards every message up to the Sync) and the transaction stays open, aborted, for the ROLLBACK.
  * pg has no public way to put two statements before one Sync: its Query sends Execute and Sync from `_getRows`, which
  * is replaced on this one query object; a pg without it gets the COMMIT in a round trip of its own.
+ *
+ * With `prelude` (statements without parameters, each answering at most a row), those run first in the same sequence:
+ * the transaction's BEGIN, its settings and the lock, so the whole transaction is one round trip. The write's Parse
+ * goes first of all, so the statement name pg records as parsed on the first ParseComplete is the write's own. Where
+ * pg lacks the internals this needs, null is returned before anything is sent, and the caller takes its other path.
+ * Returns the write's rows.
  */
-async function writeAndCommit(client: pg.PoolClient, statement: { name: string; text: string; values: unknown[] }): Promise<void> {
+async function writeAndCommit(
+  client: pg.PoolClient,
+  statement: { name: string; text: string; values: unknown[] },
+  prelude: readonly string[] = [],
+): Promise<Array<Record<string, unknown>> | null> {
+  const pgQuery = pg.Query.prototype as unknown as QueryInternals;
+  const connection = (client as unknown as { connection?: ConnectionInternals }).connection;
+  if (prelude.length > 0 && (typeof pgQuery._getRows !== 'function' || typeof pgQuery.prepare !== 'function' || !connection?.submittedNamedStatements || !connection.parsedStatements)) return null;
   const results = await new Promise<unknown>((resolve, reject) => {
     const query = new pg.Query({ name: statement.name, text: statement.text, values: statement.values }, (error, result) => (error ? reject(error) : resolve(result)));
     const internals = query as unknown as QueryInternals;
@@ -278,15 +357,37 @@ async function writeAndCommit(client: pg.PoolClient, statement: { name: string; 
         connection.sync();
       };
     }
+    if (prelude.length > 0) {
+      const prepare = internals.prepare!.bind(query);
+      internals.prepare = (connection) => {
+        const named = connection as ConnectionInternals;
+        if (named.parsedStatements![statement.name] === undefined && named.submittedNamedStatements![statement.name] === undefined) {
+          connection.parse({ name: statement.name, text: statement.text, types: [] }, true);
+          named.submittedNamedStatements![statement.name] = statement.text;
+        }
+        for (const text of prelude) {
+          connection.parse({ name: '', text, types: [] }, true);
+          connection.bind({}, true);
+          // Described, so a row it answers (the lock's void) comes with its columns, as pg's result parsing needs.
+          connection.describe({ type: 'P', name: '' }, true);
+          connection.execute({}, true);
+        }
+        prepare(connection);
+      };
+    }
     void client.query(query);
   });
-  const commands = (Array.isArray(results) ? results : [results]).map((result) => (result as pg.QueryResult).command);
-  if (commands.length === 1) {
+  const all = (Array.isArray(results) ? results : [results]) as pg.QueryResult[];
+  const commands = all.map((result) => result.command);
+  const write = all[prelude.length];
+  if (commands.length === prelude.length + 1) {
     await client.query('COMMIT');
-  } else if (commands[1] !== 'COMMIT') {
+  } else if (commands[prelude.length + 1] !== 'COMMIT') {
     // A transaction the server had already aborted answers COMMIT with ROLLBACK: nothing was written.
-    throw new LedgerError('LEDGER_STORE_UNAVAILABLE', { operation: 'append', cause: `COMMIT answered ${String(commands[1])}` }, `append transaction failed, nothing was committed: COMMIT answered ${String(commands[1])}`);
+    const answer = String(commands[prelude.length + 1]);
+    throw new LedgerError('LEDGER_STORE_UNAVAILABLE', { operation: 'append', cause: `COMMIT answered ${answer}` }, `append transaction failed, nothing was committed: COMMIT answered ${answer}`);
   }
+  return (write?.rows ?? []) as Array<Record<string, unknown>>;
 }
 
 function escapeLike(prefix: string): string {
@@ -334,7 +435,16 @@ export class EventStore {
   #listenerStarting: Promise<void> | null = null;
   readonly #appended = new Subject<number>();
   readonly #subscriptions = new Set<() => void>();
-  readonly stats: AppendStats = { batches: 0, appends: 0, events: 0, lastBatchAppends: 0, maxBatchAppends: 0 };
+  readonly stats: AppendStats = { batches: 0, appends: 0, events: 0, lastBatchAppends: 0, maxBatchAppends: 0, oneRoundTripBatches: 0, speculationMisses: 0 };
+  /** What this process knows of the log between its batches, for one-round-trip commits (see `#speculate`). */
+  readonly #speculation = {
+    head: null as { position: number; hash: Buffer; recordedAt: Date } | null,
+    versions: new Map<string, number>(),
+    clockOffsetMs: 0,
+    misses: 0,
+    pausedUntilBatch: 0,
+    unsupported: false,
+  };
   readonly connectionString: string;
   readonly #connectionBounds: EventStoreOptions['connectionBounds'];
   readonly #feedPoolSize: number;
@@ -424,151 +534,67 @@ export class EventStore {
   }
 
   /**
-   * One group-commit transaction in two round trips (see the comments inline). The lock is taken in its
-   * own statement so the read that follows sees every earlier commit (READ COMMITTED takes its snapshot
-   * per statement); positions and hashes are computed here, under the lock, in batch order.
+   * One group-commit transaction. In one round trip when this process wrote the log's head last (see `#speculate`);
+   * otherwise, or when that finds the log moved, in two (see the comments inline). There the lock is taken in its own
+   * statement so the read that follows sees every earlier commit (READ COMMITTED takes its snapshot per statement);
+   * positions and hashes are computed here, under the lock, in batch order.
    */
   async #commitBatch(batch: PendingAppend[]): Promise<void> {
-    const settled: Array<{ ok: true; result: AppendResult } | { ok: false; error: unknown }> = [];
+    let settled: Settled = [];
     let client: pg.PoolClient | null = null;
     let written: string[] = [];
     let failedConnection = false;
     try {
       client = await this.pool.connect();
-      const streams = [...new Set(batch.map((p) => p.stream))];
-      // Only ids a caller gave can be stored already (a retry); an id the ledger made for this append is new (UUIDv7:
-      // its millisecond and 74 random bits), so it is not looked up. The unique constraint still stands behind it.
-      const eventIds = batch.flatMap((p) => p.events.flatMap((e) => (e.idGiven ? [e.eventId] : [])));
-      // Poll leases the batch writes under (cluster mode): read FOR SHARE after the append lock, so a take-over (which
-      // updates the row) waits for this transaction, and no append of a superseded epoch commits after it.
-      const fencedShards = [...new Set(batch.flatMap((p) => p.events.flatMap((e) => (e.actor.kind === 'driver' || e.actor.kind === 'system') && e.actor.lease ? [e.actor.lease.shard] : [])))];
-      const leaseRead = fencedShards.length > 0 ? `SELECT shard, epoch, owner, released FROM cluster_leases WHERE shard = ANY(${arrayLiteral(fencedShards, 'text')}) ORDER BY shard FOR SHARE;` : '';
-      // Saga leases, the same way: a take-over raises the saga's epoch (and waits for this transaction to do it).
-      const fencedSagas = [...new Set(batch.flatMap((p) => p.events.flatMap((e) => (e.actor.kind === 'saga' && e.actor.lease ? [e.actor.lease.saga] : []))))];
-      const sagaRead = fencedSagas.length > 0 ? `SELECT saga, epoch, owner FROM saga_leases WHERE saga = ANY(${arrayLiteral(fencedSagas, 'text')}) ORDER BY saga FOR SHARE;` : '';
-      // Round trip 1: begin, take the log-wide lock, then (a new statement, so a new snapshot that sees
-      // every earlier commit) read the head, the streams' versions and any already-stored event ids.
-      const results = (await client.query(
-        // Durable before acknowledged whatever the server's default; bounded, so a stalled lock holder fails this
-        // batch (retryable) within the deadline instead of queueing every writer behind it.
-        `BEGIN; SET LOCAL standard_conforming_strings TO on; SET LOCAL synchronous_commit TO on; SET LOCAL statement_timeout = ${Math.max(1, Math.round(this.#options.appendTimeoutMs))};
-         SELECT pg_advisory_xact_lock(${APPEND_LOCK_KEY});
-         ${leaseRead}
-         ${sagaRead}
-         SELECT
-           (SELECT json_build_object('position', position, 'hash', encode(hash, 'hex'), 'recorded_at', recorded_at) FROM ledger_head) AS head,
-           clock_timestamp() AS db_now,
-           (SELECT coalesce(json_agg(json_build_array(stream, version)), '[]'::json) FROM ledger_streams WHERE stream = ANY(${arrayLiteral(streams, 'text')})) AS versions,
-           (SELECT coalesce(json_agg(json_build_object('event_id', event_id, 'stream', stream, 'stream_version', stream_version, 'position', position, 'type', type,
-                     'schema_version', schema_version, 'observed_at', observed_at, 'actor', actor, 'correlation_id', correlation_id, 'causation_id', causation_id, 'data', data)), '[]'::json)
-              FROM ledger_events WHERE event_id = ANY(${arrayLiteral(eventIds, 'uuid')})) AS existing`,
-      )) as unknown as pg.QueryResult[];
-      const state = results[results.length - 1] as pg.QueryResult<{ head: { position: number; hash: string; recorded_at: string }; db_now: Date; versions: Array<[string, number]>; existing: ExistingRow[] }>;
-      const { head: headRow, db_now: dbNow, versions: versionRows, existing } = state.rows[0]!;
-      const versions = new Map<string, number>(versionRows);
-      const known = new Map<string, StoredIdentity>(existing.map((row) => [row.event_id, storedIdentity(row)]));
-      const leases = new Map<string, { epoch: number; owner: string | null; released: boolean }>();
-      if (leaseRead) {
-        for (const row of (results[results.length - (sagaRead ? 3 : 2)] as pg.QueryResult<{ shard: string; epoch: string; owner: string | null; released: boolean }>).rows) {
-          leases.set(row.shard, { epoch: Number(row.epoch), owner: row.owner, released: row.released });
+      const speculation = this.#speculate(batch);
+      let done = false;
+      if (speculation) {
+        const { assembled, guard } = speculation;
+        // Known before the write, for an outcome that must be asked of the database (a connection lost after COMMIT).
+        settled = assembled.settled;
+        written = assembled.columns.eventId;
+        const statement = writeStatement(assembled.columns, assembled.touched, assembled.position, assembled.hash, speculation.recordedAt, this.#options.maxJsonArrayChars, guard);
+        const rows = await writeAndCommit(client, statement, this.#prelude()).catch(async (error: unknown) => {
+          // A stream this process assumed at a version (or absent) has moved: its row's version is taken. Nothing was
+          // written; the transaction is aborted and rolled back, and the batch goes the long way.
+          if (!isStreamVersionTaken(error)) throw error;
+          await client!.query('ROLLBACK');
+          return [{ ok: false }];
+        });
+        if (rows === null) {
+          // This pg cannot send a whole transaction in one sequence: two round trips from now on.
+          this.#speculation.unsupported = true;
+          written = [];
+        } else if (rows[0]?.ok === true) {
+          this.#remember(assembled.position, assembled.hash, speculation.recordedAt, assembled.touched);
+          this.#speculation.misses = 0;
+          this.stats.oneRoundTripBatches += 1;
+          done = true;
+        } else {
+          // The log moved under the guess (another writer, a stream this process did not know of): nothing was
+          // written. The batch goes the long way, and guessing pauses for longer each time in a row it misses, so a
+          // process that shares the log with busy writers rarely pays the extra round trip.
+          this.stats.speculationMisses += 1;
+          this.#speculation.misses += 1;
+          this.#speculation.pausedUntilBatch = this.stats.batches + 2 ** Math.min(this.#speculation.misses, 10);
+          this.#forget();
+          written = [];
         }
       }
-      const sagaLeases = new Map<string, { epoch: number; owner: string }>();
-      if (sagaRead) {
-        for (const row of (results[results.length - 2] as pg.QueryResult<{ saga: string; epoch: string; owner: string }>).rows) sagaLeases.set(row.saga, { epoch: Number(row.epoch), owner: row.owner });
-      }
-
-      let position = Number(headRow.position);
-      let prevHash: Buffer = Buffer.from(headRow.hash, 'hex');
-      const now = this.#options.clock?.() ?? new Date(dbNow);
-      const headTime = new Date(headRow.recorded_at);
-      // The ledger clock never runs backwards along the log, so time-travel queries by instant are sound.
-      const recordedAt = now.getTime() >= headTime.getTime() ? now : headTime;
-      const columns = emptyColumns();
-      columns.hashes.push(prevHash);
-      const recordedAtJson = JSON.stringify(recordedAt.toISOString());
-      const touched = new Map<string, { version: number; lastPosition: number }>();
-
-      for (const pending of batch) {
-        try {
-          const replay = this.#replayOf(pending, known);
-          if (replay) {
-            settled.push({ ok: true, result: replay });
-            continue;
-          }
-          for (const event of pending.events) {
-            if (event.actor.kind === 'saga' && event.actor.lease) {
-              const stamp = event.actor.lease;
-              const held = sagaLeases.get(stamp.saga);
-              if (held?.epoch !== stamp.epoch) {
-                throw new LedgerError(
-                  'LEDGER_STALE_EPOCH',
-                  { stream: pending.stream, saga: stamp.saga, epoch: stamp.epoch, currentEpoch: held?.epoch ?? null, owner: held?.owner ?? null },
-                  `append to ${pending.stream} refused: written under epoch ${stamp.epoch} of saga ${stamp.saga}, which is ${held ? `at epoch ${held.epoch} (taken by ${held.owner})` : 'not leased'}`,
-                );
-              }
-            }
-            const lease = (event.actor.kind === 'driver' || event.actor.kind === 'system') ? event.actor.lease : undefined;
-            if (!lease) continue;
-            const held = leases.get(lease.shard);
-            if (!held || held.epoch !== lease.epoch || held.released) {
-              throw new LedgerError(
-                'LEDGER_STALE_EPOCH',
-                { stream: pending.stream, shard: lease.shard, epoch: lease.epoch, currentEpoch: held?.epoch ?? null, owner: held?.owner ?? null },
-                `append to ${pending.stream} refused: written under epoch ${lease.epoch} of shard ${lease.shard}, which is ${!held ? 'not leased' : held.released && held.epoch === lease.epoch ? 'released' : `at epoch ${held.epoch} (held by ${held.owner ?? 'nobody'})`}`,
-              );
-            }
-          }
-          const exists = versions.has(pending.stream);
-          const current = versions.get(pending.stream) ?? 0;
-          if (!expectedMatches(pending.expected, exists, current)) {
-            throw new LedgerError(
-              'LEDGER_WRONG_EXPECTED_VERSION',
-              { stream: pending.stream, expected: pending.expected, actual: exists ? current : -1 },
-              `append to ${pending.stream} expected ${describeExpected(pending.expected)} but the stream is ${exists ? `at version ${current}` : 'absent'}`,
-            );
-          }
-          let version = current;
-          const positions: number[] = [];
-          const streamJson = JSON.stringify(pending.stream);
-          for (const event of pending.events) {
-            position += 1;
-            version += 1;
-            const observedAt = event.observedAt === null ? null : event.observedAt.toISOString();
-            // canonicalEvent's text, assembled from the parts prepared (and canonicalized) before the lock.
-            const hash = chainHashBytes(prevHash, chainText(event, position, streamJson, version, recordedAtJson, observedAt === null ? 'null' : `"${observedAt}"`));
-            columns.position.push(position);
-            columns.eventId.push(event.eventId);
-            columns.stream.push(pending.stream);
-            columns.version.push(version);
-            columns.type.push(event.type);
-            columns.schemaVersion.push(event.schemaVersion);
-            columns.observedAt.push(observedAt);
-            columns.actor.push(event.canonicalActor);
-            columns.correlationId.push(event.correlationId);
-            columns.causationId.push(event.causationId);
-            columns.data.push(event.canonicalData);
-            columns.hashes.push(hash);
-            known.set(event.eventId, { stream: pending.stream, position, streamVersion: version, content: event });
-            positions.push(position);
-            prevHash = hash;
-          }
-          versions.set(pending.stream, version);
-          touched.set(pending.stream, { version, lastPosition: position });
-          settled.push({ ok: true, result: { stream: pending.stream, nextExpectedVersion: version, positions, idempotentReplay: false } });
-        } catch (error) {
-          settled.push({ ok: false, error });
+      if (!done) {
+        const assembled = await this.#assembleUnderLock(client, batch);
+        settled = assembled.settled;
+        // Round trip 2: rows, stream versions, head and NOTIFY in one parameterised statement, and COMMIT.
+        written = assembled.columns.eventId;
+        if (written.length > 0) {
+          await writeAndCommit(client, writeStatement(assembled.columns, assembled.touched, assembled.position, assembled.hash, assembled.recordedAt, this.#options.maxJsonArrayChars));
+        } else {
+          await client.query('COMMIT');
         }
-      }
-      // Round trip 2: rows, stream versions, head and NOTIFY in one parameterised statement, and COMMIT.
-      written = columns.eventId;
-      if (written.length > 0) {
-        const statement = writeStatement(columns, touched, position, prevHash, recordedAt, this.#options.maxJsonArrayChars);
-        await writeAndCommit(client, statement);
-      } else {
-        await client.query('COMMIT');
+        this.#remember(assembled.position, assembled.hash, written.length > 0 ? assembled.recordedAt : assembled.headRecordedAt, assembled.touched);
       }
     } catch (error) {
+      this.#forget();
       await client?.query('ROLLBACK').catch(() => undefined);
       // Once COMMIT may have been sent, the outcome is asked of the database, never guessed: a lost connection
       // after COMMIT can mean either, and a caller told "not committed" would retry and duplicate.
@@ -596,7 +622,218 @@ export class EventStore {
     this.#settle(batch, settled);
   }
 
-  #settle(batch: PendingAppend[], settled: Array<{ ok: true; result: AppendResult } | { ok: false; error: unknown }>): void {
+  /**
+   * The one-round-trip guess, or null. When this process committed the log's head last, it knows the head (position,
+   * hash, time) and the versions of the streams it wrote or read since, so it can assemble a batch (positions,
+   * versions, hashes) before taking the lock, and send BEGIN, the lock, a guarded write and COMMIT at once. The guard,
+   * evaluated under the lock, writes nothing unless the head is the one the batch was chained onto and `recorded_at`
+   * is within `CLOCK_BOUND_S` of the database's clock (the ledger clock stays the database server's; this process
+   * estimates it from the last time it read it). A stream not known is assumed absent; if it is not, or is past the
+   * version assumed, the unique index on (stream, stream_version) refuses the write, and nothing is written either. Not guessed: appends carrying event ids (a retry may need the stored rows) or leases (their epochs are
+   * read under the lock), and batches in which an append would fail its expected version against what is known.
+   */
+  #speculate(batch: PendingAppend[]): { assembled: Assembled; recordedAt: Date; guard: WriteGuard } | null {
+    const head = this.#speculation.head;
+    if (!head || this.#speculation.unsupported || this.stats.batches < this.#speculation.pausedUntilBatch) return null;
+    for (const pending of batch) {
+      for (const event of pending.events) if (event.idGiven || leaseOf(event) !== undefined) return null;
+    }
+    const clock = this.#options.clock;
+    const now = clock ? clock() : new Date(Date.now() + this.#speculation.clockOffsetMs);
+    const recordedAt = now.getTime() >= head.recordedAt.getTime() ? now : head.recordedAt;
+    const versions = new Map<string, number>();
+    for (const pending of batch) {
+      const version = this.#speculation.versions.get(pending.stream);
+      if (version !== undefined) versions.set(pending.stream, version);
+    }
+    const assembled = this.#assemble(batch, { position: head.position, hash: head.hash, recordedAt, versions, known: new Map(), leases: new Map(), sagaLeases: new Map() });
+    if (assembled.columns.eventId.length === 0 || assembled.settled.some((outcome) => !outcome.ok)) return null;
+    return { assembled, recordedAt, guard: { headPosition: head.position, clockBoundS: clock ? Infinity : CLOCK_BOUND_S } };
+  }
+
+  /** The statements before a one-round-trip write: the transaction, its settings (as the two-round-trip path's), the lock. */
+  #prelude(): string[] {
+    return [
+      'BEGIN',
+      `SELECT set_config('standard_conforming_strings', 'on', true), set_config('synchronous_commit', 'on', true), set_config('statement_timeout', '${Math.max(1, Math.round(this.#options.appendTimeoutMs))}', true)`,
+      `SELECT pg_advisory_xact_lock(${APPEND_LOCK_KEY})`,
+    ];
+  }
+
+  /** The head this batch left, and the stream versions it wrote: what the next batch may assume. */
+  #remember(position: number, hash: Buffer, recordedAt: Date, touched: Map<string, { version: number }>): void {
+    this.#speculation.head = { position, hash, recordedAt };
+    const versions = this.#speculation.versions;
+    for (const [stream, { version }] of touched) {
+      versions.delete(stream);
+      versions.set(stream, version);
+    }
+    // Bounded: the streams least recently written are forgotten first (a forgotten one is assumed absent, and a miss
+    // teaches it again).
+    for (const stream of versions.keys()) {
+      if (versions.size <= KNOWN_STREAMS_MAX) break;
+      versions.delete(stream);
+    }
+  }
+
+  #forget(): void {
+    this.#speculation.head = null;
+    this.#speculation.versions.clear();
+  }
+
+  /**
+   * Round trip 1 of the long way: begin, take the log-wide lock, then (a new statement, so a new snapshot that sees
+   * every earlier commit) read the head, the streams' versions and any already-stored event ids; then the batch is
+   * assembled against them. What was read becomes what the next batch may assume.
+   */
+  async #assembleUnderLock(client: pg.PoolClient, batch: PendingAppend[]): Promise<Assembled & { recordedAt: Date; headRecordedAt: Date }> {
+    const streams = [...new Set(batch.map((p) => p.stream))];
+    // Only ids a caller gave can be stored already (a retry); an id the ledger made for this append is new (UUIDv7:
+    // its millisecond and 74 random bits), so it is not looked up. The unique constraint still stands behind it.
+    const eventIds = batch.flatMap((p) => p.events.flatMap((e) => (e.idGiven ? [e.eventId] : [])));
+    // Poll leases the batch writes under (cluster mode): read FOR SHARE after the append lock, so a take-over (which
+    // updates the row) waits for this transaction, and no append of a superseded epoch commits after it.
+    const fencedShards = [...new Set(batch.flatMap((p) => p.events.flatMap((e) => (e.actor.kind === 'driver' || e.actor.kind === 'system') && e.actor.lease ? [e.actor.lease.shard] : [])))];
+    const leaseRead = fencedShards.length > 0 ? `SELECT shard, epoch, owner, released FROM cluster_leases WHERE shard = ANY(${arrayLiteral(fencedShards, 'text')}) ORDER BY shard FOR SHARE;` : '';
+    // Saga leases, the same way: a take-over raises the saga's epoch (and waits for this transaction to do it).
+    const fencedSagas = [...new Set(batch.flatMap((p) => p.events.flatMap((e) => (e.actor.kind === 'saga' && e.actor.lease ? [e.actor.lease.saga] : []))))];
+    const sagaRead = fencedSagas.length > 0 ? `SELECT saga, epoch, owner FROM saga_leases WHERE saga = ANY(${arrayLiteral(fencedSagas, 'text')}) ORDER BY saga FOR SHARE;` : '';
+    const sentAt = Date.now();
+    const results = (await client.query(
+      // Durable before acknowledged whatever the server's default; bounded, so a stalled lock holder fails this
+      // batch (retryable) within the deadline instead of queueing every writer behind it.
+      `BEGIN; SET LOCAL standard_conforming_strings TO on; SET LOCAL synchronous_commit TO on; SET LOCAL statement_timeout = ${Math.max(1, Math.round(this.#options.appendTimeoutMs))};
+       SELECT pg_advisory_xact_lock(${APPEND_LOCK_KEY});
+       ${leaseRead}
+       ${sagaRead}
+       SELECT
+         (SELECT json_build_object('position', position, 'hash', encode(hash, 'hex'), 'recorded_at', recorded_at) FROM ledger_head) AS head,
+         clock_timestamp() AS db_now,
+         (SELECT coalesce(json_agg(json_build_array(stream, version)), '[]'::json) FROM ledger_streams WHERE stream = ANY(${arrayLiteral(streams, 'text')})) AS versions,
+         (SELECT coalesce(json_agg(json_build_object('event_id', event_id, 'stream', stream, 'stream_version', stream_version, 'position', position, 'type', type,
+                   'schema_version', schema_version, 'observed_at', observed_at, 'actor', actor, 'correlation_id', correlation_id, 'causation_id', causation_id, 'data', data)), '[]'::json)
+            FROM ledger_events WHERE event_id = ANY(${arrayLiteral(eventIds, 'uuid')})) AS existing`,
+    )) as unknown as pg.QueryResult[];
+    const receivedAt = Date.now();
+    const state = results[results.length - 1] as pg.QueryResult<{ head: { position: number; hash: string; recorded_at: string }; db_now: Date; versions: Array<[string, number]>; existing: ExistingRow[] }>;
+    const { head: headRow, db_now: dbNow, versions: versionRows, existing } = state.rows[0]!;
+    const versions = new Map<string, number>(versionRows);
+    const known = new Map<string, StoredIdentity>(existing.map((row) => [row.event_id, storedIdentity(row)]));
+    const leases = new Map<string, { epoch: number; owner: string | null; released: boolean }>();
+    if (leaseRead) {
+      for (const row of (results[results.length - (sagaRead ? 3 : 2)] as pg.QueryResult<{ shard: string; epoch: string; owner: string | null; released: boolean }>).rows) {
+        leases.set(row.shard, { epoch: Number(row.epoch), owner: row.owner, released: row.released });
+      }
+    }
+    const sagaLeases = new Map<string, { epoch: number; owner: string }>();
+    if (sagaRead) {
+      for (const row of (results[results.length - 2] as pg.QueryResult<{ saga: string; epoch: string; owner: string }>).rows) sagaLeases.set(row.saga, { epoch: Number(row.epoch), owner: row.owner });
+    }
+
+    const position = Number(headRow.position);
+    const hash: Buffer = Buffer.from(headRow.hash, 'hex');
+    // What the next batch may assume: the versions known are kept only while the head is the one this process left
+    // (nobody else wrote since), and the ones just read are current.
+    const last = this.#speculation.head;
+    if (!last || last.position !== position || !last.hash.equals(hash)) this.#speculation.versions.clear();
+    for (const [stream, version] of versions) this.#speculation.versions.set(stream, version);
+    // The database's clock as this process sees it: read under the lock, half-way through the round trip.
+    this.#speculation.clockOffsetMs = new Date(dbNow).getTime() - (sentAt + receivedAt) / 2;
+    const now = this.#options.clock?.() ?? new Date(dbNow);
+    const headRecordedAt = new Date(headRow.recorded_at);
+    // The ledger clock never runs backwards along the log, so time-travel queries by instant are sound.
+    const recordedAt = now.getTime() >= headRecordedAt.getTime() ? now : headRecordedAt;
+    return { ...this.#assemble(batch, { position, hash, recordedAt, versions, known, leases, sagaLeases }), recordedAt, headRecordedAt };
+  }
+
+  /**
+   * Chains a batch onto `basis`: each append's replay check, lease epochs and expected version, then its rows'
+   * positions, versions and hashes. An append that fails is settled with its error and writes nothing.
+   */
+  #assemble(batch: PendingAppend[], basis: BatchBasis): Assembled {
+    const settled: Settled = [];
+    const { versions, known, leases, sagaLeases } = basis;
+    let position = basis.position;
+    let prevHash = basis.hash;
+    const columns = emptyColumns();
+    columns.hashes.push(prevHash);
+    const recordedAtJson = JSON.stringify(basis.recordedAt.toISOString());
+    const touched = new Map<string, { version: number; lastPosition: number }>();
+    for (const pending of batch) {
+      try {
+        const replay = this.#replayOf(pending, known);
+        if (replay) {
+          settled.push({ ok: true, result: replay });
+          continue;
+        }
+        for (const event of pending.events) {
+          if (event.actor.kind === 'saga' && event.actor.lease) {
+            const stamp = event.actor.lease;
+            const held = sagaLeases.get(stamp.saga);
+            if (held?.epoch !== stamp.epoch) {
+              throw new LedgerError(
+                'LEDGER_STALE_EPOCH',
+                { stream: pending.stream, saga: stamp.saga, epoch: stamp.epoch, currentEpoch: held?.epoch ?? null, owner: held?.owner ?? null },
+                `append to ${pending.stream} refused: written under epoch ${stamp.epoch} of saga ${stamp.saga}, which is ${held ? `at epoch ${held.epoch} (taken by ${held.owner})` : 'not leased'}`,
+              );
+            }
+          }
+          const lease = (event.actor.kind === 'driver' || event.actor.kind === 'system') ? event.actor.lease : undefined;
+          if (!lease) continue;
+          const held = leases.get(lease.shard);
+          if (!held || held.epoch !== lease.epoch || held.released) {
+            throw new LedgerError(
+              'LEDGER_STALE_EPOCH',
+              { stream: pending.stream, shard: lease.shard, epoch: lease.epoch, currentEpoch: held?.epoch ?? null, owner: held?.owner ?? null },
+              `append to ${pending.stream} refused: written under epoch ${lease.epoch} of shard ${lease.shard}, which is ${!held ? 'not leased' : held.released && held.epoch === lease.epoch ? 'released' : `at epoch ${held.epoch} (held by ${held.owner ?? 'nobody'})`}`,
+            );
+          }
+        }
+        const exists = versions.has(pending.stream);
+        const current = versions.get(pending.stream) ?? 0;
+        if (!expectedMatches(pending.expected, exists, current)) {
+          throw new LedgerError(
+            'LEDGER_WRONG_EXPECTED_VERSION',
+            { stream: pending.stream, expected: pending.expected, actual: exists ? current : -1 },
+            `append to ${pending.stream} expected ${describeExpected(pending.expected)} but the stream is ${exists ? `at version ${current}` : 'absent'}`,
+          );
+        }
+        let version = current;
+        const positions: number[] = [];
+        const streamJson = JSON.stringify(pending.stream);
+        for (const event of pending.events) {
+          position += 1;
+          version += 1;
+          const observedAt = event.observedAt === null ? null : event.observedAt.toISOString();
+          // canonicalEvent's text, assembled from the parts prepared (and canonicalized) before the lock.
+          const hash = chainHashBytes(prevHash, chainText(event, position, streamJson, version, recordedAtJson, observedAt === null ? 'null' : `"${observedAt}"`));
+          columns.position.push(position);
+          columns.eventId.push(event.eventId);
+          columns.stream.push(pending.stream);
+          columns.version.push(version);
+          columns.type.push(event.type);
+          columns.schemaVersion.push(event.schemaVersion);
+          columns.observedAt.push(observedAt);
+          columns.actor.push(event.canonicalActor);
+          columns.correlationId.push(event.correlationId);
+          columns.causationId.push(event.causationId);
+          columns.data.push(event.canonicalData);
+          columns.hashes.push(hash);
+          known.set(event.eventId, { stream: pending.stream, position, streamVersion: version, content: event });
+          positions.push(position);
+          prevHash = hash;
+        }
+        versions.set(pending.stream, version);
+        touched.set(pending.stream, { version, lastPosition: position });
+        settled.push({ ok: true, result: { stream: pending.stream, nextExpectedVersion: version, positions, idempotentReplay: false } });
+      } catch (error) {
+        settled.push({ ok: false, error });
+      }
+    }
+    return { columns, touched, settled, position, hash: prevHash };
+  }
+
+  #settle(batch: PendingAppend[], settled: Settled): void {
     this.stats.batches += 1;
     this.stats.lastBatchAppends = batch.length;
     this.stats.maxBatchAppends = Math.max(this.stats.maxBatchAppends, batch.length);

@@ -31,7 +31,7 @@ describe('health, readiness, metrics and the OpenAPI document', () => {
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toMatch(/^text\/plain/);
     const text = response.body;
-    for (const name of ['fleet_ledger_appends_total', 'fleet_ledger_group_commit_last_batch_appends', 'fleet_ledger_api_append_duration_seconds_bucket', 'fleet_ledger_projection_lag_positions{projection="liveness"}', 'fleet_ledger_dark_nodes', 'fleet_ledger_head_position 1']) {
+    for (const name of ['fleet_ledger_appends_total', 'fleet_ledger_group_commit_one_round_trip_total', 'fleet_ledger_group_commit_last_batch_appends', 'fleet_ledger_api_append_duration_seconds_bucket', 'fleet_ledger_projection_lag_positions{projection="liveness"}', 'fleet_ledger_dark_nodes', 'fleet_ledger_head_position 1']) {
       expect(text).toContain(name);
     }
     const check = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });

@@ -18,8 +18,8 @@ class FaultProxy {
   mode: Mode = { kind: 'pass' };
   /** Messages (TCP chunks) the clients have sent through the proxy. */
   sent = 0;
-  /** The last message that took the append lock (an append's first round trip). */
-  lockMessage = '';
+  /** Messages that looked up stored event ids (the long way's first round trip). */
+  readonly lookups: string[] = [];
   readonly #server: Server;
   readonly #sockets = new Set<Socket>();
   port = 0;
@@ -52,7 +52,7 @@ class FaultProxy {
       this.sent += 1;
       const mode = this.mode;
       const text = chunk.toString('latin1');
-      if (text.includes('pg_advisory_xact_lock')) this.lockMessage = text;
+      if (text.includes('WHERE event_id = ANY')) this.lookups.push(text);
       if (mode.kind === 'freeze' && text.includes('pg_advisory_xact_lock')) {
         // The lock request goes through; afterwards nothing more in either direction, sockets left open: half-open.
         server.write(chunk);
@@ -114,20 +114,52 @@ describe(`connection faults on ${backend.name} PostgreSQL`, () => {
   const copies = async (eventId: string): Promise<number> =>
     Number((await direct.db.selectFrom('ledger_events').select((eb) => eb.fn.countAll<string>().as('n')).where('event_id', '=', eventId).executeTakeFirstOrThrow()).n);
 
-  it('an append of new events reaches the server in two round trips: the lock and the reads, then the write with its COMMIT', async () => {
+  it('a store\'s first append reaches the server in two round trips (the lock and the reads, then the write with its COMMIT); one after its own commit, in one', async () => {
+    let before = proxy.sent;
     await store.append('node-r0', [cordon('r0')]);
-    const before = proxy.sent;
-    await store.append('node-r1', [cordon('r1')]);
     expect(proxy.sent - before).toBe(2);
+    before = proxy.sent;
+    await store.append('node-r1', [cordon('r1')]);
+    expect(proxy.sent - before).toBe(1);
+    // Another writer moved the log: the one message writes nothing, and the append takes the two round trips.
+    await direct.append('node-r2', [cordon('r2')]);
+    before = proxy.sent;
+    await store.append('node-r2', [cordon('r2', 'after the other writer')]);
+    expect(proxy.sent - before).toBe(3);
+    expect((await direct.readStream('node-r2')).map((e) => e.streamVersion)).toEqual([1, 2]);
   });
 
   it('before the write, an append looks up the event ids its caller gave (a retry may carry them again), never one the ledger made for it', async () => {
+    await direct.append('node-g0', [cordon('g0')]);
+    const lookedUp = proxy.lookups.length;
     await store.append('node-g1', [cordon('g1')]);
     const made = (await direct.readStream('node-g1'))[0]!.eventId;
-    expect(proxy.lockMessage).not.toContain(made);
+    expect(proxy.lookups.length).toBeGreaterThan(lookedUp);
+    for (const lookup of proxy.lookups.slice(lookedUp)) expect(lookup).not.toContain(made);
     const given = '01937a00-0000-7000-8000-00000000c0aa';
     await store.append('node-g2', [{ ...cordon('g2'), eventId: given }]);
-    expect(proxy.lockMessage).toContain(given);
+    expect(proxy.lookups.at(-1)).toContain(given);
+  });
+
+  it('a connection cut after the one-round-trip message (BEGIN, lock, write, COMMIT) reached the server: the append is answered committed, stored once', async () => {
+    await store.append('node-f0', [cordon('f0')]);
+    const oneRoundTrip = store.stats.oneRoundTripBatches;
+    proxy.mode = { kind: 'cut-after-commit', forwardCommit: true };
+    const result = await store.append('node-f1', [cordon('f1')]);
+    expect(result).toMatchObject({ idempotentReplay: false, nextExpectedVersion: 1 });
+    expect(await direct.readStream('node-f1')).toHaveLength(1);
+    // It was the one-round-trip path that was cut: no batch of this store completed it, and none took the long way.
+    expect(store.stats.oneRoundTripBatches).toBe(oneRoundTrip);
+    expect((await direct.verifyChain()).ok).toBe(true);
+  });
+
+  it('a connection cut before the one-round-trip message reached the server: the append is answered not committed (retryable), and nothing is stored', async () => {
+    await store.append('node-f2', [cordon('f2')]);
+    proxy.mode = { kind: 'cut-after-commit', forwardCommit: false };
+    await expect(store.append('node-f3', [cordon('f3')])).rejects.toMatchObject({ code: 'LEDGER_STORE_UNAVAILABLE', retryable: true });
+    expect(await direct.readStream('node-f3')).toHaveLength(0);
+    await store.append('node-f3', [cordon('f3')]);
+    expect(await direct.readStream('node-f3')).toHaveLength(1);
   });
 
   it('a connection cut after COMMIT reached the server: the append is answered committed, and a retry is a replay, not a duplicate', async () => {

@@ -197,7 +197,88 @@ for (const backend of backends()) {
       expect((await store.readStream(big)).map((e) => (e.data as { reason: string }).reason)).toEqual(['r'.repeat(300), 'quote " and backslash \\ and é']);
       await small.append(tiny, [cordon('t2', 'after the large batch')]);
       expect((await store.readStream(tiny)).map((e) => (e.data as { reason: string }).reason)).toEqual(['short', 'after the large batch']);
+      // The same, in one round trip (this store wrote the head last).
+      const oneRoundTrip = small.stats.oneRoundTripBatches;
+      await small.append(big, [cordon('b3', 'r'.repeat(300))]);
+      expect(small.stats.oneRoundTripBatches).toBe(oneRoundTrip + 1);
+      expect((await store.readStream(big)).map((e) => e.streamVersion)).toEqual([1, 2, 3]);
       expect((await store.verifyChain()).ok).toBe(true);
+    });
+
+    describe('one round trip when this process wrote the head last', () => {
+      /** A store of its own, so what it knows of the log is only what these tests make it know. */
+      const warmStore = async (): Promise<EventStore> => {
+        const own = await EventStore.open({ connectionString: url, migrate: false, poolSize: 2 });
+        opened.push(own);
+        await own.append(stream(), [cordon('warm')]);
+        return own;
+      };
+
+      it('an append after this store\'s own commit is committed in one round trip, chained and versioned as the long way would', async () => {
+        const own = await warmStore();
+        const s = stream();
+        const before = { ...own.stats };
+        const first = await own.append(s, [cordon('n1'), cordon('n1', 'second')], { expectedVersion: 'no_stream' });
+        const second = await own.append(s, [cordon('n1', 'third')], { expectedVersion: 2 });
+        expect(own.stats.oneRoundTripBatches - before.oneRoundTripBatches).toBe(2);
+        expect(own.stats.speculationMisses).toBe(before.speculationMisses);
+        expect(second).toMatchObject({ nextExpectedVersion: 3, positions: [first.positions[1]! + 1] });
+        expect((await store.readStream(s)).map((e) => e.streamVersion)).toEqual([1, 2, 3]);
+        expect((await store.verifyChain()).ok).toBe(true);
+      });
+
+      it('another writer moved the head: the one-round-trip write writes nothing, and the append lands after that writer\'s events', async () => {
+        const own = await warmStore();
+        const other = await store.append(stream(), [cordon('other')]);
+        const before = { ...own.stats };
+        const s = stream();
+        const result = await own.append(s, [cordon('n2')]);
+        expect(own.stats.speculationMisses - before.speculationMisses).toBe(1);
+        expect(own.stats.oneRoundTripBatches).toBe(before.oneRoundTripBatches);
+        expect(result.positions[0]).toBeGreaterThan(other.positions[0]!);
+        expect(await store.readStream(s)).toHaveLength(1);
+        expect((await store.verifyChain()).ok).toBe(true);
+      });
+
+      it('a stream this store did not know of is assumed absent; where it exists, its version index refuses the write, and the append lands at the true version', async () => {
+        const s = stream();
+        await store.append(s, [cordon('n3')]);
+        // Opened and warmed after: the head is this store's own, the stream unknown to it.
+        const own = await warmStore();
+        const before = { ...own.stats };
+        const result = await own.append(s, [cordon('n3', 'second')]);
+        expect(own.stats.speculationMisses - before.speculationMisses).toBe(1);
+        expect(result.nextExpectedVersion).toBe(2);
+        expect((await store.readStream(s)).map((e) => e.streamVersion)).toEqual([1, 2]);
+        expect((await store.verifyChain()).ok).toBe(true);
+      });
+
+      it('an expected version checked against what this store assumed is checked again under the lock: no_stream on a stream it did not know exists is refused', async () => {
+        const s = stream();
+        await store.append(s, [cordon('n4')]);
+        const own = await warmStore();
+        await expect(own.append(s, [cordon('n4', 'again')], { expectedVersion: 'no_stream' })).rejects.toMatchObject({
+          code: 'LEDGER_WRONG_EXPECTED_VERSION',
+          details: { stream: s, expected: 'no_stream', actual: 1 },
+        });
+        expect(await store.readStream(s)).toHaveLength(1);
+      });
+
+      it('after a miss, guessing pauses for longer each time in a row, so a process sharing the log with a busy writer rarely pays for it', async () => {
+        const own = await warmStore();
+        const before = { ...own.stats };
+        // Another writer appends before every one of this store's appends: each guess would miss.
+        for (let i = 0; i < 12; i += 1) {
+          await store.append(stream(), [cordon('busy')]);
+          await own.append(stream(), [cordon('mine')]);
+        }
+        const misses = own.stats.speculationMisses - before.speculationMisses;
+        // A miss pauses guessing for 2, then 4, then 8 batches (counted from the miss): guesses at the 1st, 3rd and 7th of
+        // the 12 batches, not at every one.
+        expect(misses).toBe(3);
+        expect(own.stats.oneRoundTripBatches).toBe(before.oneRoundTripBatches);
+        expect((await store.verifyChain()).ok).toBe(true);
+      });
     });
 
     it('a live subscriber is woken by NOTIFY, well before its polling fallback', async () => {

@@ -27,6 +27,10 @@ describe('the ledger clock', () => {
 
   it('a writer whose own clock says 2099 records the server time, so it cannot pin recorded_at for later events', async () => {
     const observedAt = new Date().toISOString();
+    // This store wrote the head last, so its next append is guessed in one round trip, with recorded_at from its own
+    // estimate of the server's clock: the guard refuses one that far from the server's, and the append takes the long way.
+    await store.append('node-n0', [{ ...cordon('n0'), observedAt }]);
+    const misses = store.stats.speculationMisses;
     vi.useFakeTimers({ toFake: ['Date'], now: new Date('2099-06-01T00:00:00Z') });
     let skewed;
     try {
@@ -34,6 +38,7 @@ describe('the ledger clock', () => {
     } finally {
       vi.useRealTimers();
     }
+    expect(store.stats.speculationMisses).toBe(misses + 1);
     const after = await store.append('node-n2', [{ ...cordon('n2'), observedAt }]);
     const [first, second] = await store.readAll({ fromPosition: skewed.positions[0]!, limit: 2 });
     const tomorrow = Date.now() + 86_400_000;
