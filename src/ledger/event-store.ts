@@ -217,10 +217,13 @@ function isStatementError(error: unknown): boolean {
   return typeof candidate?.code === 'string' && /^[0-9A-Z]{5}$/.test(candidate.code) && typeof candidate.severity === 'string';
 }
 
-/** A row refused because its stream already holds that version (the unique index on (stream, stream_version)). */
-function isStreamVersionTaken(error: unknown): boolean {
+/**
+ * A one-round-trip write refused by a unique index because what it assumed was wrong: its stream already holds that
+ * version (unique on (stream, stream_version)), or an event id its caller gave is stored already (a retry).
+ */
+function isGuessRefused(error: unknown): boolean {
   const candidate = error as { code?: unknown; constraint?: unknown };
-  return isStatementError(error) && candidate.code === '23505' && candidate.constraint === 'ledger_events_stream_version';
+  return isStatementError(error) && candidate.code === '23505' && (candidate.constraint === 'ledger_events_stream_version' || candidate.constraint === 'ledger_events_event_id_key');
 }
 
 /** The columns of one group commit's new rows, as the arrays its one INSERT unnests. */
@@ -543,6 +546,9 @@ export class EventStore {
     let settled: Settled = [];
     let client: pg.PoolClient | null = null;
     let written: string[] = [];
+    // Where the rows of `written` go: a lost connection's outcome is asked by (position, event id), not by id alone,
+    // since a retry's given ids may be stored already (at other positions) whether or not this batch committed.
+    let writtenAt: number[] = [];
     let failedConnection = false;
     try {
       client = await this.pool.connect();
@@ -553,31 +559,36 @@ export class EventStore {
         // Known before the write, for an outcome that must be asked of the database (a connection lost after COMMIT).
         settled = assembled.settled;
         written = assembled.columns.eventId;
+        writtenAt = assembled.columns.position;
         const statement = writeStatement(assembled.columns, assembled.touched, assembled.position, assembled.hash, speculation.recordedAt, this.#options.maxJsonArrayChars, guard);
         const rows = await writeAndCommit(client, statement, this.#prelude()).catch(async (error: unknown) => {
-          // A stream this process assumed at a version (or absent) has moved: its row's version is taken. Nothing was
-          // written; the transaction is aborted and rolled back, and the batch goes the long way.
-          if (!isStreamVersionTaken(error)) throw error;
+          // A stream this process assumed at a version (or absent) has moved, or a given event id is stored (a retry):
+          // nothing was written; the transaction is aborted and rolled back, and the batch goes the long way, which
+          // learns the stream's version or answers the retry with the stored result.
+          if (!isGuessRefused(error)) throw error;
           await client!.query('ROLLBACK');
-          return [{ ok: false }];
+          return 'refused' as const;
         });
         if (rows === null) {
           // This pg cannot send a whole transaction in one sequence: two round trips from now on.
           this.#speculation.unsupported = true;
           written = [];
-        } else if (rows[0]?.ok === true) {
+        } else if (rows !== 'refused' && rows[0]?.ok === true) {
           this.#remember(assembled.position, assembled.hash, speculation.recordedAt, assembled.touched);
           this.#speculation.misses = 0;
           this.stats.oneRoundTripBatches += 1;
           done = true;
         } else {
-          // The log moved under the guess (another writer, a stream this process did not know of): nothing was
-          // written. The batch goes the long way, and guessing pauses for longer each time in a row it misses, so a
-          // process that shares the log with busy writers rarely pays the extra round trip.
           this.stats.speculationMisses += 1;
-          this.#speculation.misses += 1;
-          this.#speculation.pausedUntilBatch = this.stats.batches + 2 ** Math.min(this.#speculation.misses, 10);
-          this.#forget();
+          if (rows !== 'refused') {
+            // The guard refused: the log moved under the guess (another writer) or the clock estimate was off. What this
+            // process knew is forgotten, and guessing pauses for longer each time in a row it misses, so a process that
+            // shares the log with busy writers rarely pays the extra message. (A refusal by an index says only that one
+            // stream or id was not as assumed: the rest still holds, and the long way corrects it.)
+            this.#speculation.misses += 1;
+            this.#speculation.pausedUntilBatch = this.stats.batches + 2 ** Math.min(this.#speculation.misses, 10);
+            this.#forget();
+          }
           written = [];
         }
       }
@@ -586,6 +597,7 @@ export class EventStore {
         settled = assembled.settled;
         // Round trip 2: rows, stream versions, head and NOTIFY in one parameterised statement, and COMMIT.
         written = assembled.columns.eventId;
+        writtenAt = assembled.columns.position;
         if (written.length > 0) {
           await writeAndCommit(client, writeStatement(assembled.columns, assembled.touched, assembled.position, assembled.hash, assembled.recordedAt, this.#options.maxJsonArrayChars));
         } else {
@@ -598,7 +610,7 @@ export class EventStore {
       await client?.query('ROLLBACK').catch(() => undefined);
       // Once COMMIT may have been sent, the outcome is asked of the database, never guessed: a lost connection
       // after COMMIT can mean either, and a caller told "not committed" would retry and duplicate.
-      const resolved = written.length > 0 && !isLedgerError(error) && !isStatementError(error) ? await this.#resolveCommit(written, error) : 'not-committed';
+      const resolved = written.length > 0 && !isLedgerError(error) && !isStatementError(error) ? await this.#resolveCommit(written, writtenAt, error) : 'not-committed';
       if (resolved === 'committed') {
         client?.release(true);
         client = null;
@@ -629,14 +641,16 @@ export class EventStore {
    * evaluated under the lock, writes nothing unless the head is the one the batch was chained onto and `recorded_at`
    * is within `CLOCK_BOUND_S` of the database's clock (the ledger clock stays the database server's; this process
    * estimates it from the last time it read it). A stream not known is assumed absent; if it is not, or is past the
-   * version assumed, the unique index on (stream, stream_version) refuses the write, and nothing is written either. Not guessed: appends carrying event ids (a retry may need the stored rows) or leases (their epochs are
-   * read under the lock), and batches in which an append would fail its expected version against what is known.
+   * version assumed, the unique index on (stream, stream_version) refuses the write, and nothing is written either.
+   * An event id a caller gave is assumed new; if it is stored (a retry), the unique index on event ids refuses the
+   * write, and the long way answers the retry. Not guessed: appends carrying leases (their epochs are read under the
+   * lock), and batches in which an append would fail its expected version against what is known.
    */
   #speculate(batch: PendingAppend[]): { assembled: Assembled; recordedAt: Date; guard: WriteGuard } | null {
     const head = this.#speculation.head;
     if (!head || this.#speculation.unsupported || this.stats.batches < this.#speculation.pausedUntilBatch) return null;
     for (const pending of batch) {
-      for (const event of pending.events) if (event.idGiven || leaseOf(event) !== undefined) return null;
+      for (const event of pending.events) if (leaseOf(event) !== undefined) return null;
     }
     const clock = this.#options.clock;
     const now = clock ? clock() : new Date(Date.now() + this.#speculation.clockOffsetMs);
@@ -850,11 +864,11 @@ export class EventStore {
   }
 
   /**
-   * Whether a batch whose COMMIT outcome is unknown was committed: its new event ids are all stored (one
-   * transaction: all or none). Asked on fresh connections until the database answers or the resolution deadline
+   * Whether a batch whose COMMIT outcome is unknown was committed: its new event ids are all stored at the positions
+   * it gave them (one transaction: all or none; an id alone could be a retry's, stored before). Asked on fresh connections until the database answers or the resolution deadline
    * passes (then 'unknown').
    */
-  async #resolveCommit(eventIds: string[], cause: unknown): Promise<'committed' | 'not-committed' | 'unknown'> {
+  async #resolveCommit(eventIds: string[], positions: number[], cause: unknown): Promise<'committed' | 'not-committed' | 'unknown'> {
     const deadline = Date.now() + this.#options.commitResolutionMs;
     for (let attempt = 0; ; attempt += 1) {
       const client = new pg.Client(boundedConnection(this.connectionString, { connectMs: Math.max(1000, Math.min(10_000, deadline - Date.now())) }));
@@ -866,7 +880,10 @@ export class EventStore {
         await client.query('BEGIN');
         await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(deadline - Date.now()))}`);
         await client.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK_KEY]);
-        const found = await client.query<{ n: string }>('SELECT count(*) AS n FROM ledger_events WHERE event_id = ANY($1::uuid[])', [eventIds]);
+        const found = await client.query<{ n: string }>(
+          'SELECT count(*) AS n FROM ledger_events e JOIN unnest($1::uuid[], $2::bigint[]) AS w(id, p) ON e.position = w.p AND e.event_id = w.id',
+          [eventIds, positions],
+        );
         await client.query('ROLLBACK');
         const stored = Number(found.rows[0]?.n ?? 0);
         return stored === eventIds.length ? 'committed' : stored === 0 ? 'not-committed' : 'unknown';

@@ -111,6 +111,16 @@ describe(`connection faults on ${backend.name} PostgreSQL`, () => {
     await drop?.();
   });
 
+  /** Appends until this store commits in one round trip (it wrote the head last, and no earlier miss pauses guessing). */
+  const warm = async (): Promise<void> => {
+    for (let i = 0; i < 20; i += 1) {
+      const before = store.stats.oneRoundTripBatches;
+      await store.append('node-warm', [cordon('warm')]);
+      if (store.stats.oneRoundTripBatches > before) return;
+    }
+    throw new Error('the store never committed in one round trip');
+  };
+
   const copies = async (eventId: string): Promise<number> =>
     Number((await direct.db.selectFrom('ledger_events').select((eb) => eb.fn.countAll<string>().as('n')).where('event_id', '=', eventId).executeTakeFirstOrThrow()).n);
 
@@ -137,8 +147,20 @@ describe(`connection faults on ${backend.name} PostgreSQL`, () => {
     expect(proxy.lookups.length).toBeGreaterThan(lookedUp);
     for (const lookup of proxy.lookups.slice(lookedUp)) expect(lookup).not.toContain(made);
     const given = '01937a00-0000-7000-8000-00000000c0aa';
+    await direct.append('node-g0', [cordon('g0', 'again')]);
     await store.append('node-g2', [{ ...cordon('g2'), eventId: given }]);
     expect(proxy.lookups.at(-1)).toContain(given);
+  });
+
+  it('a retry of stored event ids cut after its one-round-trip message: answered not committed (the ids are stored, but not at the positions this attempt gave them), and the next retry is a replay', async () => {
+    const event = { ...cordon('d1'), eventId: '01937a00-0000-7000-8000-00000000c0d1' };
+    const original = await store.append('node-d1', [event]);
+    await warm();
+    // This store wrote the head last: the retry is guessed in one message, which the event-id index refuses.
+    proxy.mode = { kind: 'cut-after-commit', forwardCommit: true };
+    await expect(store.append('node-d1', [event])).rejects.toMatchObject({ code: 'LEDGER_STORE_UNAVAILABLE', retryable: true });
+    expect(await copies(event.eventId)).toBe(1);
+    expect(await store.append('node-d1', [event])).toEqual({ ...original, idempotentReplay: true });
   });
 
   it('a connection cut after the one-round-trip message (BEGIN, lock, write, COMMIT) reached the server: the append is answered committed, stored once', async () => {
@@ -175,11 +197,13 @@ describe(`connection faults on ${backend.name} PostgreSQL`, () => {
 
   it('a connection cut while the server is still writing (COMMIT received, a row lock holding the write): the outcome is asked only once that transaction ended, and is committed', async () => {
     const event = { ...cordon('s1'), eventId: '01937a00-0000-7000-8000-00000000c0b1' };
-    await direct.append('node-s1', [cordon('s1')]);
+    await store.append('node-s1', [cordon('s1')]);
+    await warm();
     const holder = new pg.Client({ connectionString: (direct as unknown as { connectionString: string }).connectionString });
     await holder.connect();
     try {
-      // Another session holds the stream's row: the write (an upsert of that row) waits behind it, COMMIT queued.
+      // Another session holds the stream's row: the write (an upsert of that row, in the one message this warm store
+      // sends) waits behind it, COMMIT queued.
       await holder.query(`BEGIN; SELECT * FROM ledger_streams WHERE stream = 'node-s1' FOR UPDATE`);
       proxy.mode = { kind: 'cut-after-commit', forwardCommit: true };
       const outcome = store.append('node-s1', [event]);

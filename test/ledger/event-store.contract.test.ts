@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordedEvent } from '../../events/index.js';
 import { EventStore, isLedgerError, type AppendResult } from '../../src/ledger/index.js';
 import { backends, freshDatabase } from '../support/backends.js';
-import { cordon, operator } from '../support/ledger-fixtures.js';
+import { cordon, operator, withId } from '../support/ledger-fixtures.js';
 
 for (const backend of backends()) {
   describe.skipIf(!backend.adminUrl)(`event store contract on ${backend.name} PostgreSQL${backend.unavailable ? ` (skipped: ${backend.unavailable})` : ''}`, () => {
@@ -250,6 +250,11 @@ for (const backend of backends()) {
         expect(own.stats.speculationMisses - before.speculationMisses).toBe(1);
         expect(result.nextExpectedVersion).toBe(2);
         expect((await store.readStream(s)).map((e) => e.streamVersion)).toEqual([1, 2]);
+        // An index's refusal says only that this stream was not as assumed: the next append is guessed again, and the
+        // stream is now known.
+        await own.append(s, [cordon('n3', 'third')]);
+        expect(own.stats.oneRoundTripBatches - before.oneRoundTripBatches).toBe(1);
+        expect((await store.readStream(s)).map((e) => e.streamVersion)).toEqual([1, 2, 3]);
         expect((await store.verifyChain()).ok).toBe(true);
       });
 
@@ -262,6 +267,20 @@ for (const backend of backends()) {
           details: { stream: s, expected: 'no_stream', actual: 1 },
         });
         expect(await store.readStream(s)).toHaveLength(1);
+      });
+
+      it('a retry of stored event ids after this store\'s own commit: the one-round-trip write is refused by the event-id index, and the append is answered as a replay', async () => {
+        const own = await warmStore();
+        const s = stream();
+        const events = [withId(cordon('n5')), withId(cordon('n5', 'second'))];
+        const original = await own.append(s, events);
+        const before = { ...own.stats };
+        expect(await own.append(s, events)).toEqual({ ...original, idempotentReplay: true });
+        expect(own.stats.speculationMisses - before.speculationMisses).toBe(1);
+        expect(await store.readStream(s)).toHaveLength(2);
+        // A changed retry is still a conflict, not a write.
+        await expect(own.append(s, [events[0]!, { ...events[1]!, data: { nodeId: 'n5', reason: 'changed' } }])).rejects.toMatchObject({ code: 'LEDGER_IDEMPOTENCY_CONFLICT' });
+        expect(await store.readStream(s)).toHaveLength(2);
       });
 
       it('after a miss, guessing pauses for longer each time in a row, so a process sharing the log with a busy writer rarely pays for it', async () => {
