@@ -12,7 +12,7 @@
  * user, which owns the folders.
  */
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { arch, platform, tmpdir, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
@@ -124,13 +124,28 @@ export async function startReplicatedPair(binaries: ReplicationBinaries): Promis
     for (const dir of [...started].reverse()) stopServer(dir);
     rmSync(base, { recursive: true, force: true });
   };
-  const startServer = (dir: string, port: number) => {
-    run('pg_ctl', ['-D', dir, '-l', join(dir, 'server.log'), '-w', '-t', '30', '-o', `-p ${port}`, 'start']);
-    started.push(dir);
+  /**
+   * Starts the cluster in `dir` on a free port and returns the port. A port found free can be taken by another test
+   * before the postmaster binds it (the suite starts many servers at once): then the start is tried again on another
+   * port. Any other failure is thrown with the server log's last lines.
+   */
+  const startServer = async (dir: string): Promise<number> => {
+    for (let attempt = 1; ; attempt += 1) {
+      const port = await freePort();
+      const log = join(dir, 'server.log');
+      try {
+        run('pg_ctl', ['-D', dir, '-l', log, '-w', '-t', '30', '-o', `-p ${port}`, 'start']);
+        started.push(dir);
+        return port;
+      } catch (error) {
+        const tail = existsSync(log) ? readFileSync(log, 'utf8').split('\n').slice(-15).join('\n') : '(no server log)';
+        if (attempt < 4 && /could not bind|Address already in use/i.test(tail)) continue;
+        throw new Error(`${(error as Error).message}\nserver log:\n${tail}`);
+      }
+    }
   };
 
   try {
-    const [primaryPort, replicaPort] = [await freePort(), await freePort()];
     run('initdb', ['-D', primaryDir, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-sync', '--no-instructions']);
     // Small and fast (fsync off: these clusters live for one test); a standby that can stream and be read.
     appendFileSync(
@@ -154,7 +169,7 @@ export async function startReplicatedPair(binaries: ReplicationBinaries): Promis
       ].join('\n'),
     );
     appendFileSync(join(primaryDir, 'pg_hba.conf'), 'host replication all 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 trust\n');
-    startServer(primaryDir, primaryPort);
+    const primaryPort = await startServer(primaryDir);
     const primaryUrl = `postgres://postgres@127.0.0.1:${primaryPort}/postgres`;
 
     if (binaries.clone === 'pg_basebackup') {
@@ -162,7 +177,7 @@ export async function startReplicatedPair(binaries: ReplicationBinaries): Promis
     } else {
       await lowLevelClone(primaryUrl, primaryDir, replicaDir, primaryPort, ids);
     }
-    startServer(replicaDir, replicaPort);
+    const replicaPort = await startServer(replicaDir);
     const replicaUrl = `postgres://postgres@127.0.0.1:${replicaPort}/postgres`;
     const client = new pg.Client({ connectionString: replicaUrl });
     await client.connect();
