@@ -16,6 +16,7 @@ export * from './drift/index.js';
 export * from './compliance/index.js';
 export * from './blast-radius/index.js';
 export * from './alarms/index.js';
+export { ThreadedProjectionRunner, type ThreadedProjectionRunnerOptions } from './threaded-runner.js';
 
 export interface FleetProjectionOptions {
   /** Dark after N consecutive misses (default 10), healthy again after M contacts (default 2). */

@@ -4,8 +4,10 @@
  * still answering at least once every five polls. Prints nothing; returns the figures.
  */
 import type { ChildProcess } from 'node:child_process';
-import { fleetProjections } from '../../projections/index.js';
-import { EventStore, ProjectionRunner } from '../../src/ledger/index.js';
+import { cpus } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { ThreadedProjectionRunner } from '../../projections/index.js';
+import { EventStore } from '../../src/ledger/index.js';
 import { Poller } from '../../src/poller/index.js';
 import { NaivePoller } from './naive-poller.js';
 import { simJson, startSimProcess, type SimBmc } from './sim-process.js';
@@ -61,7 +63,25 @@ export interface ScaleRunResult {
   /** Per applied batch, seconds its oldest event waited to be reflected in the read model: p99 and max. */
   projection_lag_p99_s: number | null;
   projection_lag_max_s: number | null;
+  /** Lag p99 per projection, seconds: which one is behind. */
+  projection_lag_p99_by_name: Record<string, number>;
+  /** The bench process's event-loop delay (poller and projections share it), p99 and max in ms. */
+  event_loop_delay_p99_ms: number;
+  event_loop_delay_max_ms: number;
+  /** Share of the machine's CPU time busy during the run (all processes: simulator, poller, PostgreSQL). */
+  machine_cpu_busy: number;
   sim_rss_mb: number;
+}
+
+/** The machine's CPU time so far, all cores: idle and total, in ms. */
+function machineCpu(): { idle: number; total: number } {
+  let idle = 0;
+  let total = 0;
+  for (const cpu of cpus()) {
+    idle += cpu.times.idle;
+    total += cpu.times.user + cpu.times.nice + cpu.times.sys + cpu.times.idle + cpu.times.irq;
+  }
+  return { idle, total };
 }
 
 async function startSim(bmcs: number, captures: string | undefined, latencyScale: number | undefined): Promise<{ child: ChildProcess; controlUrl: string }> {
@@ -126,10 +146,21 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
     };
     // Projection lag as readers feel it: per applied batch, how long its oldest event waited to be reflected.
     const lags: number[] = [];
-    const runner = options.projections === false ? null : new ProjectionRunner(store, fleetProjections(), { onApplied: (_name, oldest, _events, at) => lags.push((at.getTime() - oldest.getTime()) / 1000) });
+    const lagsByName = new Map<string, number[]>();
+    const onApplied = (name: string, oldest: Date, _events: number, at: Date): void => {
+      const lag = (at.getTime() - oldest.getTime()) / 1000;
+      lags.push(lag);
+      let own = lagsByName.get(name);
+      if (!own) lagsByName.set(name, (own = []));
+      own.push(lag);
+    };
+    const runner = options.projections === false ? null : new ThreadedProjectionRunner({ connectionString: options.connectionString, onApplied });
     await runner?.start();
 
     const cpuBefore = process.cpuUsage();
+    const machineBefore = machineCpu();
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
     const headBefore = (await store.head()).position;
     let poller: Poller | null = null;
     let naive: NaivePoller | null = null;
@@ -184,6 +215,8 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
     await poller?.stop();
     await naive?.stop();
     await runner?.stop();
+    loopDelay.disable();
+    const machineAfter = machineCpu();
     lags.sort((a, b) => a - b);
     const cpu = process.cpuUsage(cpuBefore);
     const stats = await getJson<{ rejections: number; resets: number; rssBytes: number }>(`${sim.controlUrl}/sim/stats`);
@@ -218,6 +251,10 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
       heavy_outcomes: heavyOutcomes,
       projection_lag_p99_s: lags.length ? round(percentile(lags, 99), 2) : null,
       projection_lag_max_s: lags.length ? round(lags.at(-1)!, 2) : null,
+      projection_lag_p99_by_name: Object.fromEntries([...lagsByName].map(([name, own]) => [name, round(percentile(own.sort((a, b) => a - b), 99), 2)])),
+      event_loop_delay_p99_ms: round(loopDelay.percentile(99) / 1e6, 1),
+      event_loop_delay_max_ms: round(loopDelay.max / 1e6, 1),
+      machine_cpu_busy: round(1 - (machineAfter.idle - machineBefore.idle) / Math.max(1, machineAfter.total - machineBefore.total), 3),
       sim_rss_mb: Math.round(stats.rssBytes / 2 ** 20),
     };
   } finally {

@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import type { AsOfEngine } from '../../replay/as-of/index.js';
 import type { AuditService } from '../../replay/audit/index.js';
 import type { ClusterMembership } from '../cluster/index.js';
-import type { EventStore, ProjectionRunner } from '../ledger/index.js';
+import type { EventStore, ProjectionStatusSource } from '../ledger/index.js';
 import type { Poller } from '../poller/index.js';
 import type { Simulator } from '../sim/index.js';
 import type { ReadReplica } from './read-replica.js';
@@ -17,7 +17,7 @@ export type ZodApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerRe
 /** What the routes read from and write to. */
 export interface ApiContext {
   store: EventStore;
-  runner: ProjectionRunner | null;
+  runner: ProjectionStatusSource | null;
   poller: Poller | null;
   simulator: Simulator | null;
   /** The read models' database (the store's): the primary. */

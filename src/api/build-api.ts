@@ -9,7 +9,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type
 import { hasZodFastifySchemaValidationErrors, jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Kysely } from 'kysely';
 import type { ClusterMembership } from '../cluster/index.js';
-import { firstUnstorablePart, isLedgerError, ledgerErrorCatalogue, type EventStore, type ProjectionRunner } from '../ledger/index.js';
+import { firstUnstorablePart, isLedgerError, ledgerErrorCatalogue, type EventStore, type ProjectionStatusSource } from '../ledger/index.js';
 import type { Poller } from '../poller/index.js';
 import type { Simulator } from '../sim/index.js';
 import type { ApiContext, ZodApp } from './api-context.js';
@@ -32,7 +32,7 @@ import type { TokenTable } from './tokens.js';
 
 export interface ApiOptions {
   store: EventStore;
-  runner?: ProjectionRunner | null;
+  runner?: ProjectionStatusSource | null;
   poller?: Poller | null;
   simulator?: Simulator | null;
   tokens: TokenTable;

@@ -5,7 +5,7 @@
 import type { AsOfEngine } from '../../replay/as-of/index.js';
 import type { AuditService } from '../../replay/audit/index.js';
 import type { ClusterMembership } from '../cluster/index.js';
-import { redactConnectionString, type EventStore, type ProjectionRunner } from '../ledger/index.js';
+import { redactConnectionString, type EventStore, type ProjectionStatusSource } from '../ledger/index.js';
 import { logger as processLogger } from '../logger.js';
 import type { Poller } from '../poller/index.js';
 import type { Simulator } from '../sim/index.js';
@@ -15,7 +15,7 @@ import { generateDemoTokens, tokensFromEnvironment, type TokenTable } from './to
 
 export interface ServeApiOptions {
   store: EventStore;
-  runner?: ProjectionRunner | null;
+  runner?: ProjectionStatusSource | null;
   poller?: Poller | null;
   simulator?: Simulator | null;
   /** Default 8080; 0 picks a free port. */

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startThread } from '../thread.js';
 import { leaseSlotWidth, type ClusterMemberOptions, type ClusterStats, type HeldLease } from './cluster-member.js';
 import type { FromKeeper, KeeperData, ToKeeper } from './lease-keeper-worker.js';
 import { shardOf } from './shards.js';
@@ -9,16 +10,9 @@ const maxShards = 4096;
 /** How long a clean stop waits for the shards to be drained and released (the visits of a shard are cut at once). */
 const stopBoundMs = 10_000;
 
-/**
- * The keeper's thread. Run from TypeScript sources (tsx), a worker does not inherit the main thread's loader: it
- * registers tsx's itself before importing the keeper.
- */
+/** The keeper's thread. */
 function keeperThread(workerData: KeeperData): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./lease-keeper-worker.js', import.meta.url), { workerData });
-  const keeper = new URL('./lease-keeper-worker.ts', import.meta.url).href;
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const bootstrap = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(keeper)}); });`;
-  return new Worker(bootstrap, { eval: true, workerData });
+  return startThread(new URL('./lease-keeper-worker.ts', import.meta.url), workerData);
 }
 
 /**

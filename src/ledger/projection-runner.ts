@@ -21,6 +21,11 @@ export interface ProjectionStatus {
   setAside: number;
 }
 
+/** What health and metrics read of running projections: a `ProjectionRunner`, or one on a thread of its own. */
+export interface ProjectionStatusSource {
+  status(): Promise<ProjectionStatus[]>;
+}
+
 export interface ProjectionFailure {
   position: number;
   eventId: string;

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { hostname } from 'node:os';
 import type { Kysely } from 'kysely';
-import { fleetProjections, openAlarms } from '../../../projections/index.js';
+import { fleetProjections, openAlarms, ThreadedProjectionRunner } from '../../../projections/index.js';
 import { readFileSync } from 'node:fs';
 import { serveApi } from '../../api/index.js';
 import { serveKurrent, type KurrentServer } from '../../kurrent/index.js';
@@ -11,7 +11,7 @@ import { fileCredentials, loadTargetFile, registerTargets } from '../../demo/tar
 import { registerSimulatedFleet, simulatorCredentials } from '../../demo/demo-fleet.js';
 import { AsOfEngine } from '../../../replay/as-of/index.js';
 import { AuditService } from '../../../replay/audit/index.js';
-import { openLedger, ProjectionRunner } from '../../ledger/index.js';
+import { openLedger } from '../../ledger/index.js';
 import { logger } from '../../logger.js';
 import { credentialRefusal, Poller } from '../../poller/index.js';
 import { parseShardsPerSite, ThreadedClusterMember } from '../../cluster/index.js';
@@ -163,7 +163,8 @@ export async function run(argv: string[]): Promise<number> {
   const { store } = ledger;
   logger.info({ backend: ledger.backend, location: ledger.location, headPosition: (await store.head()).position }, `ledger up: ${ledger.location}`);
 
-  const runner = new ProjectionRunner(store, fleetProjections(), { log: (message, fields) => logger.warn(fields ?? {}, message) });
+  // The projections apply on a thread of their own: the poller's work does not hold up their round trips.
+  const runner = new ThreadedProjectionRunner({ connectionString: ledger.connectionString, log: (message, fields) => logger.warn(fields ?? {}, message) });
   await runner.start();
   const dataDir = values['data-dir'] ?? process.env.FLEET_LEDGER_DATA_DIR ?? '.fleet-ledger';
   // The transparency log: the Merkle tree follows the log, checkpoints are signed and published outside the database.

@@ -24,7 +24,7 @@ export async function openHarness(adminUrl: string): Promise<Harness> {
 }
 
 /** Waits until every projection of the runner has applied the log up to its head. */
-export async function caughtUp(store: EventStore, runner: ProjectionRunner, timeoutMs = 30_000): Promise<void> {
+export async function caughtUp(store: EventStore, runner: Pick<ProjectionRunner, 'status'>, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const head = (await store.head()).position;
