@@ -100,6 +100,19 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
     const darkIds = new Set(fleet.filter((_, i) => i % Math.floor(fleet.length / options.darkCount) === 1).slice(0, options.darkCount).map((b) => b.id));
     const flapIds = new Set(fleet.filter((b, i) => i % Math.floor(fleet.length / Math.max(1, options.flapCount)) === 3 && !darkIds.has(b.id)).slice(0, options.flapCount).map((b) => b.id));
 
+    // Projection lag as readers feel it: per applied batch, how long its oldest event waited to be reflected.
+    const lags: number[] = [];
+    const lagsByName = new Map<string, number[]>();
+    const onApplied = (name: string, oldest: Date, _events: number, at: Date): void => {
+      const lag = (at.getTime() - oldest.getTime()) / 1000;
+      lags.push(lag);
+      let own = lagsByName.get(name);
+      if (!own) lagsByName.set(name, (own = []));
+      own.push(lag);
+    };
+    const runner = options.projections === false ? null : new ThreadedProjectionRunner({ connectionString: options.connectionString, onApplied });
+    // Started before the clock of the run: the thread's start (its modules compiled) is not the poller's sweep.
+    await runner?.start();
     const started = Date.now();
     const lastContact = new Map<string, number>();
     const gaps: number[] = [];
@@ -144,18 +157,6 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
       steadyInventoried += 1;
       if (steadyInventoried === steady) firstInventoryAt = at;
     };
-    // Projection lag as readers feel it: per applied batch, how long its oldest event waited to be reflected.
-    const lags: number[] = [];
-    const lagsByName = new Map<string, number[]>();
-    const onApplied = (name: string, oldest: Date, _events: number, at: Date): void => {
-      const lag = (at.getTime() - oldest.getTime()) / 1000;
-      lags.push(lag);
-      let own = lagsByName.get(name);
-      if (!own) lagsByName.set(name, (own = []));
-      own.push(lag);
-    };
-    const runner = options.projections === false ? null : new ThreadedProjectionRunner({ connectionString: options.connectionString, onApplied });
-    await runner?.start();
 
     const cpuBefore = process.cpuUsage();
     const machineBefore = machineCpu();
