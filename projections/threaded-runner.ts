@@ -36,8 +36,6 @@ export class ThreadedProjectionRunner {
   #stopping: Promise<void> | null = null;
   #restartTimer: NodeJS.Timeout | null = null;
   #restarts = 0;
-  /** Threads started so far (1 after `start`; more after unexpected ends). */
-  threadsStarted = 0;
 
   constructor(options: ThreadedProjectionRunnerOptions) {
     this.#options = options;
@@ -53,7 +51,6 @@ export class ThreadedProjectionRunner {
     const data: ProjectionThreadData = { connectionString, poolSize: poolSize ?? 8, projections: projections ?? {}, runner, reportApplied: onApplied !== undefined };
     const worker = startThread(new URL('./projection-thread.ts', import.meta.url), data);
     this.#worker = worker;
-    this.threadsStarted += 1;
     return new Promise<void>((resolve, reject) => {
       let started = false;
       worker.on('message', (message: FromProjectionThread) => {
