@@ -295,7 +295,7 @@ function writeStatement(
       )${guard ? `, notified AS (
         SELECT pg_notify('${APPENDED_CHANNEL}', $19::text) FROM guard WHERE ok
       )
-      SELECT ok, (SELECT count(*) FROM notified) AS notified FROM guard` : `
+      SELECT CASE WHEN ok THEN 'written' ELSE 'refused' END AS outcome, (SELECT count(*) FROM notified) AS notified FROM guard` : `
       SELECT pg_notify('${APPENDED_CHANNEL}', $19::text)`}`,
     values: [
       columns.position, columns.eventId, columns.stream, columns.version, columns.type, columns.schemaVersion, recordedAt.toISOString(), columns.observedAt,
@@ -391,6 +391,32 @@ async function writeAndCommit(
     throw new LedgerError('LEDGER_STORE_UNAVAILABLE', { operation: 'append', cause: `COMMIT answered ${answer}` }, `append transaction failed, nothing was committed: COMMIT answered ${answer}`);
   }
   return (write?.rows ?? []) as Array<Record<string, unknown>>;
+}
+
+/**
+ * Waits until server process `pid` is gone: while it runs a statement it is let finish (a COMMIT it received is kept);
+ * once it waits for its client (idle, in a transaction or not) it is ended. A process this role may not see the state
+ * of is left alone (the append lock, taken next, still waits for a transaction it holds). Throws at `deadline`.
+ */
+async function endBackend(client: pg.Client, pid: number, deadline: number): Promise<void> {
+  for (;;) {
+    const found = await client.query<{ state: string | null }>('SELECT state FROM pg_stat_activity WHERE pid = $1', [pid]);
+    const state = found.rows[0]?.state;
+    if (found.rows.length === 0 || state === null || state === undefined) return;
+    if (state.startsWith('idle')) {
+      const ended = await client.query('SELECT pg_terminate_backend($1)', [pid]).then(
+        () => true,
+        (error: unknown) => {
+          // insufficient_privilege: not this role's to end; the append lock, taken next, still orders what follows.
+          if ((error as { code?: string }).code === '42501') return false;
+          throw error;
+        },
+      );
+      if (!ended) return;
+    }
+    if (Date.now() >= deadline) throw new Error(`server process ${pid} of the lost connection did not end`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
 }
 
 function escapeLike(prefix: string): string {
@@ -550,8 +576,11 @@ export class EventStore {
     // since a retry's given ids may be stored already (at other positions) whether or not this batch committed.
     let writtenAt: number[] = [];
     let failedConnection = false;
+    // The server process behind `client`, so a lost connection's outcome is asked only once nothing more can reach it.
+    let backendPid: number | null = null;
     try {
       client = await this.pool.connect();
+      backendPid = (client as unknown as { processID?: number | null }).processID ?? null;
       const speculation = this.#speculate(batch);
       let done = false;
       if (speculation) {
@@ -573,7 +602,7 @@ export class EventStore {
           // This pg cannot send a whole transaction in one sequence: two round trips from now on.
           this.#speculation.unsupported = true;
           written = [];
-        } else if (rows !== 'refused' && rows[0]?.ok === true) {
+        } else if (rows !== 'refused' && (await this.#guardedOutcome(rows, written, writtenAt)) === 'written') {
           this.#remember(assembled.position, assembled.hash, speculation.recordedAt, assembled.touched);
           this.#speculation.misses = 0;
           this.stats.oneRoundTripBatches += 1;
@@ -610,7 +639,7 @@ export class EventStore {
       await client?.query('ROLLBACK').catch(() => undefined);
       // Once COMMIT may have been sent, the outcome is asked of the database, never guessed: a lost connection
       // after COMMIT can mean either, and a caller told "not committed" would retry and duplicate.
-      const resolved = written.length > 0 && !isLedgerError(error) && !isStatementError(error) ? await this.#resolveCommit(written, writtenAt, error) : 'not-committed';
+      const resolved = written.length > 0 && !isLedgerError(error) && !isStatementError(error) ? await this.#resolveCommit(written, writtenAt, error, backendPid) : 'not-committed';
       if (resolved === 'committed') {
         client?.release(true);
         client = null;
@@ -868,13 +897,35 @@ export class EventStore {
    * it gave them (one transaction: all or none; an id alone could be a retry's, stored before). Asked on fresh connections until the database answers or the resolution deadline
    * passes (then 'unknown').
    */
-  async #resolveCommit(eventIds: string[], positions: number[], cause: unknown): Promise<'committed' | 'not-committed' | 'unknown'> {
+  /**
+   * What a committed guarded write did, from its answer: one row whose `outcome` is the text 'written' or 'refused' (the
+   * guard's boolean is turned into text in SQL, so a process that changed pg's global bool parser reads the same). An
+   * answer of any other shape is not guessed from: the database is asked whether the rows are stored, since telling the
+   * callers "not written" of a batch that was would have it written again and refused as a duplicate.
+   */
+  async #guardedOutcome(rows: Array<Record<string, unknown>>, eventIds: string[], positions: number[]): Promise<'written' | 'refused'> {
+    const outcome = rows.length === 1 ? rows[0]!['outcome'] : undefined;
+    if (outcome === 'written' || outcome === 'refused') return outcome;
+    const resolved = await this.#resolveCommit(eventIds, positions, new Error(`unexpected answer from the guarded write: ${JSON.stringify(rows).slice(0, 200)}`), null);
+    if (resolved === 'committed') return 'written';
+    if (resolved === 'not-committed') return 'refused';
+    throw new LedgerError('LEDGER_COMMIT_UNKNOWN', { eventIds, cause: 'unexpected answer from the guarded write' }, `append outcome unknown: the guarded write answered ${JSON.stringify(rows).slice(0, 200)} and the database could not be asked within ${this.#options.commitResolutionMs} ms; retry with the same event ids`);
+  }
+
+  /**
+   * Whether a batch whose connection was lost is stored: all of it, none of it, or (not known within
+   * `commitResolutionMs`) unknown. With `backendPid`, the server process that served the lost connection is first let
+   * finish what it is running and then ended, so nothing still on its way to it (a message the network delivers late,
+   * carrying BEGIN, the lock, the write and COMMIT) can commit after the rows were counted.
+   */
+  async #resolveCommit(eventIds: string[], positions: number[], cause: unknown, backendPid: number | null): Promise<'committed' | 'not-committed' | 'unknown'> {
     const deadline = Date.now() + this.#options.commitResolutionMs;
     for (let attempt = 0; ; attempt += 1) {
       const client = new pg.Client(boundedConnection(this.connectionString, { connectMs: Math.max(1000, Math.min(10_000, deadline - Date.now())) }));
       client.on('error', () => undefined);
       try {
         await client.connect();
+        if (backendPid !== null) await endBackend(client, backendPid, deadline);
         // The batch's transaction may still be running on the server (the write, then the COMMIT it already received):
         // its rows are counted only once it has ended, which taking the append lock it holds waits for.
         await client.query('BEGIN');

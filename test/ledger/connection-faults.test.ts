@@ -11,7 +11,7 @@ import { APPEND_LOCK_KEY, boundedConnection, EventStore } from '../../src/ledger
 import { backends, freshDatabase } from '../support/backends.js';
 import { cordon } from '../support/ledger-fixtures.js';
 
-type Mode = { kind: 'pass' } | { kind: 'cut-after-commit'; forwardCommit: boolean } | { kind: 'freeze' };
+type Mode = { kind: 'pass' } | { kind: 'cut-after-commit'; forwardCommit: boolean } | { kind: 'deliver-late'; delayMs: number } | { kind: 'freeze' };
 
 /** A proxy to PostgreSQL; `mode` decides what happens to the next message that carries the append's COMMIT. */
 class FaultProxy {
@@ -45,7 +45,11 @@ class FaultProxy {
       if (!frozen) client.write(chunk);
     });
     server.on('close', () => client.destroy());
-    client.on('close', () => server.destroy());
+    // In 'deliver-late', the client's side is cut while its last message is still on its way to the server.
+    let keepServer = false;
+    client.on('close', () => {
+      if (!keepServer) server.destroy();
+    });
     let armed = false;
     client.on('data', (chunk) => {
       if (frozen) return;
@@ -61,7 +65,19 @@ class FaultProxy {
       }
       // The append sends its rows' write (parsed by text the first time on a connection, bound by name after) and its
       // COMMIT in one message: that message is the one cut.
-      if (mode.kind === 'cut-after-commit' && (text.includes('INSERT INTO ledger_events') || text.includes('fleet-ledger-append-write'))) armed = true;
+      const cutting = mode.kind === 'cut-after-commit' || mode.kind === 'deliver-late';
+      if (cutting && (text.includes('INSERT INTO ledger_events') || text.includes('fleet-ledger-append-write'))) armed = true;
+      if (mode.kind === 'deliver-late' && armed && /\bCOMMIT\b/.test(text)) {
+        armed = false;
+        this.mode = { kind: 'pass' };
+        keepServer = true;
+        client.destroy();
+        setTimeout(() => {
+          if (!server.destroyed) server.write(chunk);
+          setTimeout(() => server.destroy(), 1000);
+        }, mode.delayMs);
+        return;
+      }
       if (mode.kind === 'cut-after-commit' && armed && /\bCOMMIT\b/.test(text)) {
         armed = false;
         this.mode = { kind: 'pass' };
@@ -172,6 +188,25 @@ describe(`connection faults on ${backend.name} PostgreSQL`, () => {
     expect(await direct.readStream('node-f1')).toHaveLength(1);
     // It was the one-round-trip path that was cut: no batch of this store completed it, and none took the long way.
     expect(store.stats.oneRoundTripBatches).toBe(oneRoundTrip);
+    expect((await direct.verifyChain()).ok).toBe(true);
+  });
+
+  it('a one-round-trip message the network delivers after its connection was cut cannot commit after the outcome was asked: the answer matches what is stored', async () => {
+    const event = { ...cordon('l1'), eventId: '01937a00-0000-7000-8000-00000000c011' };
+    await warm();
+    // Late by less than the guard's clock bound (250 ms), which refuses a message later than that; enough for the outcome
+    // to be asked before it arrives (a few local round trips).
+    proxy.mode = { kind: 'deliver-late', delayMs: 150 };
+    const answer = await store.append('node-l1', [event]).then(
+      () => 'committed' as const,
+      (error: unknown) => {
+        expect(error).toMatchObject({ code: 'LEDGER_STORE_UNAVAILABLE', retryable: true });
+        return 'not-committed' as const;
+      },
+    );
+    // Past the late delivery, and past the second the proxy then keeps the server's side open.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(await copies(event.eventId)).toBe(answer === 'committed' ? 1 : 0);
     expect((await direct.verifyChain()).ok).toBe(true);
   });
 

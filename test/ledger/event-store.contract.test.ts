@@ -227,6 +227,42 @@ for (const backend of backends()) {
         expect((await store.verifyChain()).ok).toBe(true);
       });
 
+      it('a process that changed pg\'s global bool parser is still told its one-round-trip append committed, and the batch is stored once', async () => {
+        const own = await warmStore();
+        const s = stream();
+        const before = { ...own.stats };
+        const bool = pg.types.getTypeParser(16);
+        pg.types.setTypeParser(16, (value: string) => (value === 't' ? 'yes' : 'no'));
+        try {
+          const result = await own.append(s, [cordon('b1')]);
+          expect(result.nextExpectedVersion).toBe(1);
+        } finally {
+          pg.types.setTypeParser(16, bool);
+        }
+        expect(own.stats.oneRoundTripBatches - before.oneRoundTripBatches).toBe(1);
+        expect(own.stats.speculationMisses).toBe(before.speculationMisses);
+        expect(await store.readStream(s)).toHaveLength(1);
+        expect((await store.verifyChain()).ok).toBe(true);
+      });
+
+      it('a guarded write whose answer has an unexpected shape is not guessed from: the database is asked, and a stored batch is reported committed, once', async () => {
+        const own = await warmStore();
+        const s = stream();
+        const before = { ...own.stats };
+        const text = pg.types.getTypeParser(25);
+        pg.types.setTypeParser(25, (value: string) => ({ unexpected: value }));
+        try {
+          const result = await own.append(s, [cordon('u1')]);
+          expect(result).toMatchObject({ nextExpectedVersion: 1, idempotentReplay: false });
+        } finally {
+          pg.types.setTypeParser(25, text);
+        }
+        expect(own.stats.oneRoundTripBatches - before.oneRoundTripBatches).toBe(1);
+        expect(own.stats.speculationMisses).toBe(before.speculationMisses);
+        expect(await store.readStream(s)).toHaveLength(1);
+        expect((await store.verifyChain()).ok).toBe(true);
+      });
+
       it('another writer moved the head: the one-round-trip write writes nothing, and the append lands after that writer\'s events', async () => {
         const own = await warmStore();
         const other = await store.append(stream(), [cordon('other')]);
