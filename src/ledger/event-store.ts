@@ -12,12 +12,15 @@ import { migrateToLatest } from './migrations/index.js';
 import { boundedConnection, type ConnectionBounds } from './connection-bounds.js';
 import { chainText, contentDigest, prepareAppend, type PreparedEvent } from './prepare-append.js';
 import { StorageReserve, isDiskFullError } from './storage-reserve.js';
+import { fastTimestamptzParser, pgTimestamptzParser } from './timestamp-parser.js';
 
 /** An ordered, limited page of the log, before a byte bound is put on it. */
 type EventPage = SelectQueryBuilder<LedgerDatabase, 'ledger_events', Selectable<LedgerEventsTable>>;
 
 // int8 as JS number: positions stay far below 2^53 (9e15 events).
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+// timestamptz by character codes (every event carries two); pg's own parser for any other form.
+pg.types.setTypeParser(pg.types.builtins.TIMESTAMPTZ, fastTimestamptzParser(pgTimestamptzParser));
 
 /** The key of the transaction-scoped advisory lock every append takes: one writer at a time, log-wide. */
 export const APPEND_LOCK_KEY = 0x0f1ee7_1ed6;

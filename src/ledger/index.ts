@@ -7,6 +7,7 @@ export { postmasterPid, startEmbeddedPostgres, redactConnectionString, type Embe
 export { migrateToLatest } from './migrations/index.js';
 export { canonicalJson, chainHash, firstUnstorablePart, genesisHash } from './canonical-json.js';
 export { canonicalEvent, storedEvent } from './event-row.js';
+export { fastTimestamptzParser, parseIsoTimestamptz, pgTimestamptzParser } from './timestamp-parser.js';
 export { DataDirLock, processStartTime } from './data-dir-lock.js';
 export * from './projection-runner.js';
 export { ProjectionApplyError } from './projection.js';
