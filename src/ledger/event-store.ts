@@ -755,14 +755,15 @@ export class EventStore {
        SELECT
          (SELECT json_build_object('position', position, 'hash', encode(hash, 'hex'), 'recorded_at', recorded_at) FROM ledger_head) AS head,
          clock_timestamp() AS db_now,
+         now() AS db_began,
          (SELECT coalesce(json_agg(json_build_array(stream, version)), '[]'::json) FROM ledger_streams WHERE stream = ANY(${arrayLiteral(streams, 'text')})) AS versions,
          (SELECT coalesce(json_agg(json_build_object('event_id', event_id, 'stream', stream, 'stream_version', stream_version, 'position', position, 'type', type,
                    'schema_version', schema_version, 'observed_at', observed_at, 'actor', actor, 'correlation_id', correlation_id, 'causation_id', causation_id, 'data', data)), '[]'::json)
             FROM ledger_events WHERE event_id = ANY(${arrayLiteral(eventIds, 'uuid')})) AS existing`,
     )) as unknown as pg.QueryResult[];
     const receivedAt = Date.now();
-    const state = results[results.length - 1] as pg.QueryResult<{ head: { position: number; hash: string; recorded_at: string }; db_now: Date; versions: Array<[string, number]>; existing: ExistingRow[] }>;
-    const { head: headRow, db_now: dbNow, versions: versionRows, existing } = state.rows[0]!;
+    const state = results[results.length - 1] as pg.QueryResult<{ head: { position: number; hash: string; recorded_at: string }; db_now: Date; db_began: Date; versions: Array<[string, number]>; existing: ExistingRow[] }>;
+    const { head: headRow, db_now: dbNow, db_began: dbBegan, versions: versionRows, existing } = state.rows[0]!;
     const versions = new Map<string, number>(versionRows);
     const known = new Map<string, StoredIdentity>(existing.map((row) => [row.event_id, storedIdentity(row)]));
     const leases = new Map<string, { epoch: number; owner: string | null; released: boolean }>();
@@ -783,8 +784,12 @@ export class EventStore {
     const last = this.#speculation.head;
     if (!last || last.position !== position || !last.hash.equals(hash)) this.#speculation.versions.clear();
     for (const [stream, version] of versions) this.#speculation.versions.set(stream, version);
-    // The database's clock as this process sees it: read under the lock, half-way through the round trip.
-    this.#speculation.clockOffsetMs = new Date(dbNow).getTime() - (sentAt + receivedAt) / 2;
+    // The database's clock as this process sees it, from when the transaction began (its BEGIN, the first of the
+    // message) and half the round trip's time on the network: what the server spent (the lock wait above all) is
+    // taken out, so a batch that queued for the lock does not skew the estimate by half its wait.
+    const began = new Date(dbBegan).getTime();
+    const network = Math.max(0, receivedAt - sentAt - (new Date(dbNow).getTime() - began));
+    this.#speculation.clockOffsetMs = began - (sentAt + network / 2);
     const now = this.#options.clock?.() ?? new Date(dbNow);
     const headRecordedAt = new Date(headRow.recorded_at);
     // The ledger clock never runs backwards along the log, so time-travel queries by instant are sound.

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { firstValueFrom, take, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordedEvent } from '../../events/index.js';
-import { EventStore, isLedgerError, type AppendResult } from '../../src/ledger/index.js';
+import { APPEND_LOCK_KEY, EventStore, isLedgerError, type AppendResult } from '../../src/ledger/index.js';
 import { backends, freshDatabase } from '../support/backends.js';
 import { cordon, operator, withId } from '../support/ledger-fixtures.js';
 
@@ -261,6 +261,29 @@ for (const backend of backends()) {
         expect(own.stats.speculationMisses).toBe(before.speculationMisses);
         expect(await store.readStream(s)).toHaveLength(1);
         expect((await store.verifyChain()).ok).toBe(true);
+      });
+
+      it('a batch that waited for the append lock does not skew the clock estimate: the next append still commits in one round trip', async () => {
+        const own = await EventStore.open({ connectionString: url, migrate: false, poolSize: 2 });
+        opened.push(own);
+        const holder = new pg.Client({ connectionString: url });
+        await holder.connect();
+        try {
+          await holder.query('BEGIN');
+          await holder.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK_KEY]);
+          // The store's first append takes the long way (it knows no head yet) and waits 800 ms for the lock: half of
+          // that, taken for network time, would put its estimate of the database's clock past the guard's 250 ms.
+          const first = own.append(stream(), [cordon('w1')]);
+          await new Promise((resolve) => setTimeout(resolve, 800));
+          await holder.query('COMMIT');
+          await first;
+        } finally {
+          await holder.end();
+        }
+        const before = { ...own.stats };
+        await own.append(stream(), [cordon('w2')]);
+        expect(own.stats.speculationMisses).toBe(before.speculationMisses);
+        expect(own.stats.oneRoundTripBatches - before.oneRoundTripBatches).toBe(1);
       });
 
       it('another writer moved the head: the one-round-trip write writes nothing, and the append lands after that writer\'s events', async () => {
