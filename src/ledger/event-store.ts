@@ -901,11 +901,6 @@ export class EventStore {
   }
 
   /**
-   * Whether a batch whose COMMIT outcome is unknown was committed: its new event ids are all stored at the positions
-   * it gave them (one transaction: all or none; an id alone could be a retry's, stored before). Asked on fresh connections until the database answers or the resolution deadline
-   * passes (then 'unknown').
-   */
-  /**
    * What a committed guarded write did, from its answer: one row whose `outcome` is the text 'written' or 'refused' (the
    * guard's boolean is turned into text in SQL, so a process that changed pg's global bool parser reads the same). An
    * answer of any other shape is not guessed from: the database is asked whether the rows are stored, since telling the
@@ -921,10 +916,12 @@ export class EventStore {
   }
 
   /**
-   * Whether a batch whose connection was lost is stored: all of it, none of it, or (not known within
-   * `commitResolutionMs`) unknown. With `backendPid`, the server process that served the lost connection is first let
-   * finish what it is running and then ended, so nothing still on its way to it (a message the network delivers late,
-   * carrying BEGIN, the lock, the write and COMMIT) can commit after the rows were counted.
+   * Whether a batch whose COMMIT outcome is unknown was committed: its new event ids are all stored at the positions
+   * it gave them (one transaction: all or none; an id alone could be a retry's, stored before). Asked on fresh
+   * connections until the database answers or the resolution deadline passes (then 'unknown'). With `backendPid`, the
+   * server process that served the lost connection is first let finish what it is running and then ended, so nothing
+   * still on its way to it (a message the network delivers late, carrying BEGIN, the lock, the write and COMMIT) can
+   * commit after the rows were counted.
    */
   async #resolveCommit(eventIds: string[], positions: number[], cause: unknown, backendPid: number | null): Promise<'committed' | 'not-committed' | 'unknown'> {
     const deadline = Date.now() + this.#options.commitResolutionMs;
