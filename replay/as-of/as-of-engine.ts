@@ -46,7 +46,6 @@ import { pruneSnapshots, type RetentionPolicy } from './retention.js';
 import { rolloutAsOf, rolloutsAsOf, stepAsOf } from './rollouts-as-of.js';
 import { Snapshotter } from './snapshotter.js';
 import { indexDefinitions, indexSnapshotTables, listSnapshots, measureSnapshot, newestPart, recordSnapshot, takeSnapshot, widestGap, type SnapshotPart, type SnapshotSummary } from './snapshot-store.js';
-import { asOfTypes } from './timestamp-parser.js';
 import { ViewCache } from './view-cache.js';
 
 export interface AsOfOptions {
@@ -128,7 +127,8 @@ export class AsOfEngine {
       const value = this.#options[name];
       if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`as-of option ${name} must be a whole number, 1 or more, got ${value}`);
     }
-    this.#pool = new pg.Pool({ connectionString: store.connectionString, max: this.#options.connections, types: asOfTypes });
+    // Timestamps (six a liveness row) are read by the ledger's parser, which the event store installs for the process.
+    this.#pool = new pg.Pool({ connectionString: store.connectionString, max: this.#options.connections });
     // As the store's pool: a lost connection fails the statement in flight, never the process.
     this.#pool.on('error', () => undefined);
     this.#pool.on('connect', (client) => client.on('error', () => undefined));

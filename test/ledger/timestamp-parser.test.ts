@@ -63,6 +63,14 @@ describe('timestamptz parser', () => {
     }
   });
 
+  it('the ledger installs it for the whole process: every pg connection, the as-of engine\'s among them, reads timestamps with it', () => {
+    const installed = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ);
+    expect(installed).not.toBe(pgTimestamptzParser);
+    // The common form read by the fast path; `infinity` handed to pg's parser.
+    expect((installed('2026-12-01 03:00:00.123456+05:30') as Date).toISOString()).toBe('2026-11-30T21:30:00.123Z');
+    expect(installed('infinity')).toBe(Number.POSITIVE_INFINITY);
+  });
+
   for (const backend of backends()) {
     it.skipIf(!backend.adminUrl)(`reads ${backend.name} PostgreSQL's answers as the instants they are, whatever the session's time zone${backend.unavailable ? ` (skipped: ${backend.unavailable})` : ''}`, async () => {
       const client = new pg.Client({ connectionString: backend.adminUrl!, types: { getTypeParser: (oid: number, format?: string) => (oid === 1184 ? parse : pg.types.getTypeParser(oid, format as 'text')) } as never });

@@ -1,9 +1,6 @@
 import fc from 'fast-check';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { asOfErrorCatalogue, isAsOfError, parsePoint, snapshotsToPrune, type RetentionPolicy, type SnapshotSummary } from '../../replay/as-of/index.js';
-import { asOfTypes, parseIsoTimestamptz } from '../../replay/as-of/timestamp-parser.js';
-import { pgTimestamptzParser } from '../../src/ledger/index.js';
 
 const hour = 3_600_000;
 const now = new Date('2026-12-08T12:00:00Z');
@@ -101,43 +98,5 @@ describe('an asOf as a caller writes it', () => {
       expect(typeof entry.retryable, code).toBe('boolean');
       expect(entry.meaning.length, code).toBeGreaterThan(10);
     }
-  });
-});
-
-describe('timestamps as the as-of engine reads them', () => {
-  // pg's own parser (the event store, loaded with the as-of engine, installs the fast one for the whole process).
-  const reference = pgTimestamptzParser;
-  const fast = asOfTypes.getTypeParser(1184, 'text');
-  const two = (n: number) => String(n).padStart(2, '0');
-
-  it('for all timestamps PostgreSQL prints, the Date is exactly the one pg would give', () => {
-    fc.assert(
-      fc.property(
-        fc.integer({ min: 1000, max: 9999 }),
-        fc.integer({ min: 1, max: 12 }),
-        fc.integer({ min: 1, max: 28 }),
-        fc.integer({ min: 0, max: 23 }),
-        fc.integer({ min: 0, max: 59 }),
-        fc.integer({ min: 0, max: 59 }),
-        fc.option(fc.stringMatching(/^[0-9]{1,6}$/), { nil: undefined }),
-        fc.constantFrom('+00', '-00', '+01', '-05', '+05:30', '-09:30', '+14', '-12'),
-        (year, month, day, hour, minute, second, fraction, offset) => {
-          const text = `${year}-${two(month)}-${two(day)} ${two(hour)}:${two(minute)}:${two(second)}${fraction === undefined ? '' : `.${fraction}`}${offset}`;
-          const expected = reference(text) as Date;
-          expect(parseIsoTimestamptz(text)?.getTime()).toBe(expected.getTime());
-          expect((fast(text) as Date).getTime()).toBe(expected.getTime());
-        },
-      ),
-      { numRuns: 2000 },
-    );
-  });
-
-  it('what it does not read (BC, infinity, early years, other forms) goes to pg unchanged; an offset with seconds it reads as pg does', () => {
-    for (const text of ['infinity', '-infinity', '0044-03-15 12:00:00+00 BC', '0099-01-01 00:00:00+00', '2026-03-01T00:00:00Z']) {
-      expect(parseIsoTimestamptz(text)).toBeUndefined();
-      expect(fast(text)).toEqual(reference(text));
-    }
-    expect(parseIsoTimestamptz('1890-01-01 00:00:00+00:09:21')?.getTime()).toBe((reference('1890-01-01 00:00:00+00:09:21') as Date).getTime());
-    expect(asOfTypes.getTypeParser(20, 'text')).toBe(pg.types.getTypeParser(20, 'text'));
   });
 });
