@@ -508,7 +508,9 @@ export class Poller {
       // Inventory and firmware change only with the hardware or its firmware: asked with If-None-Match first.
       const conditional = conditionalWorks(works);
       const validators = conditional ? this.#validatorsOf(state) : undefined;
-      const firmwareTimeoutMs = state.firmwareTimeoutMs ?? this.#policy.firmwareTimeoutMs;
+      // A firmware inventory never read gets the visit's whole deadline: a first inventory is not given up on a model
+      // slower than the default (a GB200's takes up to four minutes), which would cost it a retry minutes later.
+      const firmwareTimeoutMs = state.firmwareTimeoutMs ?? (state.readOnce.has('firmware') ? this.#policy.firmwareTimeoutMs : this.#policy.visitDeadlineMs);
       const result = await this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(validators ? { validators } : {}), ...this.#clusterVisitOptions(state) });
       const done = this.#clock();
       if (!result.ok && this.#cutByHandOver(state, result.error)) return;
@@ -519,7 +521,7 @@ export class Poller {
       state.heavyFailures = result.ok ? 0 : state.heavyFailures + 1;
       // A firmware inventory slower than the deadline would time out at every try: this BMC's deadline doubles, up to
       // the visit's own.
-      if (outcome === 'timeout' && works.includes('firmware')) state.firmwareTimeoutMs = Math.min(this.#policy.visitDeadlineMs, firmwareTimeoutMs * 2);
+      if (outcome === 'timeout' && works.includes('firmware') && state.readOnce.has('firmware')) state.firmwareTimeoutMs = Math.min(this.#policy.visitDeadlineMs, firmwareTimeoutMs * 2);
       for (const work of works) {
         if (result.ok) state.readOnce.add(work);
         // A work read once waits a full interval, success or not: a struggling BMC is not read harder. A work never

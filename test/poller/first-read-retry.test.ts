@@ -1,8 +1,9 @@
 /**
  * A fleet brought up is inventoried within minutes: a heavy read that fails before the work was ever read is tried
  * again soon (after `firstReadRetryS`, doubled at each failure), not at the work's next interval (four hours for
- * firmware); and a BMC whose firmware inventory is slower than the deadline gets a longer deadline at each timeout,
- * up to the visit's own, instead of timing out at every try. A work read once waits its full interval again.
+ * firmware); a firmware inventory never read gets the visit's whole deadline; and a BMC whose firmware inventory is
+ * slower than the deadline gets a longer deadline at each timeout, up to the visit's own, instead of timing out at
+ * every try. A work read once waits its full interval again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DriverError } from '../../src/drivers/index.js';
@@ -36,32 +37,64 @@ describe('the first heavy read of a node', () => {
     await drop();
   });
 
-  it('a first read that timed out is tried again soon, with a doubled firmware deadline, until read; then it waits its interval', async () => {
-    const visitor = new SlowFirmwareVisitor(350);
+  it('a first read that failed is tried again soon, after doubling waits, until read; then it waits its interval', async () => {
+    let failures = 2;
+    const visitor = new SlowFirmwareVisitor(0);
+    const visit = visitor.visit.bind(visitor);
+    visitor.visit = async (target, credential, works, options) => {
+      if (works.length > 1 && failures > 0) {
+        failures -= 1;
+        visitor.heavy.push({ at: Date.now(), works, firmwareTimeoutMs: options.firmwareTimeoutMs, ok: false });
+        return { ok: false, latencyMs: 5, observations: [], error: new DriverError('DRIVER_TIMEOUT', 'deadline passed', {}) };
+      }
+      return visit(target, credential, works, options);
+    };
     const poller = new Poller({
       store,
       visitor,
       credentials: { get: () => ({ username: 'u', password: 'p', version: '1', endpoints: ['*'] }) },
       plainHttpSites: ['dc1'],
-      policy: { jitter: 0, intervals: { health: 3600, inventory: 3600, firmware: 3600 }, firstReadSpreadS: 0, firstReadRetryS: 0.2, firmwareTimeoutMs: 100, visitDeadlineMs: 1_000 },
+      policy: { jitter: 0, intervals: { health: 3600, inventory: 3600, firmware: 3600 }, firstReadSpreadS: 0, firstReadRetryS: 0.2 },
     });
-    poller.addTarget({ nodeId: 'gb1', site: 'dc1', rack: 'r1', baseUrl: 'http://gb1', credentialRef: 'c', sessionLimit: 2, expectedIntervalS: 0.1 });
+    poller.addTarget({ nodeId: 'n1', site: 'dc1', rack: 'r1', baseUrl: 'http://n1', credentialRef: 'c', sessionLimit: 2, expectedIntervalS: 0.1 });
     const started = Date.now();
     poller.start();
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
     await poller.stop();
-    // Deadlines 100, 200 (each timing out), then 400 ms, which reads the 350 ms inventory; nothing after (interval 1 h).
-    expect(visitor.heavy.map((visit) => [visit.firmwareTimeoutMs, visit.ok])).toEqual([
-      [100, false],
-      [200, false],
-      [400, true],
-    ]);
+    // Two failures, then read; nothing after (interval 1 h).
+    expect(visitor.heavy.map((visit) => visit.ok)).toEqual([false, false, true]);
     // The waits: 0.2 s after the first failure, 0.4 s after the second (plus the liveness tick that picks it up).
     const [first, second, third] = visitor.heavy.map((visit) => visit.at - started);
     expect(second! - first!).toBeGreaterThanOrEqual(190);
     expect(second! - first!).toBeLessThan(600);
     expect(third! - second!).toBeGreaterThanOrEqual(390);
     expect(third! - second!).toBeLessThan(900);
+  });
+
+  it("a firmware inventory never read gets the visit's deadline; once read, a timeout doubles the BMC's firmware deadline up to the visit's", async () => {
+    const visitor = new SlowFirmwareVisitor(350);
+    const poller = new Poller({
+      store,
+      visitor,
+      credentials: { get: () => ({ username: 'u', password: 'p', version: '1', endpoints: ['*'] }) },
+      plainHttpSites: ['dc1'],
+      policy: { jitter: 0, intervals: { health: 0.3, inventory: 0.3, firmware: 0.3 }, firstReadSpreadS: 0, firmwareTimeoutMs: 100, visitDeadlineMs: 1_000 },
+    });
+    poller.addTarget({ nodeId: 'gb1', site: 'dc1', rack: 'r1', baseUrl: 'http://gb1', credentialRef: 'c', sessionLimit: 2, expectedIntervalS: 0.1 });
+    poller.start();
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    await poller.stop();
+    // The first read with the visit's 1,000 ms reads the 350 ms inventory at once; the next ones start from the
+    // default 100 ms, which times out, then 200 (timing out), then 400 ms, kept from then on.
+    const deadlines = visitor.heavy.map((visit) => [visit.firmwareTimeoutMs, visit.ok]);
+    expect(deadlines.slice(0, 4)).toEqual([
+      [1_000, true],
+      [100, false],
+      [200, false],
+      [400, true],
+    ]);
+    expect(deadlines.length).toBeGreaterThan(4);
+    expect(deadlines.slice(4).every(([deadline, ok]) => deadline === 400 && ok === true)).toBe(true);
   });
 
   it('a work read once waits its full interval after a failure, as after a success', async () => {

@@ -1,0 +1,153 @@
+/**
+ * The poller's own CPU per request, beside undici alone in the same run. The simulator (a process of its own,
+ * answering at once) serves `--bmcs` BMCs of every built-in model; each round visits all of them twice:
+ * - `liveness`: the poller's check (`RedfishVisitor`, one GET on a fresh connection with basic auth, then closed),
+ *   against `raw`: undici's `request` on a fresh `Client`, the same GET, the body read, the client closed;
+ * - `heavy`: the poller's first read (health, inventory, firmware in one session), against `raw`: the very GETs the
+ *   read sent (recorded through undici's diagnostics channel), two at a time over one keep-alive `Pool` per BMC,
+ *   each body parsed as JSON (no session: basic auth).
+ * Rounds alternate the two, so the machine's drift falls on both alike. Prints one JSON line: CPU microseconds per
+ * check and per request of each, and their ratios (ours / raw: how much the driver adds to the HTTP client).
+ *
+ *   npm run bench:poll -- --json [--bmcs 400] [--rounds 3]
+ */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { parseArgs } from 'node:util';
+import { Client, Pool } from 'undici';
+import { RedfishVisitor } from '../src/poller/redfish-visitor.js';
+import type { PollTarget } from '../src/poller/index.js';
+import { round } from './support/bench-database.js';
+import { simJson, startSimProcess, type SimBmc } from './support/sim-process.js';
+
+const { values } = parseArgs({ options: { json: { type: 'boolean' }, bmcs: { type: 'string', default: '400' }, rounds: { type: 'string', default: '3' } } });
+const bmcCount = Number(values.bmcs);
+const rounds = Number(values.rounds);
+if (!Number.isInteger(bmcCount) || bmcCount < 16 || !Number.isInteger(rounds) || rounds < 1) {
+  process.stderr.write('--bmcs must be an integer >= 16 and --rounds >= 1\n');
+  process.exit(2);
+}
+
+const { child, controlUrl } = await startSimProcess(['--bmcs', String(bmcCount), '--seed', '7', '--latency-scale', '0']);
+try {
+  const { bmcs } = await simJson<{ bmcs: Array<SimBmc & { fixture: string }> }>(`${controlUrl}/sim/fleet`);
+  const simRequests = async (): Promise<number> => (await simJson<{ requests: number }>(`${controlUrl}/sim/stats`)).requests;
+  const visitor = new RedfishVisitor();
+  const options = { requestTimeoutMs: 10_000, firmwareTimeoutMs: 180_000, visitDeadlineMs: 300_000, sessionLimit: 2 };
+  const targetOf = (bmc: SimBmc): PollTarget => ({ nodeId: bmc.id, site: bmc.site, rack: bmc.rack, baseUrl: bmc.baseUrl, credentialRef: bmc.id, sessionLimit: bmc.sessionLimit, expectedIntervalS: 60 });
+  const credentialOf = (bmc: SimBmc) => ({ username: bmc.username, password: bmc.password, version: '1', endpoints: ['*'] });
+  const basic = (bmc: SimBmc): string => `Basic ${Buffer.from(`${bmc.username}:${bmc.password}`).toString('base64')}`;
+
+  /** The GETs each BMC's heavy read sent, by origin (recorded at the first round, replayed by `raw`). */
+  const paths = new Map<string, string[]>();
+  const onRequest = (message: unknown): void => {
+    const { request } = message as { request: { origin: string; path: string; method: string } };
+    if (request.method !== 'GET') return;
+    let own = paths.get(request.origin);
+    if (!own) paths.set(request.origin, (own = []));
+    own.push(request.path);
+  };
+
+  /** CPU of this process (all threads) and requests the simulator served, while `work` runs. */
+  const measure = async (work: () => Promise<void>): Promise<{ cpuUs: number; requests: number }> => {
+    const before = await simRequests();
+    const cpu = process.cpuUsage();
+    await work();
+    const used = process.cpuUsage(cpu);
+    return { cpuUs: used.user + used.system, requests: (await simRequests()) - before };
+  };
+
+  const oursLiveness = async (): Promise<void> => {
+    for (const bmc of bmcs) {
+      const result = await visitor.visit(targetOf(bmc), credentialOf(bmc), ['liveness'], options);
+      if (!result.ok) throw new Error(`liveness check of ${bmc.id} failed: ${String(result.error)}`);
+    }
+  };
+  const rawLiveness = async (): Promise<void> => {
+    for (const bmc of bmcs) {
+      const client = new Client(new URL(bmc.baseUrl).origin);
+      const answer = await client.request({ method: 'GET', path: '/redfish/v1/Systems', headers: { authorization: basic(bmc), accept: 'application/json' } });
+      await answer.body.text();
+      if (answer.statusCode !== 200) throw new Error(`raw check of ${bmc.id}: ${answer.statusCode}`);
+      await client.close();
+    }
+  };
+  const oursHeavy = async (): Promise<void> => {
+    for (const bmc of bmcs) {
+      const result = await visitor.visit(targetOf(bmc), credentialOf(bmc), ['health', 'inventory', 'firmware'], options);
+      if (!result.ok) throw new Error(`heavy read of ${bmc.id} failed: ${String(result.error)}`);
+    }
+  };
+  const rawHeavy = async (): Promise<void> => {
+    for (const bmc of bmcs) {
+      const origin = new URL(bmc.baseUrl).origin;
+      const queue = [...(paths.get(origin) ?? [])];
+      const pool = new Pool(origin, { connections: 2 });
+      const lane = async (): Promise<void> => {
+        for (let path = queue.shift(); path !== undefined; path = queue.shift()) {
+          const answer = await pool.request({ method: 'GET', path, headers: { authorization: basic(bmc), accept: 'application/json', 'odata-version': '4.0' } });
+          const text = await answer.body.text();
+          if (answer.statusCode === 200) JSON.parse(text);
+        }
+      };
+      await Promise.all([lane(), lane()]);
+      await pool.close();
+    }
+  };
+
+  // A warm-up round of each (the JIT compiles; the heavy read records its paths), then the measured rounds.
+  subscribe('undici:request:create', onRequest);
+  await oursHeavy();
+  unsubscribe('undici:request:create', onRequest);
+  await rawHeavy();
+  await oursLiveness();
+  await rawLiveness();
+  const totals = { oursLiveness: { cpuUs: 0, requests: 0 }, rawLiveness: { cpuUs: 0, requests: 0 }, oursHeavy: { cpuUs: 0, requests: 0 }, rawHeavy: { cpuUs: 0, requests: 0 } };
+  const ratios: { liveness: number[]; heavy: number[] } = { liveness: [], heavy: [] };
+  for (let index = 0; index < rounds; index += 1) {
+    const add = (into: { cpuUs: number; requests: number }, from: { cpuUs: number; requests: number }): void => {
+      into.cpuUs += from.cpuUs;
+      into.requests += from.requests;
+    };
+    // Alternating which goes first, so neither always runs on a machine the other warmed.
+    const pairs: Array<[keyof typeof totals, () => Promise<void>]> = [
+      ['oursLiveness', oursLiveness],
+      ['rawLiveness', rawLiveness],
+      ['oursHeavy', oursHeavy],
+      ['rawHeavy', rawHeavy],
+    ];
+    const measured: Partial<Record<keyof typeof totals, { cpuUs: number; requests: number }>> = {};
+    for (const [name, work] of index % 2 === 0 ? pairs : [pairs[1]!, pairs[0]!, pairs[3]!, pairs[2]!]) {
+      measured[name] = await measure(work);
+      add(totals[name], measured[name]);
+    }
+    const per = (m: { cpuUs: number; requests: number } | undefined): number => m!.cpuUs / Math.max(1, m!.requests);
+    ratios.liveness.push(round(per(measured.oursLiveness) / per(measured.rawLiveness)));
+    ratios.heavy.push(round(per(measured.oursHeavy) / per(measured.rawHeavy)));
+  }
+  const perRequest = (total: { cpuUs: number; requests: number }): number => Math.round(total.cpuUs / Math.max(1, total.requests));
+  const models = new Map<string, { visits: number; requests: number }>();
+  for (const bmc of bmcs) {
+    const model = models.get(bmc.fixture) ?? { visits: 0, requests: 0 };
+    model.visits += 1;
+    model.requests += paths.get(new URL(bmc.baseUrl).origin)?.length ?? 0;
+    models.set(bmc.fixture, model);
+  }
+  const line = {
+    scenario: 'poll',
+    bmcs: bmcCount,
+    rounds,
+    liveness_us_per_check: perRequest(totals.oursLiveness),
+    raw_liveness_us_per_check: perRequest(totals.rawLiveness),
+    liveness_ratio_to_raw: round(perRequest(totals.oursLiveness) / perRequest(totals.rawLiveness)),
+    liveness_ratio_by_round: ratios.liveness,
+    heavy_us_per_request: perRequest(totals.oursHeavy),
+    raw_heavy_us_per_request: perRequest(totals.rawHeavy),
+    heavy_ratio_to_raw: round(perRequest(totals.oursHeavy) / perRequest(totals.rawHeavy)),
+    heavy_ratio_by_round: ratios.heavy,
+    heavy_us_per_visit: Math.round(totals.oursHeavy.cpuUs / (rounds * bmcs.length)),
+    gets_per_heavy_read: Object.fromEntries([...models].sort(([a], [b]) => a.localeCompare(b)).map(([model, m]) => [model, Math.round(m.requests / m.visits)])),
+  };
+  process.stdout.write(values.json ? `${JSON.stringify(line)}\n` : `${Object.entries(line).map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`).join(' ')}\n`);
+} finally {
+  child.kill();
+}
