@@ -1023,7 +1023,9 @@ export class EventStore {
    * A page of `readAll` bounded in bytes as well as events: events are taken in order while the payloads before
    * each one total less than `maxBytes` (so the first always comes, however large). The database does the cut, so a
    * page of 5,000 large events never crosses the wire or sits in memory. `cut` says the byte bound ended the page
-   * (more matching events follow at once).
+   * (more matching events follow at once). A payload's bytes are its size as PostgreSQL holds it uncompressed (the
+   * binary jsonb: about 1.3 times its text for poll outcomes, more for small payloads): taking it costs the server a
+   * fifteenth of writing the payload out as text to count that, which was two thirds of its work in a rebuild.
    */
   async readAllBounded(options: ReadAllOptions & { maxBytes: number }): Promise<{ events: RecordedEvent[]; cut: boolean }> {
     return this.#readBounded('readAll', this.#readAllQuery(options), 'position', options.maxBytes);
@@ -1052,13 +1054,14 @@ export class EventStore {
       this.db
         .selectFrom(
           this.db
-            .selectFrom(page.as('page'))
+            // Each payload's size taken once, in the limited page (`|| '{}'` makes PostgreSQL decompress it).
+            .selectFrom(page.select(sql<number>`pg_column_size(data || '{}'::jsonb)`.as('own_bytes')).as('page'))
             .selectAll('page')
-            .select([sql<number>`sum(octet_length(page.data::text)) OVER (ORDER BY ${sql.ref(`page.${order}`)})`.as('running_bytes'), sql<number>`count(*) OVER ()`.as('page_rows')])
+            .select([sql<number>`sum(page.own_bytes) OVER (ORDER BY ${sql.ref(`page.${order}`)})`.as('running_bytes'), sql<number>`count(*) OVER ()`.as('page_rows')])
             .as('sized'),
         )
         .selectAll('sized')
-        .where(sql<boolean>`sized.running_bytes - octet_length(sized.data::text) < ${maxBytes}`)
+        .where(sql<boolean>`sized.running_bytes - sized.own_bytes < ${maxBytes}`)
         .orderBy(`sized.${order}`, 'asc')
         .execute(),
     );

@@ -76,8 +76,8 @@ describe('a page of the log is bounded in bytes, not only in events', () => {
         const response: { statusCode: number; json: () => any } = await h.app.inject({ method: 'GET', url: `/v1/events?limit=5000${cursor ? `&cursor=${cursor}` : ''}`, headers: bearer('auditor') });
         expect(response.statusCode).toBe(200);
         const items = response.json().items as Array<{ position: number; data: unknown }>;
-        // Everything but the last event of a page fits the bound (the database measures jsonb text, a little
-        // larger than JSON.stringify's).
+        // Everything but the last event of a page fits the bound (the database measures the binary jsonb, larger
+        // than JSON.stringify's text).
         expect(items.slice(0, -1).reduce((sum, item) => sum + JSON.stringify(item.data).length, 0)).toBeLessThan(2_000);
         pages.push(items.map((item) => item.position));
         cursor = response.json().nextCursor;
