@@ -1024,8 +1024,9 @@ export class EventStore {
    * each one total less than `maxBytes` (so the first always comes, however large). The database does the cut, so a
    * page of 5,000 large events never crosses the wire or sits in memory. `cut` says the byte bound ended the page
    * (more matching events follow at once). A payload's bytes are its size as PostgreSQL holds it uncompressed (the
-   * binary jsonb: about 1.3 times its text for poll outcomes, more for small payloads): taking it costs the server a
-   * fifteenth of writing the payload out as text to count that, which was two thirds of its work in a rebuild.
+   * binary jsonb: about 1.3 times its text for poll outcomes, more for small payloads), taken once per row: for one
+   * page of 20,000 events of a rebuild, 0.3 s of server work against 4.8 s when every payload was written out as
+   * text, twice, to be counted (README, replay).
    */
   async readAllBounded(options: ReadAllOptions & { maxBytes: number }): Promise<{ events: RecordedEvent[]; cut: boolean }> {
     return this.#readBounded('readAll', this.#readAllQuery(options), 'position', options.maxBytes);
