@@ -10,7 +10,7 @@
  *   token never deletes a newer session;
  * - self-signed certificates are accepted only when `insecure` is set.
  */
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { DriverError, toDriverError } from '../driver-error.js';
 import { normalizeRedfishError, type RedfishRequestPhase } from './redfish-error.js';
 import { storableValue } from '../storable-text.js';
@@ -347,14 +347,14 @@ export class RedfishClient {
       const url = this.resolve(session.location);
       await this.gate.run(async () => {
         this.#checkGuard('DELETE', url);
-        const response = await request(url, {
-          method: 'DELETE',
-          headers: { ...this.options.headers, 'x-auth-token': session.token },
-          dispatcher: this.agent,
-          // Sessions are what a BMC has least of (4 to 8): a logout gets 2 s even when reads were cut short.
-          signal: AbortSignal.timeout(this.options.deadline?.aborted ? 2_000 : this.options.logoutTimeoutMs),
-        });
-        await response.body.dump();
+        // Sessions are what a BMC has least of (4 to 8): a logout gets 2 s even when reads were cut short.
+        const deadline = new RequestDeadline(this.options.deadline?.aborted ? 2_000 : this.options.logoutTimeoutMs, undefined);
+        try {
+          const response = await this.agent.request({ origin: this.origin, path: url.slice(this.origin.length), method: 'DELETE', headers: { ...this.options.headers, 'x-auth-token': session.token }, signal: deadline.signal });
+          await response.body.dump();
+        } finally {
+          deadline.end();
+        }
       });
     } catch {
       // Logout is best effort on the wire; the BMC expires the session if this DELETE is lost.
@@ -451,15 +451,17 @@ export class RedfishClient {
   async postRaw(path: string, body: string | Buffer, contentType: string, extraHeaders: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string; url: string }> {
     const url = this.resolve(path);
     return this.gate.run(async () => {
-      const signal = AbortSignal.timeout(this.options.requestTimeoutMs);
+      const deadline = new RequestDeadline(this.options.requestTimeoutMs, undefined);
       this.#checkGuard('POST', url);
       try {
-        const response = await request(url, { method: 'POST', headers: { ...this.headers(), 'content-type': contentType, ...extraHeaders }, dispatcher: this.agent, signal, body });
+        const response = await this.agent.request({ origin: this.origin, path: url.slice(this.origin.length), method: 'POST', headers: { ...this.headers(), 'content-type': contentType, ...extraHeaders }, signal: deadline.signal, body });
         const text = await response.body.text();
         return { status: response.statusCode, headers: response.headers, text: text.slice(0, this.options.maxBodyBytes), url };
       } catch (error) {
-        if (signal.aborted) throw new DriverError('DRIVER_TIMEOUT', `POST ${url} passed its ${this.options.requestTimeoutMs} ms deadline`, { method: 'POST', url, deadlineMs: this.options.requestTimeoutMs });
+        if (deadline.signal.aborted) throw new DriverError('DRIVER_TIMEOUT', `POST ${url} passed its ${this.options.requestTimeoutMs} ms deadline`, { method: 'POST', url, deadlineMs: this.options.requestTimeoutMs });
         throw toDriverError(error, { method: 'POST', url });
+      } finally {
+        deadline.end();
       }
     });
   }
