@@ -282,6 +282,16 @@ export function createMetrics(ctx: Omit<ApiContext, 'timeAppend'>, options: { pr
       if (s) mirror(this, fencedSeen, 'fenced', s.appendsFenced);
     },
   });
+  const stuckSeen = new Map<string, number>();
+  new Counter({
+    name: 'fleet_ledger_poller_visits_abandoned_total',
+    help: 'Visits still unsettled well past every deadline they were given: each recorded as a timeout, its slot given back (a defect to report)',
+    registers,
+    collect() {
+      const s = ctx.poller?.stats();
+      if (s) mirror(this, stuckSeen, 'abandoned', s.visitsAbandoned);
+    },
+  });
 
   if (ctx.simulator) {
     const simulator = ctx.simulator;

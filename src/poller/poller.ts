@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { PollOutcomeKind, RecordedEvent } from '../../events/index.js';
-import { changedObservations, storableValue, type ReadValidators } from '../drivers/index.js';
+import { changedObservations, DriverError, storableValue, type ReadValidators } from '../drivers/index.js';
 import { nameUuid, type EventStore, type ProposedEvent } from '../ledger/index.js';
 import { DueQueue } from './due-queue.js';
 import { OutcomeRecorder } from './outcome-recorder.js';
 import { defaultPollPolicy, type PollPolicy } from './poll-policy.js';
 import { credentialRefusal, pollAddress, pollProtocols, pollWorks, type PollProtocol, type Credential, type CredentialProvider, type PollTarget, type PollWork } from './poll-target.js';
 import { recordedObservationHashes } from './recorded-observations.js';
-import { conditionalWorks, ProtocolVisitor, type Visitor } from './redfish-visitor.js';
+import { conditionalWorks, ProtocolVisitor, type Visitor, type VisitResult } from './redfish-visitor.js';
 import { latchesCredentials, outcomeOfError, retryWithinVisit } from './visit-outcome.js';
 
 /** Distinct path lists kept for sharing (`#pathLists`); a fleet of more shapes than this keeps the rest per BMC. */
@@ -113,6 +113,11 @@ export interface PollerStats {
   outcomesDropped: number;
   /** Cluster mode: outcomes and observations the ledger refused because their shard had been taken over. */
   appendsFenced: number;
+  /**
+   * Visits the poller stopped waiting for: still unsettled well past every deadline they were given (`visitBoundMs`).
+   * Each is recorded as a timeout and its slot given back, so one stuck visit never takes its BMC out of polling.
+   */
+  visitsAbandoned: number;
   /** Lockout latches taken but not yet in the log (the ledger unreachable); retried at every flush. */
   unrecordedLatches: number;
   /** For each target contacted at least once, ms since its last successful contact (max and p99). */
@@ -140,6 +145,21 @@ function failureBucket(failures: number): FailureBucket {
 
 /** How many of the targets failing longest `stats()` names. */
 export const worstTargetsShown = 5;
+
+/**
+ * The longest a visit can take when every deadline it was given holds, plus a margin: a liveness check's attempts
+ * and the waits between them; a heavy read's total deadline and its logout.
+ */
+export function visitBoundMs(policy: PollPolicy, works: readonly PollWork[]): number {
+  const margin = Math.min(10_000, 5 * policy.requestTimeoutMs);
+  if (works.every((work) => work === 'liveness')) {
+    let waits = 0;
+    for (let attempt = 1; attempt <= policy.maxRetries; attempt += 1) waits += policy.retryBaseMs * 2 ** (attempt - 1) * 1.5;
+    // Two deadlines per attempt: an IPMI check may try a second cipher suite after the first was refused.
+    return (policy.maxRetries + 1) * 2 * policy.requestTimeoutMs + waits + margin;
+  }
+  return policy.visitDeadlineMs + Math.max(policy.requestTimeoutMs, 2_000) + margin;
+}
 
 /** A short digest that tells credential versions apart without revealing anything of the secret. */
 export function credentialFingerprint(credentialRef: string, version: string): string {
@@ -193,6 +213,7 @@ export class Poller {
   readonly #active = new Map<string, ActiveShard>();
   /** Outcomes and observations refused because their lease epoch was stale (cluster mode). */
   #fencedAppends = 0;
+  #visitsAbandoned = 0;
   /** Cluster mode: latches and maintenance windows of targets not polled here, applied when their shard comes. */
   readonly #knownLatches = new Map<string, string>();
   readonly #knownMaintenance = new Map<string, number>();
@@ -461,6 +482,18 @@ export class Poller {
     return isFenced(error) || this.#active.get(state.shard)?.epoch !== state.epoch;
   }
 
+  /**
+   * After a visit cut by the lease: where the shard is still polled here under the same epoch (the guard refused while
+   * a late renewal was on its way, and the renewal kept the lease), the target is queued again, so its work is tried
+   * once the lease allows (`#take` holds it back until then). Otherwise its shard's new owner polls it, or this process
+   * under the new epoch, with a state of its own. Left out of the queue, the target would never be polled again here.
+   */
+  #requeueAfterCut(state: TargetState): void {
+    if (this.#states.get(state.target.nodeId) !== state || state.shard === undefined) return;
+    if (this.#active.get(state.shard)?.epoch !== state.epoch) return;
+    this.#enqueue(state);
+  }
+
   #leaseOf(state: TargetState): { shard: string; epoch: number } | undefined {
     return state.shard !== undefined && state.epoch !== undefined ? { shard: state.shard, epoch: state.epoch } : undefined;
   }
@@ -511,9 +544,13 @@ export class Poller {
       // A firmware inventory never read gets the visit's whole deadline: a first inventory is not given up on a model
       // slower than the default (a GB200's takes up to four minutes), which would cost it a retry minutes later.
       const firmwareTimeoutMs = state.firmwareTimeoutMs ?? (state.readOnce.has('firmware') ? this.#policy.firmwareTimeoutMs : this.#policy.visitDeadlineMs);
-      const result = await this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(validators ? { validators } : {}), ...this.#clusterVisitOptions(state) });
+      const visit = this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(validators ? { validators } : {}), ...this.#clusterVisitOptions(state) });
+      const result = await this.#bounded(visit, visitBoundMs(this.#policy, works), target, works);
       const done = this.#clock();
-      if (!result.ok && this.#cutByHandOver(state, result.error)) return;
+      if (!result.ok && this.#cutByHandOver(state, result.error)) {
+        this.#requeueAfterCut(state); // its works are still due
+        return;
+      }
       if (conditional && result.ok && !result.notModified) this.#keepValidators(state, result.validators, result.changedResource);
       const outcome: PollOutcomeKind = result.ok ? (result.notModified ? 'not-modified' : 'success') : outcomeOfError(result.error);
       for (const work of works) this.#record(target, work, outcome, result.latencyMs, done, this.#leaseOf(state));
@@ -574,13 +611,21 @@ export class Poller {
     try {
       const sessionLimit = this.#sessionLimit(target);
       const visitOptions = { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(state.livenessEtag ? { ifNoneMatch: state.livenessEtag } : {}), ...this.#clusterVisitOptions(state) };
-      let result = await this.#visitor.visit(target, credential, works, visitOptions);
-      for (let attempt = 1; !result.ok && attempt <= this.#policy.maxRetries && retryWithinVisit(result.error) && !this.#cutByHandOver(state, result.error); attempt += 1) {
-        await new Promise((resolve) => setTimeout(resolve, this.#policy.retryBaseMs * 2 ** (attempt - 1) * (0.5 + this.#random())));
-        result = await this.#visitor.visit(target, credential, works, visitOptions);
-      }
+      const attempts = async (): Promise<VisitResult> => {
+        let result = await this.#visitor.visit(target, credential, works, visitOptions);
+        for (let attempt = 1; !result.ok && attempt <= this.#policy.maxRetries && retryWithinVisit(result.error) && !this.#cutByHandOver(state, result.error); attempt += 1) {
+          await new Promise((resolve) => setTimeout(resolve, this.#policy.retryBaseMs * 2 ** (attempt - 1) * (0.5 + this.#random())));
+          result = await this.#visitor.visit(target, credential, works, visitOptions);
+        }
+        return result;
+      };
+      const result = await this.#bounded(attempts(), visitBoundMs(this.#policy, works), target, works);
       const done = this.#clock();
-      if (!result.ok && this.#cutByHandOver(state, result.error)) return;
+      if (!result.ok && this.#cutByHandOver(state, result.error)) {
+        state.due.liveness = Math.min(state.due.liveness, done);
+        this.#requeueAfterCut(state);
+        return;
+      }
       const outcome: PollOutcomeKind = result.ok ? (result.notModified ? 'not-modified' : 'success') : outcomeOfError(result.error);
       if (result.ok && result.etag) state.livenessEtag = result.etag;
       this.#record(target, 'liveness', outcome, result.latencyMs, done, this.#leaseOf(state));
@@ -605,6 +650,26 @@ export class Poller {
       state.checking = false;
       this.#inFlight -= 1;
     }
+  }
+
+  /**
+   * The visit's result, or, once it is still unsettled `boundMs` after it began, a timeout: every request of a visit has
+   * its own deadline, so this fires only for a visit stuck where no deadline reaches (a defect, here or in a library).
+   * The stuck visit is left to itself and its answer, if one ever comes, is ignored; the poller records the timeout,
+   * gives the slot back and polls the BMC again on schedule. Left waiting, it would hold the target's `checking` (or
+   * `reading`) flag for good, and the node would never be polled again: silent, with no miss recorded to show it.
+   */
+  #bounded(visit: Promise<VisitResult>, boundMs: number, target: PollTarget, works: readonly PollWork[]): Promise<VisitResult> {
+    let timer: NodeJS.Timeout | undefined;
+    const abandoned = new Promise<VisitResult>((resolve) => {
+      timer = setTimeout(() => {
+        this.#visitsAbandoned += 1;
+        this.options.log?.('a visit did not end within its bound: recorded as a timeout, the BMC is polled again on schedule', { nodeId: target.nodeId, works: works.join(','), boundMs });
+        resolve({ ok: false, latencyMs: boundMs, observations: [], error: new DriverError('DRIVER_TIMEOUT', `visit to ${target.nodeId} (${works.join(', ')}) still unsettled after ${boundMs} ms`, { deadlineMs: boundMs }) });
+      }, boundMs);
+      timer.unref();
+    });
+    return Promise.race([visit, abandoned]).finally(() => clearTimeout(timer));
   }
 
   /**
@@ -753,6 +818,7 @@ export class Poller {
       pendingOutcomes: this.#recorder.pendingOutcomes,
       outcomesDropped: this.#recorder.outcomesDropped,
       appendsFenced: this.#recorder.outcomesFenced + this.#fencedAppends,
+      visitsAbandoned: this.#visitsAbandoned,
       unrecordedLatches: this.#unrecordedLatches.size,
       sinceContactMaxMs,
       failureBuckets,
