@@ -2,8 +2,8 @@
  * Cluster mode: every request of a visit asks the lease guard first, and a visit the guard refused says nothing of the
  * BMC (no outcome is recorded). Under load a renewal can arrive late: the guard refuses for a moment while the process
  * keeps the shard under the same epoch. The target must then be queued again and polled once the guard allows. Before
- * this rule, the refused visit left the target out of the queue for good: in the three-process test on a loaded machine
- * one node of 6,000 stayed never-contacted for 300 s, with no outcome recorded for it.
+ * this rule, the refused visit left the target out of the queue for good. That fits what the three-process test showed
+ * once on a loaded machine: one node of 6,000 never contacted in 300 s, with no outcome of any kind recorded for it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PollOutcomeKind } from '../../events/index.js';
