@@ -132,8 +132,8 @@ export function withTableOverlay<T>(overlay: TableOverlay, work: () => Promise<T
 }
 
 /**
- * One table held in memory: the latest version of every row written or read, in the form `upsertRows` writes it
- * (timestamps as ISO text, JSON columns as JSON text, so a load hands out fresh objects a caller may change freely);
+ * One table held in memory: the latest version of every row written or read, as `heldRow` keeps it (timestamps as
+ * epoch milliseconds, JSON columns as copies of their own, so a load hands out fresh objects a caller may change freely);
  * null: deleted while the database may still hold it. `deletes` are the filters (`column` = any of `values`) the rows
  * still in the database are subject to; `dirty` the keys written or deleted since the last flush (unless `complete`:
  * then every row is written at the flush); `indexes` a map per
@@ -306,7 +306,7 @@ function setHeld(table: HeldTable, key: string, row: Row | null | undefined): vo
 /** The keys of the held rows whose `column` is one of `values` (through an index built on first use). */
 function heldKeys(table: HeldTable, column: string, values: Iterable<string>): string[] {
   const { spec } = table;
-  // Held rows keep times as milliseconds and JSON as text: matching them against values given as a caller gives them
+  // Held rows keep times as milliseconds and JSON as objects: matching them against values given as a caller gives them
   // would be wrong, so such a column is refused rather than matched loosely (no projection selects by one).
   const type = spec.columns[column]!.type;
   if (type === 'timestamptz' || type === 'json' || type === 'jsonb') throw new Error(`${spec.name}: rows held in memory cannot be selected by ${type} column ${column}`);
@@ -346,8 +346,51 @@ function epochMs(value: unknown): number {
 }
 
 /**
- * A row as held in memory: timestamps as epoch milliseconds, JSON columns as JSON text (so every load hands out
- * fresh objects that a caller may change freely, and a rollback restores what was written), the rest as given.
+ * A copy of `value` as JSON would give it back (`JSON.parse(JSON.stringify(value))`), made without the text: plain
+ * objects, arrays and primitives are copied directly (no member `undefined`, a function or a symbol; non-finite
+ * numbers as null; a `__proto__` key kept as an own member, as `JSON.parse` keeps it); anything else (a `Date`, an
+ * object with `toJSON` or of another class) goes through the text. A rebuild copies every JSON value it writes and
+ * loads: copying was 1.3 to 2.5 times faster than printing and parsing the same values.
+ */
+export function jsonCopy(value: unknown): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      return Number.isFinite(value) ? value + 0 : null; // -0 prints as 0
+    case 'object': {
+      if (value === null) return null;
+      if (Array.isArray(value)) {
+        const copy: unknown[] = new Array(value.length);
+        for (let i = 0; i < value.length; i += 1) {
+          const item: unknown = value[i];
+          copy[i] = item === undefined || typeof item === 'function' || typeof item === 'symbol' ? null : jsonCopy(item);
+        }
+        return copy;
+      }
+      const prototype: unknown = Object.getPrototypeOf(value);
+      if ((prototype !== Object.prototype && prototype !== null) || typeof (value as { toJSON?: unknown }).toJSON === 'function') return JSON.parse(JSON.stringify(value));
+      const copy: Record<string, unknown> = {};
+      for (const key of Object.keys(value)) {
+        const item: unknown = (value as Record<string, unknown>)[key];
+        if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
+        if (key === '__proto__') Object.defineProperty(copy, key, { value: jsonCopy(item), enumerable: true, writable: true, configurable: true });
+        else copy[key] = jsonCopy(item);
+      }
+      return copy;
+    }
+    default:
+      // undefined, a function or a symbol at the top prints nothing, which is no JSON; a bigint throws, as it does in
+      // JSON.stringify.
+      return JSON.parse(JSON.stringify(value) ?? 'null');
+  }
+}
+
+/**
+ * A row as held in memory: timestamps as epoch milliseconds, JSON columns as copies owned by memory (`jsonCopy`: a
+ * caller's later change to what it wrote does not reach them, every load hands out a copy of its own, and a rollback
+ * restores what was written), the rest as given.
  */
 function heldRow(spec: TableSpec, row: Row): Row {
   const { columns, types } = columnList(spec);
@@ -356,7 +399,7 @@ function heldRow(spec: TableSpec, row: Row): Row {
     const value = row[columns[i]!];
     const type = types[i]!;
     held[columns[i]!] =
-      value === null || value === undefined ? null : type === 'timestamptz' ? epochMs(value) : type === 'json' || type === 'jsonb' ? JSON.stringify(value) : value;
+      value === null || value === undefined ? null : type === 'timestamptz' ? epochMs(value) : type === 'json' || type === 'jsonb' ? jsonCopy(value) : value;
   }
   return held;
 }
@@ -376,19 +419,21 @@ function asLoaded(spec: TableSpec, held: Row): Row {
           : type === 'bigint'
             ? Number(value)
             : type === 'json' || type === 'jsonb'
-              ? JSON.parse(value as string)
+              ? jsonCopy(value)
               : value;
   }
   return row;
 }
 
-/** A held row as `writeRecords` takes it (timestamps as ISO text; JSON columns stay JSON text). */
+/** A held row as `writeRecords` takes it (timestamps as ISO text; JSON columns as JSON text). */
 function heldToRecord(spec: TableSpec, held: Row): Row {
   const { columns, types } = columnList(spec);
   const record: Row = {};
   for (let i = 0; i < columns.length; i += 1) {
     const value = held[columns[i]!];
-    record[columns[i]!] = value !== null && value !== undefined && types[i] === 'timestamptz' ? new Date(value as number).toISOString() : value;
+    const type = types[i]!;
+    record[columns[i]!] =
+      value === null || value === undefined ? value : type === 'timestamptz' ? new Date(value as number).toISOString() : type === 'json' || type === 'jsonb' ? JSON.stringify(value) : value;
   }
   return record;
 }
