@@ -5,11 +5,10 @@
  * slower than the deadline gets a longer deadline at each timeout, up to the visit's own, instead of timing out at
  * every try. A work read once waits its full interval again.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DriverError } from '../../src/drivers/index.js';
-import { EventStore } from '../../src/ledger/index.js';
 import { Poller, type Credential, type PollTarget, type PollWork, type Visitor, type VisitOptions, type VisitResult } from '../../src/poller/index.js';
-import { backends, freshDatabase } from '../support/backends.js';
+import { useFreshStore } from '../support/fresh-store.js';
 
 /** A BMC whose firmware inventory takes `firmwareMs`: a visit reading it times out when its deadline is shorter. */
 class SlowFirmwareVisitor implements Visitor {
@@ -25,17 +24,7 @@ class SlowFirmwareVisitor implements Visitor {
 }
 
 describe('the first heavy read of a node', () => {
-  let store: EventStore;
-  let drop: () => Promise<void>;
-  beforeAll(async () => {
-    const db = await freshDatabase(backends()[0]!.adminUrl!);
-    drop = db.drop;
-    store = await EventStore.open({ connectionString: db.url });
-  });
-  afterAll(async () => {
-    await store.close();
-    await drop();
-  });
+  const freshStore = useFreshStore();
 
   it('a first read that failed is tried again soon, after doubling waits, until read; then it waits its interval', async () => {
     let failures = 2;
@@ -50,7 +39,7 @@ describe('the first heavy read of a node', () => {
       return visit(target, credential, works, options);
     };
     const poller = new Poller({
-      store,
+      store: freshStore(),
       visitor,
       credentials: { get: () => ({ username: 'u', password: 'p', version: '1', endpoints: ['*'] }) },
       plainHttpSites: ['dc1'],
@@ -74,7 +63,7 @@ describe('the first heavy read of a node', () => {
   it("a firmware inventory never read gets the visit's deadline; once read, a timeout doubles the BMC's firmware deadline up to the visit's", async () => {
     const visitor = new SlowFirmwareVisitor(350);
     const poller = new Poller({
-      store,
+      store: freshStore(),
       visitor,
       credentials: { get: () => ({ username: 'u', password: 'p', version: '1', endpoints: ['*'] }) },
       plainHttpSites: ['dc1'],
@@ -103,7 +92,7 @@ describe('the first heavy read of a node', () => {
     const visit = visitor.visit.bind(visitor);
     visitor.visit = async (target, credential, works, options) => (failing && works.length > 1 ? { ok: false, latencyMs: 5, observations: [], error: new DriverError('DRIVER_TIMEOUT', 'deadline passed', {}) } : visit(target, credential, works, options));
     const poller = new Poller({
-      store,
+      store: freshStore(),
       visitor,
       credentials: { get: () => ({ username: 'u', password: 'p', version: '1', endpoints: ['*'] }) },
       plainHttpSites: ['dc1'],

@@ -5,25 +5,14 @@
  * this rule, the refused visit left the target out of the queue for good. That fits what the three-process test showed
  * once on a loaded machine: one node of 6,000 never contacted in 300 s, with no outcome of any kind recorded for it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { PollOutcomeKind } from '../../events/index.js';
 import { DriverError } from '../../src/drivers/index.js';
-import { EventStore } from '../../src/ledger/index.js';
 import { Poller, type PollWork, type Visitor } from '../../src/poller/index.js';
-import { backends, freshDatabase } from '../support/backends.js';
+import { useFreshStore } from '../support/fresh-store.js';
 
 describe('a visit refused by the lease guard while the shard stays held', () => {
-  let store: EventStore;
-  let drop: () => Promise<void>;
-  beforeAll(async () => {
-    const db = await freshDatabase(backends()[0]!.adminUrl!);
-    drop = db.drop;
-    store = await EventStore.open({ connectionString: db.url });
-  });
-  afterAll(async () => {
-    await store.close();
-    await drop();
-  });
+  const freshStore = useFreshStore();
 
   for (const kind of ['liveness', 'heavy'] as const) {
     it(`${kind === 'liveness' ? 'a liveness check' : 'a heavy read'} refused for a moment is tried again once the guard allows, under the same epoch`, async () => {
@@ -48,7 +37,7 @@ describe('a visit refused by the lease guard while the shard stays held', () => 
       };
       const outcomes: Array<{ work: PollWork; outcome: PollOutcomeKind; at: number }> = [];
       const poller = new Poller({
-        store,
+        store: freshStore(),
         visitor,
         credentials: { get: () => ({ username: 'u', password: 'p', version: '1', endpoints: ['*'] }) },
         plainHttpSites: ['dc1'],

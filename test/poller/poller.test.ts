@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DriverError } from '../../src/drivers/index.js';
 import { EventStore } from '../../src/ledger/index.js';
 import { Poller, type Credential, type PollTarget, type PollWork, type Visitor, type VisitResult } from '../../src/poller/index.js';
-import { backends, freshDatabase } from '../support/backends.js';
+import { useFreshStore } from '../support/fresh-store.js';
 import { buildApi, TokenTable } from '../../src/api/index.js';
 
 /** A fake fleet: per node, a behaviour; counts visits and concurrent visits per node. */
@@ -30,21 +30,11 @@ const target = (nodeId: string, intervalS = 0.2): PollTarget => ({ nodeId, site:
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('the per-target poll scheduler', () => {
-  let store: EventStore;
-  let drop: () => Promise<void>;
-  beforeAll(async () => {
-    const db = await freshDatabase(backends()[0]!.adminUrl!);
-    drop = db.drop;
-    store = await EventStore.open({ connectionString: db.url });
-  });
-  afterAll(async () => {
-    await store.close();
-    await drop();
-  });
+  const freshStore = useFreshStore();
 
   it('a failing BMC receives less traffic than a healthy one, never more', async () => {
     const visitor = new ScriptedVisitor((nodeId) => (nodeId === 'sick' ? new DriverError('DRIVER_TIMEOUT', 'deadline passed', {}) : 'ok'));
-    const poller = new Poller({ store, visitor, credentials: { get: () => ({ username: 'u', password: 'p', version: '1', endpoints: ['*'] }) }, plainHttpSites: ['dc1'], policy: { breakerThreshold: 3, maxBackoffFactor: 8, jitter: 0, intervals: { health: 0.3, inventory: 0.3, firmware: 0.3 } } });
+    const poller = new Poller({ store: freshStore(), visitor, credentials: { get: () => ({ username: 'u', password: 'p', version: '1', endpoints: ['*'] }) }, plainHttpSites: ['dc1'], policy: { breakerThreshold: 3, maxBackoffFactor: 8, jitter: 0, intervals: { health: 0.3, inventory: 0.3, firmware: 0.3 } } });
     poller.addTarget(target('sick', 0.1));
     poller.addTarget(target('well', 0.1));
     poller.start();
@@ -58,7 +48,7 @@ describe('the per-target poll scheduler', () => {
 
   it('a BMC never has more visits in flight than one check and one read, within its session limit', async () => {
     const visitor = new ScriptedVisitor(() => 'ok');
-    const poller = new Poller({ store, visitor, credentials: { get: () => ({ username: 'u', password: 'p', version: '1', endpoints: ['*'] }) }, plainHttpSites: ['dc1'], policy: { jitter: 0, intervals: { health: 0.05, inventory: 0.05, firmware: 0.05 } } });
+    const poller = new Poller({ store: freshStore(), visitor, credentials: { get: () => ({ username: 'u', password: 'p', version: '1', endpoints: ['*'] }) }, plainHttpSites: ['dc1'], policy: { jitter: 0, intervals: { health: 0.05, inventory: 0.05, firmware: 0.05 } } });
     for (let i = 0; i < 20; i += 1) poller.addTarget({ ...target(`n${i}`, 0.05), sessionLimit: i % 2 === 0 ? 1 : 4 });
     poller.start();
     await sleep(2500);
@@ -68,7 +58,7 @@ describe('the per-target poll scheduler', () => {
 
   it('an SNMP device gets one visit at a time (its check waits for its walk) unless its registration gives a session limit', async () => {
     const visitor = new ScriptedVisitor(() => 'ok');
-    const poller = new Poller({ store, visitor, credentials: { get: () => ({ username: '', password: 'community', version: '1', endpoints: ['*'] }) }, policy: { jitter: 0, intervals: { health: 0.05, inventory: 0.05, firmware: 0.05 } } });
+    const poller = new Poller({ store: freshStore(), visitor, credentials: { get: () => ({ username: '', password: 'community', version: '1', endpoints: ['*'] }) }, policy: { jitter: 0, intervals: { health: 0.05, inventory: 0.05, firmware: 0.05 } } });
     for (let i = 0; i < 6; i += 1) {
       const { sessionLimit: _none, ...snmp } = target(`pdu${i}`, 0.05);
       poller.addTarget({ ...snmp, protocol: 'snmp', baseUrl: `snmp://pdu${i}:161`, ...(i % 2 === 1 ? { sessionLimit: 2 } : {}) });
@@ -88,13 +78,13 @@ describe('the per-target poll scheduler', () => {
     let version = '1';
     const nodeId = `latch-${randomUUID().slice(0, 6)}`;
     const visitor = new ScriptedVisitor((_, credential) => (credential.version === '1' ? new DriverError('DRIVER_AUTH', 'credentials refused', { status: 401 }) : 'ok'));
-    const poller = new Poller({ store, visitor, credentials: { get: () => ({ username: 'u', password: `secret-${version}`, version, endpoints: ['*'] }) }, plainHttpSites: ['dc1'], policy: { jitter: 0 } });
+    const poller = new Poller({ store: freshStore(), visitor, credentials: { get: () => ({ username: 'u', password: `secret-${version}`, version, endpoints: ['*'] }) }, plainHttpSites: ['dc1'], policy: { jitter: 0 } });
     poller.addTarget(target(nodeId, 0.1));
     poller.start();
     await sleep(1500);
     expect(visitor.logins.filter((l) => l.nodeId === nodeId)).toHaveLength(1);
     expect(poller.isLatched(nodeId)).toBe(true);
-    const events = await store.readStream(`node-${nodeId}`);
+    const events = await freshStore().readStream(`node-${nodeId}`);
     expect(events.map((e) => e.type)).toEqual(['LockoutLatched']);
     expect(JSON.stringify(events[0]!.data)).not.toContain('secret');
     version = '2';
@@ -106,7 +96,7 @@ describe('the per-target poll scheduler', () => {
 
   it('per-BMC health is exported in a bounded form: failure buckets, counts and at most five named targets, never one series per BMC', async () => {
     const visitor = new ScriptedVisitor((nodeId) => (nodeId.startsWith('sick') ? new DriverError('DRIVER_TIMEOUT', 'deadline passed', {}) : nodeId.startsWith('full') ? new DriverError('DRIVER_SESSION_LIMIT', 'RAC0218', {}) : 'ok'));
-    const poller = new Poller({ store, visitor, credentials: { get: () => ({ username: 'u', password: 'p', version: '1', endpoints: ['*'] }) }, plainHttpSites: ['dc1'], policy: { jitter: 0, breakerThreshold: 100 } });
+    const poller = new Poller({ store: freshStore(), visitor, credentials: { get: () => ({ username: 'u', password: 'p', version: '1', endpoints: ['*'] }) }, plainHttpSites: ['dc1'], policy: { jitter: 0, breakerThreshold: 100 } });
     for (let index = 0; index < 12; index += 1) poller.addTarget(target(`sick-${index}`, 0.05 + index * 0.02));
     for (let index = 0; index < 3; index += 1) poller.addTarget(target(`well-${index}`, 0.05));
     poller.addTarget(target('full-0', 0.05));
@@ -128,7 +118,7 @@ describe('the per-target poll scheduler', () => {
     expect(stats.credentialRefusedTargets).toBe(1);
 
     // Over /metrics: the same, in a fixed number of series.
-    const app = await buildApi({ store, poller, tokens: new TokenTable([]) });
+    const app = await buildApi({ store: freshStore(), poller, tokens: new TokenTable([]) });
     const text = (await app.inject({ method: 'GET', url: '/metrics' })).body;
     await app.close();
     const series = (name: string) => text.split('\n').filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `));
@@ -142,7 +132,7 @@ describe('the per-target poll scheduler', () => {
     const visitor = new ScriptedVisitor(() => 'ok');
     const logs: Array<Record<string, unknown> | undefined> = [];
     const poller = new Poller({
-      store,
+      store: freshStore(),
       visitor,
       credentials: { get: () => ({ username: 'u', password: 'bound-secret', version: '1', endpoints: ['10.20.0.0/16'] }) },
       plainHttpSites: ['lab'],
@@ -175,7 +165,7 @@ describe('the per-target poll scheduler', () => {
   it('a lockout latch taken while the ledger is unreachable is stored once it is back (a latch only in memory would vanish at restart)', async () => {
     const nodeId = `latch-${randomUUID().slice(0, 6)}`;
     let ledgerDown = true;
-    const flaky = new Proxy(store, {
+    const flaky = new Proxy(freshStore(), {
       get(target, property, receiver) {
         if (property === 'append') {
           return (stream: string, events: Parameters<EventStore['append']>[1]) =>
@@ -191,12 +181,12 @@ describe('the per-target poll scheduler', () => {
     await sleep(700);
     expect(poller.isLatched(nodeId)).toBe(true);
     expect(poller.stats().unrecordedLatches).toBe(1);
-    expect(await store.streamVersion(`node-${nodeId}`)).toBeNull();
+    expect(await freshStore().streamVersion(`node-${nodeId}`)).toBeNull();
     ledgerDown = false;
     await sleep(700);
     expect(poller.stats().unrecordedLatches).toBe(0);
     await poller.stop();
-    expect((await store.readStream(`node-${nodeId}`)).map((e) => e.type)).toEqual(['LockoutLatched']);
+    expect((await freshStore().readStream(`node-${nodeId}`)).map((e) => e.type)).toEqual(['LockoutLatched']);
     expect(visitor.logins.filter((l) => l.nodeId === nodeId)).toHaveLength(1);
   });
 
@@ -204,19 +194,19 @@ describe('the per-target poll scheduler', () => {
     const nodeId = `clear-${randomUUID().slice(0, 6)}`;
     let refuse = true;
     const visitor = new ScriptedVisitor(() => (refuse ? new DriverError('DRIVER_PASSWORD_CHANGE_REQUIRED', 'change it', { status: 403 }) : 'ok'));
-    const poller = new Poller({ store, visitor, credentials: { get: () => ({ username: 'u', password: 'p', version: '1', endpoints: ['*'] }) }, plainHttpSites: ['dc1'] });
+    const poller = new Poller({ store: freshStore(), visitor, credentials: { get: () => ({ username: 'u', password: 'p', version: '1', endpoints: ['*'] }) }, plainHttpSites: ['dc1'] });
     const abort = new AbortController();
-    const head = (await store.head()).position;
+    const head = (await freshStore().head()).position;
     const following = poller.followIntents(abort.signal, head + 1);
     poller.start();
-    await store.append(`node-${nodeId}`, [{ type: 'NodeRegistered', data: { nodeId, site: 'dc1', rack: 'r1', bmc: { protocol: 'redfish', address: 'http://bmc', credentialRef: 'c' }, expectedIntervalS: 1 }, actor: { kind: 'operator', id: 'alice' } }]);
+    await freshStore().append(`node-${nodeId}`, [{ type: 'NodeRegistered', data: { nodeId, site: 'dc1', rack: 'r1', bmc: { protocol: 'redfish', address: 'http://bmc', credentialRef: 'c' }, expectedIntervalS: 1 }, actor: { kind: 'operator', id: 'alice' } }]);
     await sleep(2500);
     expect(poller.isLatched(nodeId)).toBe(true);
     refuse = false;
-    await store.append(`node-${nodeId}`, [{ type: 'LockoutLatchCleared', data: { nodeId, reason: 'password reset on the BMC' }, actor: { kind: 'operator', id: 'alice' } }]);
+    await freshStore().append(`node-${nodeId}`, [{ type: 'LockoutLatchCleared', data: { nodeId, reason: 'password reset on the BMC' }, actor: { kind: 'operator', id: 'alice' } }]);
     await sleep(1500);
     expect(poller.isLatched(nodeId)).toBe(false);
-    await store.append(`node-${nodeId}`, [{ type: 'NodeDecommissioned', data: { nodeId, reason: 'returned to vendor' }, actor: { kind: 'operator', id: 'alice' } }]);
+    await freshStore().append(`node-${nodeId}`, [{ type: 'NodeDecommissioned', data: { nodeId, reason: 'returned to vendor' }, actor: { kind: 'operator', id: 'alice' } }]);
     await sleep(500);
     const visits = visitor.visits.get(nodeId) ?? 0;
     await sleep(1500);
@@ -229,13 +219,13 @@ describe('the per-target poll scheduler', () => {
   it('every outcome is recorded in one columnar batch per site', async () => {
     const visitor = new ScriptedVisitor((nodeId) => (nodeId.endsWith('x') ? new DriverError('DRIVER_SESSION_LIMIT', 'RAC0218', { status: 503 }) : 'ok'));
     const site = `site${randomUUID().slice(0, 6)}`;
-    const poller = new Poller({ store, visitor, credentials: { get: () => ({ username: 'u', password: 'p', version: '1', endpoints: ['*'] }) }, plainHttpSites: ['*'], policy: { flushIntervalMs: 100000 } });
+    const poller = new Poller({ store: freshStore(), visitor, credentials: { get: () => ({ username: 'u', password: 'p', version: '1', endpoints: ['*'] }) }, plainHttpSites: ['*'], policy: { flushIntervalMs: 100000 } });
     poller.addTarget({ ...target('a-ok', 10), site });
     poller.addTarget({ ...target('b-x', 10), site });
     poller.start();
     await sleep(300);
     await poller.stop();
-    const [batch] = await store.readStream(`polls-${site}`);
+    const [batch] = await freshStore().readStream(`polls-${site}`);
     expect(batch!.data).toMatchObject({ site, nodeIds: expect.arrayContaining(['a-ok', 'b-x']) });
     const data = batch!.data as { nodeIds: string[]; outcomes: string[] };
     expect(data.outcomes[data.nodeIds.indexOf('b-x')]).toBe('session-limit');

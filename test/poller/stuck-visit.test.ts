@@ -5,31 +5,20 @@
  * bound (`visitBoundMs`: every deadline the visit was given, plus a margin) the visit is recorded as a timeout, its slot
  * is given back, and the BMC is polled again on schedule.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { PollOutcomeKind } from '../../events/index.js';
-import { EventStore } from '../../src/ledger/index.js';
 import { Poller, visitBoundMs, defaultPollPolicy, type PollWork, type Visitor, type VisitResult } from '../../src/poller/index.js';
-import { backends, freshDatabase } from '../support/backends.js';
+import { useFreshStore } from '../support/fresh-store.js';
 
 const never = new Promise<VisitResult>(() => undefined);
 
 describe('a visit that never settles', () => {
-  let store: EventStore;
-  let drop: () => Promise<void>;
-  beforeAll(async () => {
-    const db = await freshDatabase(backends()[0]!.adminUrl!);
-    drop = db.drop;
-    store = await EventStore.open({ connectionString: db.url });
-  });
-  afterAll(async () => {
-    await store.close();
-    await drop();
-  });
+  const freshStore = useFreshStore();
 
   const run = async (visitor: Visitor, policy: ConstructorParameters<typeof Poller>[0]['policy'], sessionLimit: number, ms: number) => {
     const outcomes: Array<{ work: PollWork; outcome: PollOutcomeKind; at: number }> = [];
     const poller = new Poller({
-      store,
+      store: freshStore(),
       visitor,
       credentials: { get: () => ({ username: 'u', password: 'p', version: '1', endpoints: ['*'] }) },
       plainHttpSites: ['dc1'],
