@@ -350,7 +350,9 @@ function epochMs(value: unknown): number {
  * objects, arrays and primitives are copied directly (no member `undefined`, a function or a symbol; non-finite
  * numbers as null; a `__proto__` key kept as an own member, as `JSON.parse` keeps it); anything else (a `Date`, an
  * object with `toJSON` or of another class) goes through the text. A rebuild copies every JSON value it writes and
- * loads: copying was 1.3 to 2.5 times faster than printing and parsing the same values.
+ * loads. In a micro-benchmark copying was 1.3 to 2.5 times faster than printing and parsing the same values; in a
+ * profiled rebuild of 2,000,100 events the held tables and JSON took 5.7 s of CPU against 6.4 s as text, within the
+ * noise of the rebuild's time.
  */
 export function jsonCopy(value: unknown): unknown {
   switch (typeof value) {
