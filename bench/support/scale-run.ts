@@ -34,6 +34,8 @@ export interface ScaleRunOptions {
   firstReadSpreadS?: number;
   /** Heavy reads in flight across the fleet (default 1,024). */
   maxConcurrentReads?: number;
+  /** The poller's `expandCollections` (default true): false reads every member of a collection on its own. */
+  expandCollections?: boolean;
   /** The simulator's `--latency-scale` (default 1: modelled response times, firmware inventories of minutes). */
   latencyScale?: number;
   /**
@@ -62,6 +64,13 @@ export interface ScaleRunResult {
   false_dark_alarms: number;
   /** Seconds from the start until every node that kept answering had its inventory and firmware read once (null: not within the run). */
   first_inventory_s: number | null;
+  /** Seconds from the start until 90% and 99% of the nodes that kept answering were inventoried (null: not within the run). */
+  first_inventory_p90_s: number | null;
+  first_inventory_p99_s: number | null;
+  /** Nodes that kept answering, inventoried within the first 600 s: the goal's count at its deadline. */
+  inventoried_in_600_s: number;
+  /** Nodes that kept answering (neither dark nor flapping): what `first_inventory_s` waits for. */
+  steady_nodes: number;
   /** Nodes whose inventory and firmware were both read at least once by the end. */
   inventoried_nodes: number;
   /** Heavy reads (health, inventory, firmware) by outcome. */
@@ -95,6 +104,13 @@ async function startSim(bmcs: number, captures: string | undefined, latencyScale
 }
 
 const getJson = simJson;
+
+/** Seconds from `started` until `share` of `total` nodes were inventoried (`at`: when each was, in order), or null. */
+function shareInventoriedS(at: readonly number[], total: number, share: number, started: number): number | null {
+  const needed = Math.ceil(total * share);
+  const when = at[needed - 1];
+  return needed > 0 && when !== undefined ? round((when - started) / 1000, 1) : null;
+}
 
 export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult> {
   const threshold = options.darkThreshold ?? 10;
@@ -149,6 +165,7 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
     const steady = fleet.filter((b) => !darkIds.has(b.id) && !flapIds.has(b.id)).length;
     let inventoried = 0;
     let steadyInventoried = 0;
+    const steadyInventoriedAt: number[] = [];
     let firstInventoryAt: number | null = null;
     const heavyOutcomes: Record<string, number> = {};
     const onHeavy = (nodeId: string, work: string, at: number): void => {
@@ -161,6 +178,7 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
       inventoried += 1;
       if (darkIds.has(nodeId) || flapIds.has(nodeId)) return;
       steadyInventoried += 1;
+      steadyInventoriedAt.push(at);
       if (steadyInventoried === steady) firstInventoryAt = at;
     };
 
@@ -187,6 +205,7 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
           // Heavy reads wait on slow BMCs (a firmware inventory takes minutes on some models): many may be in flight.
           maxConcurrentReads: options.maxConcurrentReads ?? 1024,
           ...(options.firstReadSpreadS !== undefined ? { firstReadSpreadS: options.firstReadSpreadS } : {}),
+          ...(options.expandCollections !== undefined ? { expandCollections: options.expandCollections } : {}),
         },
         onOutcome: (nodeId, work, outcome, _latency, at) => {
           if (work === 'liveness' && outcome !== 'latched') onLiveness(nodeId, outcome === 'success' || outcome === 'not-modified', at);
@@ -255,6 +274,10 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
       dark_detect_latency_p99_s: latencies.length ? round(percentile(latencies, 99), 1) : null,
       false_dark_alarms: falseAlarms.size,
       first_inventory_s: firstInventoryAt === null ? null : round((firstInventoryAt - started) / 1000, 1),
+      first_inventory_p90_s: shareInventoriedS(steadyInventoriedAt, steady, 0.9, started),
+      first_inventory_p99_s: shareInventoriedS(steadyInventoriedAt, steady, 0.99, started),
+      inventoried_in_600_s: steadyInventoriedAt.filter((at) => at - started <= 600_000).length,
+      steady_nodes: steady,
       inventoried_nodes: inventoried,
       heavy_outcomes: heavyOutcomes,
       projection_lag_p99_s: lags.length ? round(percentile(lags, 99), 2) : null,

@@ -14,6 +14,7 @@ export type { FirmwareSubmission, FirmwareUpdateRequest, UpdateTaskReading } fro
 export { RedfishClient } from './redfish/redfish-client.js';
 export type { RedfishClientOptions } from './redfish/redfish-client.js';
 export { readRedfishNode } from './redfish/read-node.js';
+export { expandQueryOf, isExpandQuery } from './redfish/resource-reader.js';
 export type { NodeReading, ReadNodeOptions } from './redfish/read-node.js';
 export { normalizeRedfishError, extractRedfishMessages } from './redfish/redfish-error.js';
 export { detectDialect, dialectById, genericDialect, redfishDialects } from './redfish/dialect.js';

@@ -45,6 +45,12 @@ export interface PollPolicy {
    * further failure, up to the work's interval (a work read once waits its interval after a failure, as after a success).
    */
   firstReadRetryS: number;
+  /**
+   * Ask collections for their members expanded where a BMC's root announces `$expand` (one request per collection
+   * instead of one per member). False reads every member on its own, fleet-wide: for a firmware whose expanded
+   * answers are wrong in a way a read cannot see.
+   */
+  expandCollections: boolean;
 }
 
 export const defaultPollPolicy: PollPolicy = {
@@ -65,4 +71,5 @@ export const defaultPollPolicy: PollPolicy = {
   flushIntervalMs: 5000,
   firstReadSpreadS: 300,
   firstReadRetryS: 60,
+  expandCollections: true,
 };

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { PollOutcomeKind, RecordedEvent } from '../../events/index.js';
-import { changedObservations, DriverError, storableValue, type ReadValidators } from '../drivers/index.js';
+import { changedObservations, DriverError, isExpandQuery, storableValue, type ReadValidators } from '../drivers/index.js';
 import { nameUuid, type EventStore, type ProposedEvent } from '../ledger/index.js';
 import { DueQueue } from './due-queue.js';
 import { OutcomeRecorder } from './outcome-recorder.js';
@@ -81,6 +81,8 @@ interface TargetState {
   heavyFailures: number;
   /** This BMC's firmware deadline, once a visit reading its firmware timed out: doubled, up to the visit's deadline. */
   firmwareTimeoutMs?: number;
+  /** Read member by member from now on: a collection asked expanded (`$expand`) did not answer within its deadline. */
+  readPlain?: boolean;
   /** Consecutive visits answered with a session-limit refusal: each doubles the wait. */
   sessionLimitStreak: number;
   latch: { fingerprint: string } | null;
@@ -150,6 +152,13 @@ export const worstTargetsShown = 5;
  * The longest a visit can take when every deadline it was given holds, plus a margin: a liveness check's attempts
  * and the waits between them; a heavy read's total deadline and its logout.
  */
+/** A timeout of a request that asked for a collection expanded (`?$expand=`): its `url` detail names it. */
+function expandedRequestTimedOut(error: unknown): boolean {
+  if (!(error instanceof DriverError) || error.code !== 'DRIVER_TIMEOUT') return false;
+  const url = (error.details as { url?: unknown } | undefined)?.url;
+  return typeof url === 'string' && isExpandQuery(url);
+}
+
 export function visitBoundMs(policy: PollPolicy, works: readonly PollWork[]): number {
   const margin = Math.min(10_000, 5 * policy.requestTimeoutMs);
   if (works.every((work) => work === 'liveness')) {
@@ -544,7 +553,7 @@ export class Poller {
       // A firmware inventory never read gets the visit's whole deadline: a first inventory is not given up on a model
       // slower than the default (a GB200's takes up to four minutes), which would cost it a retry minutes later.
       const firmwareTimeoutMs = state.firmwareTimeoutMs ?? (state.readOnce.has('firmware') ? this.#policy.firmwareTimeoutMs : this.#policy.visitDeadlineMs);
-      const visit = this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(validators ? { validators } : {}), ...this.#clusterVisitOptions(state) });
+      const visit = this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(validators ? { validators } : {}), ...(state.readPlain || !this.#policy.expandCollections ? { expand: false } : {}), ...this.#clusterVisitOptions(state) });
       const result = await this.#bounded(visit, visitBoundMs(this.#policy, works), target, works);
       const done = this.#clock();
       if (!result.ok && this.#cutByHandOver(state, result.error)) {
@@ -559,6 +568,13 @@ export class Poller {
       // A firmware inventory slower than the deadline would time out at every try: this BMC's deadline doubles, up to
       // the visit's own.
       if (outcome === 'timeout' && works.includes('firmware') && state.readOnce.has('firmware')) state.firmwareTimeoutMs = Math.min(this.#policy.visitDeadlineMs, firmwareTimeoutMs * 2);
+      // A BMC that announces `$expand` but cannot build an expanded answer in time would fail every read the same way:
+      // from now on it is read member by member, each request small. Only a timeout of an expanded request itself
+      // counts, and once; the operator is told.
+      if (outcome === 'timeout' && !state.readPlain && expandedRequestTimedOut(result.error)) {
+        state.readPlain = true;
+        this.options.log?.('an expanded read timed out: this BMC is read member by member from now on', { nodeId: target.nodeId, works: works.join(',') });
+      }
       for (const work of works) {
         if (result.ok) state.readOnce.add(work);
         // A work read once waits a full interval, success or not: a struggling BMC is not read harder. A work never

@@ -48,6 +48,8 @@ export interface VisitOptions {
    * and the visit reads in full only when one of them changed. Undefined: a full read.
    */
   validators?: ReadValidators;
+  /** Ask collections for their members expanded where the BMC announces `$expand` (default true). */
+  expand?: boolean;
 }
 
 /** Works whose reads change only with the hardware or its firmware: read conditionally (`VisitOptions.validators`). */
@@ -118,6 +120,7 @@ export class RedfishVisitor implements Visitor {
       // A logout is no firmware collection: it gets the ordinary request timeout (2 s once the visit is cut short).
       logoutTimeoutMs: Math.max(options.requestTimeoutMs, 2_000),
       deadline: withSignal(AbortSignal.timeout(options.visitDeadlineMs), options),
+      expand: options.expand !== false,
       ...(options.guard ? { guard: options.guard } : {}),
       ...(options.headers ? { headers: options.headers } : {}),
     });

@@ -175,6 +175,7 @@ export function generateTree(profile: BmcProfile): RedfishTree {
     AccountService: writer.link(`${ROOT}/AccountService`),
     TaskService: writer.link(`${ROOT}/TaskService`),
     Links: { Sessions: writer.link(sessionsPath) },
+    ProtocolFeaturesSupported: resolved.serviceRoot.expandQuery ? { ExpandQuery: resolved.serviceRoot.expandQuery } : undefined,
     Oem: resolved.serviceRoot.oem,
   });
 

@@ -154,8 +154,9 @@ describe('the Redfish driver and the event logs', () => {
       const withSel = await requestsFor(['HealthObserved', 'SelEntriesObserved']);
       expect(health.types).toEqual(['HealthObserved']);
       expect(withSel.types).toEqual(['HealthObserved', 'SelEntriesObserved']);
-      // The iDRAC profile has three log services (Sel, FaultList, Lclog), each with its Entries: reading them costs more.
-      expect(withSel.requests - health.requests).toBeGreaterThanOrEqual(5);
+      // The iDRAC profile has three log services (Sel, FaultList, Lclog), each with its Entries: reading them costs more
+      // (the LogServices collection, which gives the services expanded, then the Entries of the SEL-type ones).
+      expect(withSel.requests - health.requests).toBeGreaterThanOrEqual(3);
       expect((await requestsFor()).types).toContain('SelEntriesObserved');
     } finally {
       await sim.close();

@@ -23,6 +23,7 @@ import { readSelEntries } from './read-sel.js';
 import {
   asResource,
   canonicalPath,
+  expandQueryOf,
   lastSegment,
   ObservationRecorder,
   ResourceReader,
@@ -48,6 +49,11 @@ export interface ReadNodeOptions {
   readSensors?: boolean;
   /** Upper bound on entries read per SEL LogService (default 500). */
   maxSelEntriesPerLog?: number;
+  /**
+   * Ask collections for their members expanded when the service root announces `$expand` (default true): one request
+   * per collection instead of one per member. False asks for every member on its own.
+   */
+  expand?: boolean;
 }
 
 export interface NodeReading {
@@ -100,6 +106,7 @@ export async function readRedfishNode(fetch: FetchResource, options: ReadNodeOpt
   const root = asResource(rootBody);
   if (!root) throw new DriverError('DRIVER_PROTOCOL', 'the service root is not a JSON object', { url: '/redfish/v1' });
   const rootPath = '/redfish/v1';
+  if (options.expand !== false) reader.expandWith(expandQueryOf(root));
 
   const link = (key: string): string | undefined => inventory.link(root, rootPath, key);
   const [systems = [], managers = [], chassis = []] = await settleAll([

@@ -7,7 +7,7 @@
  * is `%`, never RPM.
  */
 import type { Health, SensorReading, SensorsObservedData } from '../../../events/driver-observations.js';
-import { asResource, canonicalPath, lastSegment, settleAll, type ObservationRecorder, type Resource, type ResourceReader } from './resource-reader.js';
+import { asResource, lastSegment, settleAll, type ObservationRecorder, type Resource, type ResourceReader } from './resource-reader.js';
 
 export interface ChassisSensors {
   temperatures: SensorReading[];
@@ -116,12 +116,9 @@ export async function readChassisSensors(
       if (powerConsumedWatts === undefined && subsystem.consumedWatts !== undefined) powerConsumedWatts = subsystem.consumedWatts;
     }
     if (temperatures.length === chassisTemperatures && sensorsLink && sensorBudget > 0) {
-      const links = (await reader.memberLinks(sensorsLink, sensorsRec)).slice(0, sensorBudget);
-      sensorBudget -= links.length;
-      const sensors = await settleAll(links.map((sensorLink) => reader.read(sensorLink, sensorsRec)));
-      sensors.forEach((sensor, index) => {
-        if (!sensor) return;
-        const at = canonicalPath(links[index]!);
+      const sensors = await reader.members(sensorsLink, sensorsRec, undefined, sensorBudget);
+      sensorBudget -= sensors.length;
+      sensors.forEach(({ path: at, resource: sensor }) => {
         const type = sensorsRec.text(sensor, at, 'ReadingType');
         const units = sensorsRec.text(sensor, at, 'ReadingUnits');
         const reading: SensorReading = {

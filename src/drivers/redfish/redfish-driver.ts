@@ -12,7 +12,7 @@ import { DriverError, toDriverError } from '../driver-error.js';
 import { RedfishClient, type RedfishClientOptions } from './redfish-client.js';
 import { readRedfishNode, type ReadNodeOptions } from './read-node.js';
 import type { RedfishDialect } from './dialect.js';
-import { asResource } from './resource-reader.js';
+import { asResource, isExpandQuery } from './resource-reader.js';
 import {
   activateFirmware,
   findUpdateTask,
@@ -130,7 +130,9 @@ export class RedfishDriver implements DeviceDriver {
           else complete = false;
           return answer.body;
         } catch (error) {
-          complete = false; // a resource it could not read: a later check could not tell whether it came back
+          // A resource it could not read: a later check could not tell whether it came back. A refused `$expand` is
+          // not one: the plain request that follows it is (`ResourceReader.expandWith`).
+          if (!isExpandQuery(path)) complete = false;
           throw error;
         }
       });

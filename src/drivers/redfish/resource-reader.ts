@@ -149,9 +149,36 @@ export async function settleAll<T>(tasks: Array<Promise<T>>): Promise<T[]> {
   return results.map((result) => (result as PromiseFulfilledResult<T>).value);
 }
 
+/**
+ * The `$expand` query a service root says it answers (`ProtocolFeaturesSupported.ExpandQuery`): a collection's members
+ * given in its own answer, one level down and no `Links`. Undefined when the root does not announce `NoLinks`.
+ */
+export function expandQueryOf(root: Resource): string | undefined {
+  const expand = asResource(asResource(root.ProtocolFeaturesSupported)?.ExpandQuery);
+  if (expand?.NoLinks !== true) return undefined;
+  return expand.Levels === true ? '$expand=.($levels=1)' : '$expand=.';
+}
+
+/** A request (a path or URL) that asks a collection for its members expanded (`?$expand=`). */
+export function isExpandQuery(path: string): boolean {
+  return /[?&]\$expand=/.test(path);
+}
+
+/** A member listed by a collection: its link, and the resource itself when the collection gave it expanded. */
+interface ListedMember {
+  link: string;
+  resource?: Resource;
+}
+
+/** A member the collection gave whole (any property but `@odata.*`), not just its link. */
+function expandedMember(member: Resource): boolean {
+  return Object.keys(member).some((key) => !key.startsWith('@odata.'));
+}
+
 /** Reads Redfish resources through `fetch`, recording local failures in `recorder` and rethrowing global ones. */
 export class ResourceReader {
   private fetched = 0;
+  #expand: string | undefined;
 
   constructor(
     private readonly fetch: FetchResource,
@@ -160,6 +187,20 @@ export class ResourceReader {
 
   get resourcesFetched(): number {
     return this.fetched;
+  }
+
+  /**
+   * Asks collections for their members expanded (`expandQueryOf` the service root): one request per collection page
+   * instead of one per member. A BMC that refuses the query, or answers it without a `Members` array, is asked
+   * plainly for the rest of this read; members it leaves as links are fetched one by one as without it.
+   */
+  expandWith(query: string | undefined): void {
+    this.#expand = query;
+  }
+
+  /** The `$expand` query in use, if any (turned off for the rest of the read when the BMC refused it). */
+  get expandQuery(): string | undefined {
+    return this.#expand;
   }
 
   /** A resource, or `undefined` when it is missing or unreadable (recorded). */
@@ -186,25 +227,47 @@ export class ResourceReader {
     }
   }
 
-  /** The member links of a collection, across every `Members@odata.nextLink` page (loops are cut). */
-  async memberLinks(collectionPath: string, recorder: ObservationRecorder): Promise<string[]> {
-    const members: string[] = [];
+  /**
+   * The first page of a collection asked with `$expand`, or undefined when the BMC would not answer it with a
+   * `Members` array (an error, a 4xx, an iDRAC 8's unlicensed answer): expansion is then off for the rest of the read
+   * and nothing is recorded, since the plain request that follows says what there is to say.
+   */
+  async #expandedPage(collectionPath: string, query: string): Promise<Resource | undefined> {
+    if (this.fetched >= this.maxResources) return undefined;
+    this.fetched += 1;
+    try {
+      const page = asResource(await this.fetch(`${collectionPath}?${query}`));
+      if (page && Array.isArray(page.Members) && page.error === undefined) return page;
+    } catch (error) {
+      if (!(error instanceof DriverError && RESOURCE_LOCAL_CODES.has(error.code))) throw error;
+    }
+    if (this.#expand === query) this.#expand = undefined;
+    return undefined;
+  }
+
+  /** The members a collection lists, across every `Members@odata.nextLink` page (loops are cut), expanded if asked. */
+  async #listMembers(collectionPath: string, recorder: ObservationRecorder, expand: boolean): Promise<ListedMember[]> {
+    const members: ListedMember[] = [];
     const seenPages = new Set<string>();
     const seenMembers = new Set<string>();
+    const query = expand && !collectionPath.includes('?') ? this.#expand : undefined;
+    let first = query ? await this.#expandedPage(collectionPath, query) : undefined;
     let next: string | undefined = collectionPath;
     while (next && !seenPages.has(canonicalPath(next)) && seenPages.size < 200) {
       seenPages.add(canonicalPath(next));
-      const page = await this.read(next, recorder);
+      const page = first ?? (await this.read(next, recorder));
+      first = undefined;
       if (!page) break;
       for (const [index, member] of recorder.array(page, next, 'Members').entries()) {
-        const id = asResource(member)?.['@odata.id'];
+        const listed = asResource(member);
+        const id = listed?.['@odata.id'];
         if (typeof id !== 'string' || !id.startsWith('/')) {
           recorder.note(`${next}#Members/${index}`, member);
           continue;
         }
         if (!seenMembers.has(canonicalPath(id))) {
           seenMembers.add(canonicalPath(id));
-          members.push(id);
+          members.push(listed && expandedMember(listed) ? { link: id, resource: listed } : { link: id });
         }
       }
       const nextLink: unknown = page['Members@odata.nextLink'];
@@ -214,13 +277,22 @@ export class ResourceReader {
     return members;
   }
 
-  /** Every readable member of a collection, each with the path it was read from. */
-  async members(collectionPath: string, recorder: ObservationRecorder, filter?: (link: string) => boolean): Promise<Array<{ path: string; resource: Resource }>> {
-    const links = (await this.memberLinks(collectionPath, recorder)).filter((link) => !filter || filter(link));
-    const resources = await settleAll(links.map((link) => this.read(link, recorder)));
-    return links.flatMap((path, index) => {
+  /** The member links of a collection, across every `Members@odata.nextLink` page (loops are cut). */
+  async memberLinks(collectionPath: string, recorder: ObservationRecorder): Promise<string[]> {
+    return (await this.#listMembers(collectionPath, recorder, false)).map((member) => member.link);
+  }
+
+  /**
+   * Every readable member of a collection, each with the path it was read from: taken from the collection's own
+   * answer where it gave them expanded, fetched otherwise. `filter` picks members by link, `limit` takes the first
+   * that many of those.
+   */
+  async members(collectionPath: string, recorder: ObservationRecorder, filter?: (link: string) => boolean, limit = Number.POSITIVE_INFINITY): Promise<Array<{ path: string; resource: Resource }>> {
+    const listed = (await this.#listMembers(collectionPath, recorder, true)).filter((member) => !filter || filter(member.link)).slice(0, limit);
+    const resources = await settleAll(listed.map((member) => (member.resource ? Promise.resolve(member.resource) : this.read(member.link, recorder))));
+    return listed.flatMap((member, index) => {
       const resource = resources[index];
-      return resource ? [{ path: canonicalPath(path), resource }] : [];
+      return resource ? [{ path: canonicalPath(member.link), resource }] : [];
     });
   }
 }

@@ -264,6 +264,11 @@ export interface BmcProfile {
     product?: string;
     uuid?: boolean | string;
     oem?: Record<string, unknown>;
+    /**
+     * `ProtocolFeaturesSupported.ExpandQuery` as the capture's root announces it; absent on models whose root has
+     * none (Redfish 1.0 era). With `NoLinks`, the simulated BMC answers `$expand` on collections.
+     */
+    expandQuery?: { ExpandAll: boolean; Levels: boolean; Links: boolean; NoLinks: boolean; MaxLevels?: number };
   };
   /** The BMC firmware: the revision written into the tree, and the revisions a fleet of them holds. */
   bmcFirmware: { version: string; mix: FirmwareRevision[] };

@@ -16,7 +16,7 @@ export const dellR750Idrac9Dpu: BmcProfile = {
   title: 'Dell PowerEdge R750 with BlueField DPUs, iDRAC9 7.x',
   redfishVersion: '1.18.0',
   odataContext: true,
-  serviceRoot: { vendor: 'Dell', product: 'Integrated Dell Remote Access Controller', oem: { Dell: {} } },
+  serviceRoot: { vendor: 'Dell', product: 'Integrated Dell Remote Access Controller', oem: { Dell: {} }, expandQuery: { ExpandAll: true, Levels: true, Links: true, MaxLevels: 1, NoLinks: true } },
   bmcFirmware: { version: '7.10.30.00', mix: MIX },
   systems: [
     {

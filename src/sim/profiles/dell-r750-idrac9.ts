@@ -26,6 +26,7 @@ export const dellR750Idrac9: BmcProfile = {
     vendor: 'Dell',
     product: 'Integrated Dell Remote Access Controller',
     oem: { Dell: { '@odata.type': '#DellServiceRoot.v1_0_0.DellServiceRoot', IsBranded: 0, ManagerMACAddress: 'c4:5a:b1:3e:20:10', ServiceTag: TAG } },
+    expandQuery: { ExpandAll: true, Levels: true, Links: true, MaxLevels: 1, NoLinks: true },
   },
   bmcFirmware: {
     version: '6.00.30.00',

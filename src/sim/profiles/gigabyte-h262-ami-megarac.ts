@@ -34,6 +34,7 @@ export const gigabyteH262AmiMegarac: BmcProfile = {
       Dre: { '@odata.type': '#AMIDynamicExtension.v1_0_0.AMIDynamicExtension' },
       Vendor: { '@odata.type': '#VendorServiceRoot.v1_0_0.VendorServiceRoot', VendorVersion: '1.7.0.001' },
     },
+    expandQuery: { ExpandAll: true, Levels: true, Links: true, MaxLevels: 5, NoLinks: true },
   },
   bmcFirmware: {
     version: '12.84.13',

@@ -17,7 +17,7 @@ export const hpeDl385Ilo5: BmcProfile = {
   title: 'HPE ProLiant DL385 Gen10 Plus v2, iLO 5',
   redfishVersion: '1.6.0',
   odataContext: true,
-  serviceRoot: { vendor: 'HPE', product: 'ProLiant DL385 Gen10 Plus v2', uuid: true, oem: { Hpe: {} } },
+  serviceRoot: { vendor: 'HPE', product: 'ProLiant DL385 Gen10 Plus v2', uuid: true, oem: { Hpe: {} }, expandQuery: { ExpandAll: false, Levels: true, Links: false, MaxLevels: 1, NoLinks: true } },
   bmcFirmware: { version: '2.72', mix: MIX },
   systems: [
     {

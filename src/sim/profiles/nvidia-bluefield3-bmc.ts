@@ -16,7 +16,7 @@ export const nvidiaBluefield3Bmc: BmcProfile = {
   title: 'NVIDIA BlueField-3 SmartNIC BMC (OpenBMC)',
   redfishVersion: '1.17.0',
   odataContext: false,
-  serviceRoot: { vendor: 'Nvidia', product: 'Nvidia-BMCMezz', uuid: true },
+  serviceRoot: { vendor: 'Nvidia', product: 'Nvidia-BMCMezz', uuid: true, expandQuery: { ExpandAll: true, Levels: true, Links: true, MaxLevels: 6, NoLinks: true } },
   bmcFirmware: { version: 'BF-24.10-10', mix: MIX },
   systems: [
     {

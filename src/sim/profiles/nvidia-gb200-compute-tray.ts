@@ -18,7 +18,7 @@ export const nvidiaGb200ComputeTray: BmcProfile = {
   title: 'NVIDIA GB200 NVL compute tray (OpenBMC)',
   redfishVersion: '1.17.0',
   odataContext: false,
-  serviceRoot: { vendor: 'NVIDIA', product: 'GB200 NVL', uuid: true },
+  serviceRoot: { vendor: 'NVIDIA', product: 'GB200 NVL', uuid: true, expandQuery: { ExpandAll: true, Levels: true, Links: true, MaxLevels: 6, NoLinks: true } },
   bmcFirmware: { version: 'GB200Nvl-24.12-8', mix: MIX },
   systems: [
     {

@@ -15,7 +15,7 @@ export const nvidiaGh200: BmcProfile = {
   title: 'NVIDIA GH200 (OpenBMC)',
   redfishVersion: '1.9.0',
   odataContext: false,
-  serviceRoot: { vendor: 'NVIDIA', product: 'P3809', uuid: true },
+  serviceRoot: { vendor: 'NVIDIA', product: 'P3809', uuid: true, expandQuery: { ExpandAll: true, Levels: true, Links: true, MaxLevels: 6, NoLinks: true } },
   bmcFirmware: { version: 'GH200-24.05-2', mix: MIX },
   systems: [
     {

@@ -15,7 +15,7 @@ export const nvidiaNvlinkSwitchTray: BmcProfile = {
   title: 'NVIDIA NVLink switch tray N5110_LD (OpenBMC)',
   redfishVersion: '1.17.0',
   odataContext: false,
-  serviceRoot: { vendor: 'NVIDIA', product: 'P3809', uuid: true },
+  serviceRoot: { vendor: 'NVIDIA', product: 'P3809', uuid: true, expandQuery: { ExpandAll: false, Levels: false, Links: false, NoLinks: false } },
   bmcFirmware: { version: '88.0002.1950', mix: MIX },
   systems: [
     {

@@ -17,7 +17,7 @@ export const supermicroSys821geX13: BmcProfile = {
   title: 'Supermicro SYS-821GE-TNHR (X13, HGX H100 8-GPU)',
   redfishVersion: '1.11.0',
   odataContext: false,
-  serviceRoot: { uuid: true, oem: { Supermicro: {} } },
+  serviceRoot: { uuid: true, oem: { Supermicro: {} }, expandQuery: { ExpandAll: true, Levels: true, Links: true, MaxLevels: 2, NoLinks: true } },
   bmcFirmware: { version: '11.01.01', mix: MIX },
   systems: [
     {
