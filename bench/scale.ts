@@ -2,7 +2,7 @@
  * The scale benchmark: the simulator and the per-target scheduler (or, with --naive, a fan-out baseline)
  * at 60 s intervals; prints one JSON object.
  *
- *   npm run bench:scale -- --bmcs 25000 --duration 780 --json [--naive] [--interval 60] [--captures DIR] [--max-reads 1024] [--no-expand]
+ *   npm run bench:scale -- --bmcs 25000 --duration 780 --json [--naive] [--interval 60] [--captures DIR] [--max-reads 2048] [--no-expand]
  *   npm run bench:scale -- --processes 3 --bmcs 25000 --kill-one --json [--pause S] [--lease-ttl S]
  *
  * With --processes N, N `fleet-ledger start` processes share one database and poll the fleet (three sites) by
@@ -30,7 +30,7 @@ const { values } = parseArgs({
     'lease-ttl': { type: 'string', default: '15' },
     sites: { type: 'string', default: '3' },
     seed: { type: 'string', default: '20261204' },
-    'max-reads': { type: 'string', default: '1024' },
+    'max-reads': { type: 'string', default: '2048' },
     'no-expand': { type: 'boolean', default: false },
   },
 });
