@@ -198,11 +198,6 @@ export class ResourceReader {
     this.#expand = query;
   }
 
-  /** The `$expand` query in use, if any (turned off for the rest of the read when the BMC refused it). */
-  get expandQuery(): string | undefined {
-    return this.#expand;
-  }
-
   /** A resource, or `undefined` when it is missing or unreadable (recorded). */
   async read(path: string, recorder: ObservationRecorder): Promise<Resource | undefined> {
     if (this.fetched >= this.maxResources) {
