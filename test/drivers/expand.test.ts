@@ -5,10 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expandQueryOf, RedfishDriver } from '../../src/drivers/index.js';
-import { startMockupServer, type MockupServer } from '../../src/drivers/mockup/mockup-server.js';
+import { startMockupServer, type MockupFault, type MockupServer } from '../../src/drivers/mockup/mockup-server.js';
 import { bmcProfiles, startSimulator, type Simulator, type SimBmcInfo } from '../../src/sim/index.js';
 import type { DriverObservation } from '../../events/index.js';
-import { fixturePath, fixtures } from './support/fixtures.js';
+import { fixturePath, fixtures, readFixture } from './support/fixtures.js';
 
 /** What an observation says, without when it was made or how long the read took. */
 function comparable(observations: DriverObservation[]): unknown {
@@ -70,36 +70,47 @@ describe('reading collections expanded', { timeout: 120_000 }, () => {
 });
 
 describe.skipIf(!fixtures.runnable)(fixtures.title('a BMC that announces $expand and does not answer it'), { timeout: 60_000 }, () => {
-  // The Dell capture's root announces `ExpandQuery` with `NoLinks`; the mockup server has no expanded answers and
-  // answers 404 to them, as a BMC would whose firmware announces more than it serves.
+  // The Dell capture's root announces `ExpandQuery` with `NoLinks`. Its expanded requests are answered as BMCs refuse
+  // them: the mockup server's 404 (it has no expanded answers), iDRAC 8's unlicensed answer (a 400 whose body is the
+  // error document followed by the resource, as captured), and 501 Not Implemented.
   let server: MockupServer;
   const asked: string[] = [];
+  let refusal: MockupFault | undefined;
   beforeAll(async () => {
     server = await startMockupServer({
       folder: fixturePath('redfish', 'dell'),
       fault: ({ path }) => {
         asked.push(path);
-        return undefined;
+        return path.includes('$expand') ? refusal : undefined;
       },
     });
   });
   afterAll(async () => server?.close());
 
-  it('is read member by member after the first refusal, and observes what a plain read observes', async () => {
-    const readWith = async (expand: boolean): Promise<DriverObservation[]> => {
-      const driver = new RedfishDriver({ baseUrl: server.url, username: 'root', password: 'calvin', maxConcurrency: 1, requestTimeoutMs: 10_000, expand });
-      try {
-        return await driver.observe({ only: ['NodeInventoryObserved', 'FirmwareInventoryObserved'] });
-      } finally {
-        await driver.close();
-      }
-    };
+  const readWith = async (expand: boolean): Promise<DriverObservation[]> => {
+    const driver = new RedfishDriver({ baseUrl: server.url, username: 'root', password: 'calvin', maxConcurrency: 1, requestTimeoutMs: 10_000, expand });
+    try {
+      return await driver.observe({ only: ['NodeInventoryObserved', 'FirmwareInventoryObserved'] });
+    } finally {
+      await driver.close();
+    }
+  };
+  const licence = (): MockupFault => ({ kind: 'raw', status: 400, text: (JSON.parse(readFixture('redfish-errors-more', 'dell-idrac8-expand-license-error-concatenated-with-resource.json')) as { raw_text: string }).raw_text });
+  const refusals: Record<string, () => MockupFault | undefined> = {
+    '404 (no expanded answer)': () => undefined,
+    "400, iDRAC 8's unlicensed answer": licence,
+    '501 Not Implemented': () => ({ kind: 'status', status: 501 }),
+  };
+
+  it.each(Object.keys(refusals))('%s: read member by member after the first refusal, observing what a plain read observes', async (name) => {
+    refusal = undefined;
     const plain = await readWith(false);
+    refusal = refusals[name]!();
     asked.length = 0;
     const expanded = await readWith(true);
     expect(comparable(expanded)).toEqual(comparable(plain));
     // Asked expanded only for the three collections read at once from the root (Systems, Managers, Chassis): once
-    // the first 404 is in, never again within the read (the firmware inventory, processors, memory and the rest).
+    // the first refusal is in, never again within the read (the firmware inventory, processors, memory and the rest).
     expect(asked.filter((path) => path.includes('$expand')).length).toBeLessThanOrEqual(3);
     expect(asked.filter((path) => path.includes('$expand') && !/\/(Systems|Managers|Chassis)\?/.test(path))).toEqual([]);
     const inventory = expanded.find((observation) => observation.type === 'FirmwareInventoryObserved')!.data as { components: unknown[] };

@@ -175,6 +175,13 @@ function expandedMember(member: Resource): boolean {
   return Object.keys(member).some((key) => !key.startsWith('@odata.'));
 }
 
+/**
+ * What a BMC may answer to a `$expand` it announced and cannot serve, beside the resource-local codes: the feature not
+ * licensed (iDRAC 8: a 400 "No sufficient LICENSE"), or a 5xx such as 501 Not Implemented. Either turns expansion off
+ * for the read; the plain request that follows then says whether the BMC itself is unavailable.
+ */
+const EXPAND_REFUSAL_CODES = new Set([...RESOURCE_LOCAL_CODES, 'DRIVER_UNSUPPORTED', 'DRIVER_BMC_UNAVAILABLE']);
+
 /** Reads Redfish resources through `fetch`, recording local failures in `recorder` and rethrowing global ones. */
 export class ResourceReader {
   private fetched = 0;
@@ -224,7 +231,7 @@ export class ResourceReader {
 
   /**
    * The first page of a collection asked with `$expand`, or undefined when the BMC would not answer it with a
-   * `Members` array (an error, a 4xx, an iDRAC 8's unlicensed answer): expansion is then off for the rest of the read
+   * `Members` array (`EXPAND_REFUSAL_CODES`, or an answer without `Members`): expansion is then off for the rest of the read
    * and nothing is recorded, since the plain request that follows says what there is to say.
    */
   async #expandedPage(collectionPath: string, query: string): Promise<Resource | undefined> {
@@ -234,7 +241,7 @@ export class ResourceReader {
       const page = asResource(await this.fetch(`${collectionPath}?${query}`));
       if (page && Array.isArray(page.Members) && page.error === undefined) return page;
     } catch (error) {
-      if (!(error instanceof DriverError && RESOURCE_LOCAL_CODES.has(error.code))) throw error;
+      if (!(error instanceof DriverError && EXPAND_REFUSAL_CODES.has(error.code))) throw error;
     }
     if (this.#expand === query) this.#expand = undefined;
     return undefined;
