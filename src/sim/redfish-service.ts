@@ -104,7 +104,7 @@ export async function answerBmcRequest(
   }
 
   // Sessions are this BMC's own: the sessions of the captured machine are never served.
-  let body = dynamicBody(context, bmc, path) ?? (path.startsWith(`${SESSIONS}/`) ? undefined : capturedBody(context, bmc, path, query));
+  let body = bodyOf(context, bmc, path, query);
   if (body === undefined) return sendJson(response, 404, resourceMissing(path));
   if (query.has('$expand') && answersExpand(context, bmc)) {
     const expansion = expandMembers(context, bmc, body);
@@ -244,6 +244,11 @@ function dynamicBody(context: ServiceContext, bmc: SimBmc, path: string): string
   return undefined;
 }
 
+/** What a GET of `path` answers: this BMC's own state, else the tree (the captured machine's sessions never). */
+function bodyOf(context: ServiceContext, bmc: SimBmc, path: string, query: URLSearchParams): string | undefined {
+  return dynamicBody(context, bmc, path) ?? (path.startsWith(`${SESSIONS}/`) ? undefined : capturedBody(context, bmc, path, query));
+}
+
 function capturedBody(context: ServiceContext, bmc: SimBmc, path: string, query: URLSearchParams): string | undefined {
   const stored = storedPath(path, bmc, context.seed);
   const skip = query.get('$skip');
@@ -294,7 +299,7 @@ function expandMembers(context: ServiceContext, bmc: SimBmc, body: string): { bo
     const id = (member as { '@odata.id'?: unknown } | null)?.['@odata.id'];
     if (typeof id !== 'string') return member;
     const path = canonicalPath(decodePath(bmc.linkPrefix && id.startsWith(bmc.linkPrefix) ? id.slice(bmc.linkPrefix.length) : id));
-    const own = dynamicBody(context, bmc, path) ?? (path.startsWith(`${SESSIONS}/`) ? undefined : capturedBody(context, bmc, path, new URLSearchParams()));
+    const own = bodyOf(context, bmc, path, new URLSearchParams());
     if (own === undefined) return member;
     memberPaths.push(path);
     return JSON.parse(own) as unknown;
