@@ -95,19 +95,51 @@ function idOf(located: Located, recorder: ObservationRecorder): string {
 export async function readRedfishNode(fetch: FetchResource, options: ReadNodeOptions = {}): Promise<NodeReading> {
   const started = performance.now();
   const reader = new ResourceReader(fetch, options.maxResources ?? 3000);
-  const inventory = new ObservationRecorder();
+  const rootBody = await fetch(ROOT_PATH);
+  const root = asResource(rootBody);
+  if (!root) throw new DriverError('DRIVER_PROTOCOL', 'the service root is not a JSON object', { url: ROOT_PATH });
+  if (options.expand !== false) reader.expandWith(expandQueryOf(root));
+
+  // The firmware inventory is read alongside everything else. Its collection is the slowest answer of a read on many
+  // models (minutes on HGX boards, a minute on Supermicro X13, tens of seconds on iDRAC), and nothing else read here
+  // waits on it: only the versions taken from it at the end do. One of the read's requests in flight waits for it
+  // while the others go on, instead of the whole read waiting.
   const firmwareRec = new ObservationRecorder();
+  const firmwareRead = readFirmwareMembers(root, reader, firmwareRec);
+  const firmwareSettled = firmwareRead.then(
+    () => undefined,
+    () => undefined, // its failure is thrown where the read awaits it; here it is only waited for
+  );
+  try {
+    return await readTree(root, reader, firmwareRec, firmwareRead, options, started);
+  } finally {
+    await firmwareSettled; // no request outlives the read, whatever failed first
+  }
+}
+
+const ROOT_PATH = '/redfish/v1';
+
+/** The firmware inventory's members: `UpdateService.FirmwareInventory`, else `SoftwareInventory`. */
+async function readFirmwareMembers(root: Resource, reader: ResourceReader, firmwareRec: ObservationRecorder): Promise<Located[]> {
+  const updateServicePath = firmwareRec.link(root, ROOT_PATH, 'UpdateService');
+  const updateService = updateServicePath ? await reader.read(updateServicePath, firmwareRec) : undefined;
+  // Firmware is listed in `FirmwareInventory`; an Intel S2600 BMC lists it in `SoftwareInventory` instead
+  // (`intel_s2600bpb/redfish/v1/UpdateService`), which is read only when there is no `FirmwareInventory`.
+  const firmwareCollection =
+    updateService && updateServicePath
+      ? (firmwareRec.link(updateService, updateServicePath, 'FirmwareInventory') ?? firmwareRec.link(updateService, updateServicePath, 'SoftwareInventory'))
+      : undefined;
+  return firmwareCollection ? reader.members(firmwareCollection, firmwareRec) : [];
+}
+
+/** Everything of a read after the service root; the firmware inventory's members arrive through `firmwareRead`. */
+async function readTree(root: Resource, reader: ResourceReader, firmwareRec: ObservationRecorder, firmwareRead: Promise<Located[]>, options: ReadNodeOptions, started: number): Promise<NodeReading> {
+  const inventory = new ObservationRecorder();
   const healthRec = new ObservationRecorder();
   const sensorsRec = new ObservationRecorder();
   const powerRec = new ObservationRecorder();
   const selRec = new ObservationRecorder();
-
-  const rootBody = await fetch('/redfish/v1');
-  const root = asResource(rootBody);
-  if (!root) throw new DriverError('DRIVER_PROTOCOL', 'the service root is not a JSON object', { url: '/redfish/v1' });
-  const rootPath = '/redfish/v1';
-  if (options.expand !== false) reader.expandWith(expandQueryOf(root));
-
+  const rootPath = ROOT_PATH;
   const link = (key: string): string | undefined => inventory.link(root, rootPath, key);
   const [systems = [], managers = [], chassis = []] = await settleAll([
     link('Systems') ? reader.members(link('Systems')!, inventory) : Promise.resolve([]),
@@ -145,41 +177,6 @@ export async function readRedfishNode(fetch: FetchResource, options: ReadNodeOpt
   inventory.oem(root, rootPath, dialect.oemNamespaces);
   for (const located of [...systems, ...managers, ...chassis]) inventory.oem(located.resource, located.path, dialect.oemNamespaces);
   const chassisByPath = new Map(chassis.map((located) => [located.path, located]));
-
-  // ---- firmware inventory
-  const updateService = link('UpdateService') ? await reader.read(link('UpdateService')!, firmwareRec) : undefined;
-  // Firmware is listed in `FirmwareInventory`; an Intel S2600 BMC lists it in `SoftwareInventory` instead
-  // (`intel_s2600bpb/redfish/v1/UpdateService`), which is read only when there is no `FirmwareInventory`.
-  const firmwareCollection = updateService
-    ? (firmwareRec.link(updateService, link('UpdateService')!, 'FirmwareInventory') ?? firmwareRec.link(updateService, link('UpdateService')!, 'SoftwareInventory'))
-    : undefined;
-  const firmwareMembers = firmwareCollection ? await reader.members(firmwareCollection, firmwareRec) : [];
-  const components: FirmwareInventoryObservedData['components'] = [];
-  for (const member of firmwareMembers) {
-    const { resource, path } = member;
-    firmwareRec.oem(resource, path, dialect.oemNamespaces);
-    const id = idOf(member, firmwareRec);
-    const name = firmwareRec.text(resource, path, 'Name');
-    const component = name && !/^Software Inventory$/i.test(name) ? name : id;
-    const rawVersion = resource.Version;
-    if (typeof rawVersion !== 'string' || rawVersion.length > 512) {
-      firmwareRec.note(`${path}#Version`, rawVersion ?? null);
-      continue;
-    }
-    const { normalized, rule } = normalizeFirmwareVersion(dialect, component, rawVersion);
-    const entry: FirmwareInventoryObservedData['components'][number] = { id, component, version: rawVersion, normalizedVersion: normalized, normalizationRule: rule };
-    const updateable = firmwareRec.boolean(resource, path, 'Updateable');
-    if (updateable !== undefined) entry.updateable = updateable;
-    const slot = dialect.firmware.slotPrefixes?.find((prefix) => prefix.pattern.test(id))?.slot;
-    if (slot) entry.slot = slot;
-    components.push(entry);
-  }
-  const firmwareVersionOf = (pattern: RegExp | undefined): string | undefined => {
-    if (!pattern) return undefined;
-    const candidates = components.filter((c) => pattern.test(c.id) || pattern.test(c.component));
-    const running = candidates.find((c) => c.slot === undefined || c.slot === 'installed' || c.slot === 'current');
-    return running?.version.trim() || undefined;
-  };
 
   // ---- systems: identity, processors, memory
   const primary = systems.find((s) => dialect.ids.primarySystem?.test(idOf(s, inventory))) ?? systems[0];
@@ -369,6 +366,35 @@ export async function readRedfishNode(fetch: FetchResource, options: ReadNodeOpt
 
   // ---- system event logs
   const sel = options.readSel === false ? undefined : await readSelEntries([...systems, ...managers, ...chassis], reader, selRec, options.maxSelEntriesPerLog ?? 500);
+
+  // ---- firmware inventory (read since the root was)
+  const firmwareMembers = await firmwareRead;
+  const components: FirmwareInventoryObservedData['components'] = [];
+  for (const member of firmwareMembers) {
+    const { resource, path } = member;
+    firmwareRec.oem(resource, path, dialect.oemNamespaces);
+    const id = idOf(member, firmwareRec);
+    const name = firmwareRec.text(resource, path, 'Name');
+    const component = name && !/^Software Inventory$/i.test(name) ? name : id;
+    const rawVersion = resource.Version;
+    if (typeof rawVersion !== 'string' || rawVersion.length > 512) {
+      firmwareRec.note(`${path}#Version`, rawVersion ?? null);
+      continue;
+    }
+    const { normalized, rule } = normalizeFirmwareVersion(dialect, component, rawVersion);
+    const entry: FirmwareInventoryObservedData['components'][number] = { id, component, version: rawVersion, normalizedVersion: normalized, normalizationRule: rule };
+    const updateable = firmwareRec.boolean(resource, path, 'Updateable');
+    if (updateable !== undefined) entry.updateable = updateable;
+    const slot = dialect.firmware.slotPrefixes?.find((prefix) => prefix.pattern.test(id))?.slot;
+    if (slot) entry.slot = slot;
+    components.push(entry);
+  }
+  const firmwareVersionOf = (pattern: RegExp | undefined): string | undefined => {
+    if (!pattern) return undefined;
+    const candidates = components.filter((c) => pattern.test(c.id) || pattern.test(c.component));
+    const running = candidates.find((c) => c.slot === undefined || c.slot === 'installed' || c.slot === 'current');
+    return running?.version.trim() || undefined;
+  };
 
   // ---- power state
   let powerState: PowerState = 'Unknown';
