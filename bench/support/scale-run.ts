@@ -71,6 +71,13 @@ export interface ScaleRunResult {
   inventoried_in_600_s: number;
   /** Nodes that kept answering (neither dark nor flapping): what `first_inventory_s` waits for. */
   steady_nodes: number;
+  /**
+   * The five steady nodes inventoried last (or never, `at_s` null): their model, when, and how many of their reads had
+   * failed before (each failure of a first read waits `firstReadRetryS`, doubled at each further one). What the tail is.
+   */
+  first_inventory_last: Array<{ fixture: string; at_s: number | null; failed_reads: number }>;
+  /** Steady nodes whose first read failed at least once before they were inventoried. */
+  first_inventory_after_failure: number;
   /** Nodes whose inventory and firmware were both read at least once by the end. */
   inventoried_nodes: number;
   /** Heavy reads (health, inventory, firmware) by outcome. */
@@ -168,6 +175,12 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
     const steadyInventoriedAt: number[] = [];
     let firstInventoryAt: number | null = null;
     const heavyOutcomes: Record<string, number> = {};
+    const failedReads = new Map<string, number>();
+    const inventoriedAt = new Map<string, number>();
+    const onHeavyFailure = (nodeId: string, work: string): void => {
+      // One outcome per work of a read: the inventory's counts the read.
+      if (work === 'inventory' && !inventoriedAt.has(nodeId)) failedReads.set(nodeId, (failedReads.get(nodeId) ?? 0) + 1);
+    };
     const onHeavy = (nodeId: string, work: string, at: number): void => {
       if (work !== 'inventory' && work !== 'firmware') return;
       let done = heavyRead.get(nodeId);
@@ -176,6 +189,7 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
       done.add(work);
       if (done.size < 2) return;
       inventoried += 1;
+      inventoriedAt.set(nodeId, at);
       if (darkIds.has(nodeId) || flapIds.has(nodeId)) return;
       steadyInventoried += 1;
       steadyInventoriedAt.push(at);
@@ -212,6 +226,7 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
           else {
             heavyOutcomes[outcome] = (heavyOutcomes[outcome] ?? 0) + 1;
             if (outcome === 'success' || outcome === 'not-modified') onHeavy(nodeId, work, at);
+            else onHeavyFailure(nodeId, work);
           }
         },
       });
@@ -256,6 +271,12 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
     const perNodeDay = (value: number): number => Math.round((value / fleet.length / wall) * 86_400);
     const latencies = [...detectedAt.values()].map((at) => (at - darkAt) / 1000).sort((a, b) => a - b);
     gaps.sort((a, b) => a - b);
+    const steadyFleet = fleet.filter((b) => !darkIds.has(b.id) && !flapIds.has(b.id));
+    const last = steadyFleet
+      .map((b) => ({ b, at: inventoriedAt.get(b.id) ?? Number.POSITIVE_INFINITY }))
+      .sort((x, y) => y.at - x.at)
+      .slice(0, 5)
+      .map(({ b, at }) => ({ fixture: b.fixture, at_s: Number.isFinite(at) ? round((at - started) / 1000, 1) : null, failed_reads: failedReads.get(b.id) ?? 0 }));
     const firstSweep = firstContact.size === 0 ? Number.NaN : (Math.max(...firstContact.values()) - started) / 1000;
     return {
       poller: options.naive ? 'naive' : 'scheduler',
@@ -278,6 +299,8 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
       first_inventory_p99_s: shareInventoriedS(steadyInventoriedAt, steady, 0.99, started),
       inventoried_in_600_s: steadyInventoriedAt.filter((at) => at - started <= 600_000).length,
       steady_nodes: steady,
+      first_inventory_last: last,
+      first_inventory_after_failure: steadyFleet.filter((b) => (failedReads.get(b.id) ?? 0) > 0).length,
       inventoried_nodes: inventoried,
       heavy_outcomes: heavyOutcomes,
       projection_lag_p99_s: lags.length ? round(percentile(lags, 99), 2) : null,

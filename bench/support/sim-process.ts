@@ -15,6 +15,8 @@ export interface SimBmc {
   site: string;
   rack: string;
   sessionLimit: number;
+  /** The simulated model (the profile's name). */
+  fixture: string;
 }
 
 const cli = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));

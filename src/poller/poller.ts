@@ -93,6 +93,8 @@ interface TargetState {
   lastContactAt: number | null;
   /** The ETag of the last liveness answer (sent as `If-None-Match`). */
   livenessEtag?: string;
+  /** What kind of BMC this is (its service root, read at its first contact): orders first reads (`#firstReads`). */
+  model?: string;
   /**
    * The validators of the last full inventory-and-firmware read: the resources (a list shared by every BMC that
    * served the same ones, `#pathLists`) and their ETags, one per line. About 1 KB per BMC.
@@ -202,6 +204,16 @@ export class Poller {
   readonly #queue = new DueQueue();
   /** Heavy reads, by due time; a lane of their own so a slow firmware read never delays a liveness check. */
   readonly #heavy = new DueQueue();
+  /**
+   * First reads (nothing read yet), one queue per kind of BMC (`TargetState.model`; '' when unknown). Taken before
+   * later reads, and the kind whose first reads took longest on average first (a kind not read yet counts as
+   * slowest): while first reads wait for slots, as when a fleet is brought up, the minutes-long reads start early and
+   * the quick ones fill in after, instead of a slow model's last reads starting last and finishing long after
+   * everything else (longest processing time first).
+   */
+  readonly #firstReads = new Map<string, DueQueue>();
+  /** Seconds of the first reads that succeeded, by kind of BMC: their sum and count. */
+  readonly #firstReadTimes = new Map<string, { totalMs: number; count: number }>();
   #heavyInFlight = 0;
   readonly #policy: PollPolicy;
   readonly #visitor: Visitor;
@@ -372,7 +384,14 @@ export class Poller {
     (state.neverContacted ? this.#fresh : this.#queue).push(state.target.nodeId, state.due.liveness, state.seq);
     // A failing or latched BMC gets no heavy work at all until it answers again.
     if (state.consecutiveFailures === 0 && !state.latch && !state.neverContacted) {
-      this.#heavy.push(state.target.nodeId, Math.min(state.due.health, state.due.inventory, state.due.firmware), state.seq);
+      const due = Math.min(state.due.health, state.due.inventory, state.due.firmware);
+      if (state.readOnce.size > 0) this.#heavy.push(state.target.nodeId, due, state.seq);
+      else {
+        const model = state.model ?? '';
+        let queue = this.#firstReads.get(model);
+        if (!queue) this.#firstReads.set(model, (queue = new DueQueue()));
+        queue.push(state.target.nodeId, due, state.seq);
+      }
     }
   }
 
@@ -421,15 +440,34 @@ export class Poller {
     }
   }
 
+  /** The queue the next heavy read comes from: a first read due, of the kind expected to take longest; else the rest. */
+  #heavySource(now: number): DueQueue | undefined {
+    let best: DueQueue | undefined;
+    let bestMs = Number.NEGATIVE_INFINITY;
+    for (const [model, queue] of this.#firstReads) {
+      const head = queue.peek();
+      if (!head || head.due > now) continue;
+      const times = this.#firstReadTimes.get(model);
+      const expectedMs = times ? times.totalMs / times.count : Number.POSITIVE_INFINITY;
+      if (expectedMs > bestMs || (expectedMs === bestMs && head.due < best!.peek()!.due)) {
+        best = queue;
+        bestMs = expectedMs;
+      }
+    }
+    if (best) return best;
+    const head = this.#heavy.peek();
+    return head && head.due <= now ? this.#heavy : undefined;
+  }
+
   #takeHeavy(now: number): TargetState | undefined {
     for (;;) {
-      const entry = this.#heavy.peek();
-      if (!entry || entry.due > now) return undefined;
-      this.#heavy.pop();
+      const source = this.#heavySource(now);
+      const entry = source?.pop();
+      if (!source || !entry) return undefined;
       const state = this.#states.get(entry.nodeId);
       if (!state || state.seq !== entry.seq || state.reading || state.consecutiveFailures > 0 || state.latch) continue;
       if (!this.#leaseAllows(state)) {
-        this.#heavy.push(entry.nodeId, now + 1000, entry.seq);
+        source.push(entry.nodeId, now + 1000, entry.seq);
         continue;
       }
       // A heavy read holds one session; it may overlap a liveness check only where the BMC has room for two.
@@ -564,6 +602,11 @@ export class Poller {
       const outcome: PollOutcomeKind = result.ok ? (result.notModified ? 'not-modified' : 'success') : outcomeOfError(result.error);
       for (const work of works) this.#record(target, work, outcome, result.latencyMs, done, this.#leaseOf(state));
       if (!this.#states.has(target.nodeId)) return;
+      if (result.ok && state.readOnce.size === 0) {
+        const model = state.model ?? '';
+        const times = this.#firstReadTimes.get(model) ?? { totalMs: 0, count: 0 };
+        this.#firstReadTimes.set(model, { totalMs: times.totalMs + result.latencyMs, count: times.count + 1 });
+      }
       state.heavyFailures = result.ok ? 0 : state.heavyFailures + 1;
       // A firmware inventory slower than the deadline would time out at every try: this BMC's deadline doubles, up to
       // the visit's own.
@@ -626,7 +669,9 @@ export class Poller {
     this.#visits += 1;
     try {
       const sessionLimit = this.#sessionLimit(target);
-      const visitOptions = { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(state.livenessEtag ? { ifNoneMatch: state.livenessEtag } : {}), ...this.#clusterVisitOptions(state) };
+      // Until it is known what kind of BMC this is, the check also asks (its service root): it orders the first read.
+      const describe = state.model === undefined && state.readOnce.size === 0;
+      const visitOptions = { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(state.livenessEtag ? { ifNoneMatch: state.livenessEtag } : {}), ...(describe ? { describe } : {}), ...this.#clusterVisitOptions(state) };
       const attempts = async (): Promise<VisitResult> => {
         let result = await this.#visitor.visit(target, credential, works, visitOptions);
         for (let attempt = 1; !result.ok && attempt <= this.#policy.maxRetries && retryWithinVisit(result.error) && !this.#cutByHandOver(state, result.error); attempt += 1) {
@@ -644,6 +689,7 @@ export class Poller {
       }
       const outcome: PollOutcomeKind = result.ok ? (result.notModified ? 'not-modified' : 'success') : outcomeOfError(result.error);
       if (result.ok && result.etag) state.livenessEtag = result.etag;
+      if (result.ok && describe) state.model = result.model ?? '';
       this.#record(target, 'liveness', outcome, result.latencyMs, done, this.#leaseOf(state));
       if (!this.#states.has(target.nodeId)) return; // decommissioned meanwhile
       if (result.ok) {

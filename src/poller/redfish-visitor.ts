@@ -19,6 +19,8 @@ export interface VisitResult {
   validators?: ReadValidators;
   /** The resource whose answer showed a change (asked first at the next conditional read). */
   changedResource?: string;
+  /** What kind of BMC answered (`VisitOptions.describe`): its service root's vendor, product and Redfish version. */
+  model?: string;
 }
 
 /** Performs the requests of one visit. The poller guarantees one visit per BMC at a time. */
@@ -50,6 +52,24 @@ export interface VisitOptions {
   validators?: ReadValidators;
   /** Ask collections for their members expanded where the BMC announces `$expand` (default true). */
   expand?: boolean;
+  /**
+   * A liveness check also reads the service root, once the check is answered, and says what kind of BMC this is
+   * (`VisitResult.model`). Asked at a BMC's first contact: the poller orders first reads by what it learns of each
+   * kind's read time. The root failing costs the check nothing.
+   */
+  describe?: boolean;
+}
+
+/**
+ * What kind of BMC a service root describes: vendor, product, Redfish version and the root's OEM namespaces (roots
+ * that name no vendor or product still differ in those). Not an identity: BMCs of one model and firmware share it.
+ */
+export function modelOfRoot(root: unknown): string | undefined {
+  if (root === null || typeof root !== 'object' || Array.isArray(root)) return undefined;
+  const record = root as Record<string, unknown>;
+  const text = (value: unknown): string => (typeof value === 'string' ? value.slice(0, 64) : '');
+  const oem = record.Oem !== null && typeof record.Oem === 'object' && !Array.isArray(record.Oem) ? Object.keys(record.Oem).sort().slice(0, 8).join(',') : '';
+  return [text(record.Vendor), text(record.Product), text(record.RedfishVersion), oem].join('|');
 }
 
 /** Works whose reads change only with the hardware or its firmware: read conditionally (`VisitOptions.validators`). */
@@ -99,7 +119,9 @@ export class RedfishVisitor implements Visitor {
       try {
         await client.login(); // basic auth: sets the header, opens no session
         const answer = await client.get('/redfish/v1/Systems', options.ifNoneMatch ? { ifNoneMatch: options.ifNoneMatch } : {});
-        return { ok: true, latencyMs: performance.now() - started, observations: [], notModified: answer.status === 304, ...(answer.etag ? { etag: answer.etag } : {}) };
+        const latencyMs = performance.now() - started; // the check's own latency: the root's read is not the contact's
+        const model = options.describe ? await client.get('/redfish/v1').then((root) => modelOfRoot(root.body), () => undefined) : undefined;
+        return { ok: true, latencyMs, observations: [], notModified: answer.status === 304, ...(answer.etag ? { etag: answer.etag } : {}), ...(model !== undefined ? { model } : {}) };
       } catch (error) {
         return { ok: false, latencyMs: performance.now() - started, observations: [], error };
       } finally {
