@@ -212,7 +212,7 @@ export class Poller {
    * everything else (longest processing time first).
    */
   readonly #firstReads = new Map<string, DueQueue>();
-  /** Seconds of the first reads that succeeded, by kind of BMC: their sum and count. */
+  /** How long the first reads that succeeded took, by kind of BMC: their sum (ms) and count. */
   readonly #firstReadTimes = new Map<string, { totalMs: number; count: number }>();
   #heavyInFlight = 0;
   readonly #policy: PollPolicy;
