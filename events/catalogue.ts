@@ -17,12 +17,31 @@ const credentialKey = /^(password|passwd|secret|token|apikey|api_key|privatekey|
 /** What a credential-named member holds once a driver has redacted it; the catalogue accepts it (no secret left). */
 export const redactedCredential = '[redacted]';
 
-function credentialPaths(value: unknown, path: string[] = []): string[] {
-  if (Array.isArray(value)) return value.flatMap((item, index) => credentialPaths(item, [...path, String(index)]));
-  if (value === null || typeof value !== 'object') return [];
-  return Object.entries(value as Record<string, unknown>).flatMap(([key, item]) =>
-    credentialKey.test(key) ? (item === redactedCredential || item === null ? [] : [[...path, key].join('.')]) : credentialPaths(item, [...path, key]),
-  );
+function credentialPaths(value: unknown): string[] {
+  const found: string[] = [];
+  collectCredentialPaths(value, '', found);
+  return found;
+}
+
+/** Walks `value` without building a path for a member that holds no credential (every append's payload is walked). */
+function collectCredentialPaths(value: unknown, path: string, found: string[]): void {
+  if (value === null || typeof value !== 'object') return;
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index += 1) {
+      const item: unknown = value[index];
+      if (item !== null && typeof item === 'object') collectCredentialPaths(item, path ? `${path}.${index}` : String(index), found);
+    }
+    return;
+  }
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    const item = (value as Record<string, unknown>)[key];
+    if (credentialKey.test(key)) {
+      if (item !== redactedCredential && item !== null) found.push(path ? `${path}.${key}` : key);
+    } else if (item !== null && typeof item === 'object') {
+      collectCredentialPaths(item, path ? `${path}.${key}` : key, found);
+    }
+  }
 }
 
 /**

@@ -7,7 +7,7 @@ import { chainHash, chainHashBytes, genesisHash } from './canonical-json.js';
 import type { LedgerDatabase, LedgerEventsTable } from './database.js';
 import { canonicalEvent, recordedEvent, storedEvent, type EventRow } from './event-row.js';
 import { LedgerError, isLedgerError } from './ledger-error.js';
-import { arrayLiteral } from './sql-literal.js';
+import { arrayLiteral, arrayParameter } from './sql-literal.js';
 import { migrateToLatest } from './migrations/index.js';
 import { boundedConnection, type ConnectionBounds } from './connection-bounds.js';
 import { chainText, contentDigest, prepareAppend, type PreparedEvent } from './prepare-append.js';
@@ -301,8 +301,10 @@ function writeStatement(
       SELECT CASE WHEN ok THEN 'written' ELSE 'refused' END AS outcome, (SELECT count(*) FROM notified) AS notified FROM guard` : `
       SELECT pg_notify('${APPENDED_CHANNEL}', $19::text)`}`,
     values: [
-      columns.position, columns.eventId, columns.stream, columns.version, columns.type, columns.schemaVersion, recordedAt.toISOString(), columns.observedAt,
-      asArrays ? `[${columns.actor.join(',')}]` : columns.actor, columns.correlationId, columns.causationId, asArrays ? `[${columns.data.join(',')}]` : columns.data, Buffer.concat(columns.hashes),
+      arrayParameter(columns.position), arrayParameter(columns.eventId), arrayParameter(columns.stream), arrayParameter(columns.version), arrayParameter(columns.type),
+      arrayParameter(columns.schemaVersion), recordedAt.toISOString(), arrayParameter(columns.observedAt),
+      asArrays ? `[${columns.actor.join(',')}]` : arrayParameter(columns.actor), arrayParameter(columns.correlationId), arrayParameter(columns.causationId),
+      asArrays ? `[${columns.data.join(',')}]` : arrayParameter(columns.data), Buffer.concat(columns.hashes),
       streams.map(([stream]) => stream), streams.map(([, t]) => t.version), streams.map(([, t]) => t.lastPosition),
       position, headHash, String(position),
       ...(guard ? [guard.headPosition, guard.clockBoundS] : []),
@@ -357,8 +359,7 @@ async function writeAndCommit(
       internals._getRows = (connection) => {
         // (pg's types still name a `more` argument that pg 8 no longer reads; the stream is corked until the Sync.)
         connection.execute({ portal: internals.portal }, true);
-        connection.parse({ name: '', text: 'COMMIT', types: [] }, true);
-        connection.bind({}, true);
+        connection.bind({ statement: parsedOnce(connection, 'COMMIT') }, true);
         connection.execute({}, true);
         connection.sync();
       };
@@ -372,8 +373,7 @@ async function writeAndCommit(
           named.submittedNamedStatements![statement.name] = statement.text;
         }
         for (const text of prelude) {
-          connection.parse({ name: '', text, types: [] }, true);
-          connection.bind({}, true);
+          connection.bind({ statement: parsedOnce(connection, text) }, true);
           // Described, so a row it answers (the lock's void) comes with its columns, as pg's result parsing needs.
           connection.describe({ type: 'P', name: '' }, true);
           connection.execute({}, true);
@@ -383,6 +383,8 @@ async function writeAndCommit(
     }
     void client.query(query);
   });
+  // Every statement of the sequence ran, so the ones parsed in it exist on this connection from now on.
+  if (connection) confirmParsed(connection, prelude);
   const all = (Array.isArray(results) ? results : [results]) as pg.QueryResult[];
   const commands = all.map((result) => result.command);
   const write = all[prelude.length];
@@ -394,6 +396,43 @@ async function writeAndCommit(
     throw new LedgerError('LEDGER_STORE_UNAVAILABLE', { operation: 'append', cause: `COMMIT answered ${answer}` }, `append transaction failed, nothing was committed: COMMIT answered ${answer}`);
   }
   return (write?.rows ?? []) as Array<Record<string, unknown>>;
+}
+
+/**
+ * The transaction's own statements (BEGIN, its settings, the lock, COMMIT) are parsed once per connection under names
+ * of their own, not at every append: a one-event append is mostly such statements, and parsing them was a tenth of its
+ * time on the server. A name counts as parsed only once a sequence that parsed it has completed: a sequence that fails
+ * earlier makes the server skip the rest, the Parse included, so the next use sends Close (not an error for a name that
+ * does not exist) and Parse again.
+ */
+const parsedOnConnection = new WeakMap<object, Set<string>>();
+const statementNames = new Map<string, string>();
+const STATEMENT_NAMES_MAX = 64;
+
+/** The name to bind for `text` on `connection`, sending its Close and Parse first unless it is known parsed there. */
+function parsedOnce(connection: pg.Connection, text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    // The texts are a handful per store (its settings carry its timeout); past the cap, a text is parsed unnamed each time.
+    if (statementNames.size >= STATEMENT_NAMES_MAX) {
+      connection.parse({ name: '', text, types: [] }, true);
+      return '';
+    }
+    name = `fleet-ledger-tx-${statementNames.size}`;
+    statementNames.set(text, name);
+  }
+  if (!parsedOnConnection.get(connection)?.has(text)) {
+    (connection as pg.Connection & { close(message: { type: 'S'; name: string }): void }).close({ type: 'S', name });
+    connection.parse({ name, text, types: [] }, true);
+  }
+  return name;
+}
+
+function confirmParsed(connection: object, prelude: readonly string[]): void {
+  let parsed = parsedOnConnection.get(connection);
+  if (!parsed) parsedOnConnection.set(connection, (parsed = new Set()));
+  for (const text of prelude) parsed.add(text);
+  parsed.add('COMMIT');
 }
 
 /**
@@ -870,7 +909,9 @@ export class EventStore {
           columns.causationId.push(event.causationId);
           columns.data.push(event.canonicalData);
           columns.hashes.push(hash);
-          known.set(event.eventId, { stream: pending.stream, position, streamVersion: version, content: event });
+          // What a later append of this batch carrying the same id is answered from. Only a given id can come again: an
+          // id the ledger made is new (UUIDv7), and no caller holds it before this append is answered.
+          if (event.idGiven) known.set(event.eventId, { stream: pending.stream, position, streamVersion: version, content: event });
           positions.push(position);
           prevHash = hash;
         }
@@ -958,6 +999,8 @@ export class EventStore {
    * original result; if only some are, or the content differs, an idempotency conflict; else null.
    */
   #replayOf(pending: PendingAppend, known: Map<string, StoredIdentity>): AppendResult | null {
+    // Only an id a caller gave can be stored already or earlier in the batch (see `#assemble`); most appends give none.
+    if (!pending.events.some((event) => event.idGiven)) return null;
     const matches = pending.events.map((event) => ({ event, stored: known.get(event.eventId) }));
     if (matches.every((m) => m.stored === undefined)) return null;
     for (const { event, stored } of matches) {

@@ -6,7 +6,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineEvent, EventCatalogue } from '../../events/index.js';
+import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../src/ledger/index.js';
+import { chainHash, chainHashBytes } from '../../src/ledger/canonical-json.js';
 import { canonicalEvent } from '../../src/ledger/event-row.js';
 import { chainText, contentDigest, prepareAppend } from '../../src/ledger/prepare-append.js';
 
@@ -102,5 +104,26 @@ describe('the append path hashes what the reference functions define', () => {
         },
       ),
     );
+  });
+});
+
+describe('the chain hash the append path computes', () => {
+  const reference = (prev: Buffer, text: string) => createHash('sha256').update(prev).update(text, 'utf8').digest();
+
+  it('hashes the same bytes as chainHash for any text: astral and non-ASCII characters, and texts past its reused buffer', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 32, maxLength: 32 }), fc.string({ unit: 'binary', maxLength: 300 }), fc.nat({ max: 3 }), (bytes, piece, repeat) => {
+        const prev = Buffer.from(bytes);
+        const text = piece.repeat(10 ** repeat);
+        const hash = chainHashBytes(prev, text);
+        expect(hash.equals(reference(prev, text))).toBe(true);
+        expect(hash.toString('hex')).toBe(chainHash(prev.toString('hex'), text));
+      }),
+    );
+    // Larger than the 1 MiB buffer (3 bytes counted per character), then small again: the buffer is not left short.
+    const prev = createHash('sha256').update('genesis').digest();
+    for (const text of ['\u20ac'.repeat(400_000), 'x'.repeat(70_000), '\u{1F600}'.repeat(200_000), '{"a":1}']) {
+      expect(chainHashBytes(prev, text).equals(reference(prev, text))).toBe(true);
+    }
   });
 });

@@ -51,6 +51,7 @@ class FaultProxy {
       if (!keepServer) server.destroy();
     });
     let armed = false;
+    const commitNames = new Set<string>();
     client.on('data', (chunk) => {
       if (frozen) return;
       this.sent += 1;
@@ -65,9 +66,12 @@ class FaultProxy {
       }
       // The append sends its rows' write (parsed by text the first time on a connection, bound by name after) and its
       // COMMIT in one message: that message is the one cut.
+      // The COMMIT goes as text the first time on a connection (parsed under a name), then as a Bind of that name.
+      for (const match of text.matchAll(/(fleet-ledger-[\w-]+)\0COMMIT\0/g)) commitNames.add(match[1]!);
+      const carriesCommit = /\bCOMMIT\b/.test(text) || [...commitNames].some((name) => text.includes(`\0${name}\0`));
       const cutting = mode.kind === 'cut-after-commit' || mode.kind === 'deliver-late';
       if (cutting && (text.includes('INSERT INTO ledger_events') || text.includes('fleet-ledger-append-write'))) armed = true;
-      if (mode.kind === 'deliver-late' && armed && /\bCOMMIT\b/.test(text)) {
+      if (mode.kind === 'deliver-late' && armed && carriesCommit) {
         armed = false;
         this.mode = { kind: 'pass' };
         keepServer = true;
@@ -78,7 +82,7 @@ class FaultProxy {
         }, mode.delayMs);
         return;
       }
-      if (mode.kind === 'cut-after-commit' && armed && /\bCOMMIT\b/.test(text)) {
+      if (mode.kind === 'cut-after-commit' && armed && carriesCommit) {
         armed = false;
         this.mode = { kind: 'pass' };
         if (mode.forwardCommit) server.write(chunk);
