@@ -497,6 +497,10 @@ export class EventStore {
   readonly catalogue: EventCatalogue;
   readonly db: Kysely<LedgerDatabase>;
   readonly pool: pg.Pool;
+  /** The group commit's connection, apart from `pool` so its session settings bound appends only (see the constructor). */
+  readonly #appendPool: pg.Pool;
+  /** Per append connection: whether it has the settings its pool asked for (see `#hasSessionSettings`). */
+  readonly #sessionSettings = new WeakMap<pg.PoolClient, boolean>();
   readonly #options: Required<Pick<EventStoreOptions, 'maxBatchEvents' | 'pollIntervalMs' | 'appendTimeoutMs' | 'commitResolutionMs' | 'maxJsonArrayChars'>> & { clock: (() => Date) | undefined };
   readonly #queue: PendingAppend[] = [];
   #flushing: Promise<void> | null = null;
@@ -534,6 +538,15 @@ export class EventStore {
     this.pool.on('error', () => undefined);
     this.pool.on('connect', (client) => client.on('error', () => undefined));
     this.db = new Kysely<LedgerDatabase>({ dialect: new PostgresDialect({ pool: this.pool }) });
+    const appendTimeoutMs = Math.max(1, Math.round(options.appendTimeoutMs ?? 30_000));
+    // The group commit's own connection (one batch is in flight at a time). Its settings come with the connection, so
+    // no transaction pays for setting them: durable before acknowledged whatever the server's, role's or database's
+    // default (settings a client sends when it connects take precedence over those), and every statement bounded, so
+    // a stalled lock holder fails a batch (retryable) within the deadline instead of queueing every writer behind it.
+    const bounded = boundedConnection(options.connectionString, options.connectionBounds);
+    this.#appendPool = new pg.Pool({ ...bounded, options: `${bounded.options} -c synchronous_commit=on -c statement_timeout=${appendTimeoutMs}`, max: 1 });
+    this.#appendPool.on('error', () => undefined);
+    this.#appendPool.on('connect', (client) => client.on('error', () => undefined));
     this.#options = {
       maxBatchEvents: options.maxBatchEvents ?? 5000,
       pollIntervalMs: options.pollIntervalMs ?? 1000,
@@ -556,6 +569,17 @@ export class EventStore {
         throw new LedgerError('LEDGER_STORE_UNAVAILABLE', { operation: 'migrate', cause: String(error) }, `could not migrate the ledger schema: ${String(error)}`);
       }
     }
+    // Connected ahead, so the first append does not also wait for a connection; an append connects again if this fails.
+    await store.#appendPool.connect().then(
+      async (client) => {
+        const checked = await store.#hasSessionSettings(client).then(
+          () => true,
+          () => false,
+        );
+        client.release(!checked);
+      },
+      () => undefined,
+    );
     return store;
   }
 
@@ -621,7 +645,7 @@ export class EventStore {
     // The server process behind `client`, so a lost connection's outcome is asked only once nothing more can reach it.
     let backendPid: number | null = null;
     try {
-      client = await this.pool.connect();
+      client = await this.#appendPool.connect();
       backendPid = (client as unknown as { processID?: number | null }).processID ?? null;
       const speculation = this.#speculate(batch);
       let done = false;
@@ -632,7 +656,7 @@ export class EventStore {
         written = assembled.columns.eventId;
         writtenAt = assembled.columns.position;
         const statement = writeStatement(assembled.columns, assembled.touched, assembled.position, assembled.hash, speculation.recordedAt, this.#options.maxJsonArrayChars, guard);
-        const rows = await writeAndCommit(client, statement, this.#prelude()).catch(async (error: unknown) => {
+        const rows = await writeAndCommit(client, statement, this.#prelude(await this.#hasSessionSettings(client))).catch(async (error: unknown) => {
           // A stream this process assumed at a version (or absent) has moved, or a given event id is stored (a retry):
           // nothing was written; the transaction is aborted and rolled back, and the batch goes the long way, which
           // learns the stream's version or answers the retry with the stored result.
@@ -736,13 +760,32 @@ export class EventStore {
     return { assembled, recordedAt, guard: { headPosition: head.position, clockBoundS: clock ? Infinity : CLOCK_BOUND_S } };
   }
 
-  /** The statements before a one-round-trip write: the transaction, its settings (as the two-round-trip path's), the lock. */
-  #prelude(): string[] {
+  /**
+   * The statements before a one-round-trip write: the transaction, its settings unless the connection has them (see
+   * `#hasSessionSettings`), the lock. (`standard_conforming_strings` matters only to SQL literals, which this path has none of.)
+   */
+  #prelude(sessionSettings: boolean): string[] {
     return [
       'BEGIN',
-      `SELECT set_config('standard_conforming_strings', 'on', true), set_config('synchronous_commit', 'on', true), set_config('statement_timeout', '${Math.max(1, Math.round(this.#options.appendTimeoutMs))}', true)`,
+      ...(sessionSettings ? [] : [`SELECT set_config('synchronous_commit', 'on', true), set_config('statement_timeout', '${Math.max(1, Math.round(this.#options.appendTimeoutMs))}', true)`]),
       `SELECT pg_advisory_xact_lock(${APPEND_LOCK_KEY})`,
     ];
+  }
+
+  /**
+   * Whether an append connection has the settings its pool asked for when it connected, read back once per connection.
+   * A connection string carrying `options` of its own replaces the pool's, so they are not taken on trust: without
+   * them, each transaction sets them (as before they came with the connection).
+   */
+  async #hasSessionSettings(client: pg.PoolClient): Promise<boolean> {
+    const known = this.#sessionSettings.get(client);
+    if (known !== undefined) return known;
+    const { rows } = await client.query<{ synchronous_commit: string; statement_timeout: string }>(
+      `SELECT current_setting('synchronous_commit') AS synchronous_commit, (SELECT setting FROM pg_settings WHERE name = 'statement_timeout') AS statement_timeout`,
+    );
+    const has = rows[0]?.synchronous_commit === 'on' && rows[0]?.statement_timeout === String(Math.max(1, Math.round(this.#options.appendTimeoutMs)));
+    this.#sessionSettings.set(client, has);
+    return has;
   }
 
   /** The head this batch left, and the stream versions it wrote: what the next batch may assume. */
@@ -1327,6 +1370,7 @@ export class EventStore {
     if (this.#listenerStarting) await this.#listenerStarting.catch(() => undefined);
     await listener?.end().catch(() => undefined);
     await this.#feedDb?.destroy();
+    await this.#appendPool.end().catch(() => undefined);
     await this.db.destroy();
   }
 }
