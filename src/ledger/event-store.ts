@@ -320,6 +320,13 @@ interface WriteGuard {
   clockBoundS: number;
 }
 
+/** A pool's connections (open, idle) and the callers waiting for one. */
+export interface PoolUse {
+  total: number;
+  idle: number;
+  waiting: number;
+}
+
 /** The name of the group commit's write: parsed and planned once per connection, not at every commit. */
 const WRITE_STATEMENT = 'fleet-ledger-append-write';
 
@@ -647,6 +654,8 @@ export class EventStore {
     try {
       client = await this.#appendPool.connect();
       backendPid = (client as unknown as { processID?: number | null }).processID ?? null;
+      // Read once per connection, before anything of this batch is sent (a failure here leaves nothing to ask about).
+      const sessionSettings = await this.#hasSessionSettings(client);
       const speculation = this.#speculate(batch);
       let done = false;
       if (speculation) {
@@ -656,7 +665,7 @@ export class EventStore {
         written = assembled.columns.eventId;
         writtenAt = assembled.columns.position;
         const statement = writeStatement(assembled.columns, assembled.touched, assembled.position, assembled.hash, speculation.recordedAt, this.#options.maxJsonArrayChars, guard);
-        const rows = await writeAndCommit(client, statement, this.#prelude(await this.#hasSessionSettings(client))).catch(async (error: unknown) => {
+        const rows = await writeAndCommit(client, statement, this.#prelude(sessionSettings)).catch(async (error: unknown) => {
           // A stream this process assumed at a version (or absent) has moved, or a given event id is stored (a retry):
           // nothing was written; the transaction is aborted and rolled back, and the batch goes the long way, which
           // learns the stream's version or answers the retry with the stored result.
@@ -1186,10 +1195,10 @@ export class EventStore {
     return this.#feedDb;
   }
 
-  /** Connections checked out of the main pool and of the feeds' pool, and callers waiting for one (metrics, tests). */
-  poolUse(): { main: { total: number; idle: number; waiting: number }; feeds: { total: number; idle: number; waiting: number } | null } {
-    const use = (pool: pg.Pool) => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
-    return { main: use(this.pool), feeds: this.#feedPool ? use(this.#feedPool) : null };
+  /** Connections of the main pool, the feeds' pool and the group commit's, and callers waiting for one (metrics, tests). */
+  poolUse(): { main: PoolUse; feeds: PoolUse | null; append: PoolUse } {
+    const use = (pool: pg.Pool): PoolUse => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
+    return { main: use(this.pool), feeds: this.#feedPool ? use(this.#feedPool) : null, append: use(this.#appendPool) };
   }
 
   /** The current version of a stream, or null when it has no events. */
