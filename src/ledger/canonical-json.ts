@@ -11,7 +11,8 @@ export class UnrepresentableValueError extends Error {
   }
 }
 
-// jsonb rejects U+0000 and lone surrogates; JSON has no NaN or Infinity. Refusing them up front keeps one
+// jsonb rejects U+0000 and lone surrogates; JSON has no NaN or Infinity. This expression is the definition; the
+// ledger asks `unstorable`, which a property test holds equal to it. Refusing them up front keeps one
 // bad event from failing a whole group-commit transaction, and keeps the hash identical after a round trip.
 export const unstorableString = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
@@ -31,7 +32,7 @@ export function canonicalJson(value: unknown, path = ''): string {
  * Whether a string holds what jsonb refuses: U+0000 or an unpaired surrogate. `isWellFormed` (V8, Node 20) answers the
  * second natively; the regular expression `unstorableString` says the same, at several times the cost per string.
  */
-function unstorable(text: string): boolean {
+export function unstorable(text: string): boolean {
   return text.includes('\u0000') || !(text as string & { isWellFormed(): boolean }).isWellFormed();
 }
 
@@ -146,7 +147,7 @@ export function firstUnstorablePart(value: unknown, maxDepth = 64): { path: stri
   while (pending.length > 0) {
     const { value: item, path, depth } = pending.pop()!;
     if (typeof item === 'string') {
-      if (unstorableString.test(item)) return { path, reason: 'contains NUL or an unpaired surrogate' };
+      if (unstorable(item)) return { path, reason: 'contains NUL or an unpaired surrogate' };
       continue;
     }
     if (typeof item !== 'object' || item === null) continue;
@@ -155,7 +156,7 @@ export function firstUnstorablePart(value: unknown, maxDepth = 64): { path: stri
     // Pushed in reverse so the first offending place in document order is the one named.
     for (let index = entries.length - 1; index >= 0; index -= 1) {
       const [key, member] = entries[index]!;
-      if (typeof key === 'string' && unstorableString.test(key)) return { path: join(path, key), reason: 'has a key that contains NUL or an unpaired surrogate' };
+      if (typeof key === 'string' && unstorable(key)) return { path: join(path, key), reason: 'has a key that contains NUL or an unpaired surrogate' };
       pending.push({ value: member, path: join(path, key), depth: depth + 1 });
     }
   }

@@ -1,6 +1,6 @@
 import { randomFillSync } from 'node:crypto';
 import { actorSchema, streamNameSchema, unstorableInstant, uuidPattern, uuidV7, type Actor, type EventCatalogue, type ProposedEvent } from '../../events/index.js';
-import { canonicalJson, sha256Hex, UnrepresentableValueError, unstorableString } from './canonical-json.js';
+import { canonicalJson, sha256Hex, UnrepresentableValueError, unstorable } from './canonical-json.js';
 import { LedgerError } from './ledger-error.js';
 
 /**
@@ -150,7 +150,7 @@ export function prepareAppend(stream: string, events: readonly ProposedEvent[], 
     }
     for (const [field, value] of [['correlationId', event.correlationId], ['causationId', event.causationId]] as const) {
       if (value !== undefined && (typeof value !== 'string' || value.length === 0 || value.length > 200)) throw invalidEvent(stream, index, event.type, field, 'must be a string of 1 to 200 characters');
-      if (value !== undefined && unstorableString.test(value)) throw invalidEvent(stream, index, event.type, field, 'contains NUL or an unpaired surrogate');
+      if (value !== undefined && unstorable(value)) throw invalidEvent(stream, index, event.type, field, 'contains NUL or an unpaired surrogate');
     }
     return new PreparedEvent(
       stream,

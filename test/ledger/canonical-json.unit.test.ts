@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { defineEvent, EventCatalogue } from '../../events/index.js';
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../src/ledger/index.js';
-import { chainHash, chainHashBytes } from '../../src/ledger/canonical-json.js';
+import { chainHash, chainHashBytes, unstorable, unstorableString } from '../../src/ledger/canonical-json.js';
 import { canonicalEvent } from '../../src/ledger/event-row.js';
 import { chainText, contentDigest, prepareAppend } from '../../src/ledger/prepare-append.js';
 
@@ -125,5 +125,18 @@ describe('the chain hash the append path computes', () => {
     for (const text of ['\u20ac'.repeat(400_000), 'x'.repeat(70_000), '\u{1F600}'.repeat(200_000), '{"a":1}']) {
       expect(chainHashBytes(prev, text).equals(reference(prev, text))).toBe(true);
     }
+  });
+});
+
+describe('the check for what jsonb cannot store', () => {
+  it('answers as the regular expression that defines it, for any string: NUL, lone high or low surrogates, pairs, anywhere', () => {
+    const piece = fc.oneof(fc.string({ unit: 'binary', maxLength: 8 }), fc.constantFrom('\u0000', '\ud800', '\udbff', '\udc00', '\udfff', '\ud83d\ude00', 'a'));
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 8 }), (pieces) => {
+        const text = pieces.join('');
+        expect(unstorable(text)).toBe(unstorableString.test(text));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
