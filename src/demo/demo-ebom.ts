@@ -1,7 +1,8 @@
-import type { NodeInventoryObservedData } from '../../events/index.js';
+import { NodeInventoryObserved } from '../../events/index.js';
 import { importEbom } from '../ebom/index.js';
 import type { EventStore } from '../ledger/index.js';
 import type { SimBmcInfo } from '../sim/index.js';
+import { withBoundedRetries } from './bounded-retry.js';
 
 /**
  * The demo's bill of materials. A real EBOM comes from purchase records; the demo has none, so it writes
@@ -14,8 +15,13 @@ export async function declareDemoEbom(store: EventStore, bmcs: readonly SimBmcIn
   const byId = new Map(bmcs.map((bmc, index) => [bmc.id, { bmc, index }]));
   const declared = new Set<string>();
   const pending = new Map<string, Record<string, unknown>>();
+  // A restart reads the earlier runs' observations before their declarations (the log's order): rows queued then
+  // are dropped as the declarations arrive, and nothing is imported before the log as it stood at start was read.
+  // So a node is declared once, whatever the number of restarts.
+  const headAtStart = (await withBoundedRetries('reading the head of the log', () => store.head())).position;
+  let caughtUp = headAtStart === 0;
   const flush = async (): Promise<void> => {
-    if (pending.size === 0) return;
+    if (!caughtUp || pending.size === 0) return;
     const rows = [...pending.values()];
     pending.clear();
     const result = await importEbom(store, { text: JSON.stringify(rows, null, 1), format: 'json', source: 'demo: procurement records', operatorId: 'demo-procurement' });
@@ -24,17 +30,21 @@ export async function declareDemoEbom(store: EventStore, bmcs: readonly SimBmcIn
   const timer = setInterval(() => void flush().catch(() => undefined), 10_000);
   try {
     await store.follow(
-      { fromPosition: 1, types: ['NodeInventoryObserved', 'NodeDeclared'] },
+      { fromPosition: 1, types: ['NodeInventoryObserved', 'NodeDeclared'], reportEmptyBatches: true },
       (batch) => {
+        if (batch.checkpoint >= headAtStart) caughtUp = true;
         for (const event of batch.events) {
           const nodeId = event.stream.replace(/^node-/, '');
           if (event.type === 'NodeDeclared') {
             declared.add(nodeId);
+            pending.delete(nodeId);
             continue;
           }
           const known = byId.get(nodeId);
           if (!known || !known.bmc.recorded || declared.has(nodeId)) continue;
-          const data = event.data as NodeInventoryObservedData;
+          const parsed = NodeInventoryObserved.schema.safeParse(event.data);
+          if (!parsed.success) continue;
+          const data = parsed.data;
           if (!data.system.serialNumber || !data.system.manufacturer || !data.system.model) continue;
           declared.add(nodeId);
           const { bmc, index } = known;
