@@ -8,7 +8,7 @@ export interface RetryPolicy {
 }
 
 /**
- * About a minute and a half in all, on top of the store's own 10 s connect bound per attempt: long enough for a
+ * About 30 s of waits in all, on top of the store's own 10 s connect bound per attempt: long enough for a
  * database that is slow to hand out connections on a loaded machine, short enough that a database that is really
  * gone is reported while the person who started the demo is still watching.
  */

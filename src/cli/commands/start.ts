@@ -24,7 +24,10 @@ export const summary = 'start the ledger (embedded PostgreSQL or DATABASE_URL) w
 
 const usage = `fleet-ledger start [options]
   --bmcs N          simulated BMCs (default 2000, in two sites; the script of examples/scenario-demo.yaml
-                    plays out over the first minutes: a PDU fails, nodes flap, a ToR slows, a CDU trips)
+                    plays out over the first minutes: a PDU fails, nodes flap, a ToR slows, a CDU trips).
+                    Started again on the same data folder, only what changed is recorded: the same fleet appends
+                    nothing; with another N, nodes no longer simulated are decommissioned (not polled, no alarm) and
+                    new or returning ones registered (README: The two commands)
   --scenario FILE   a simulator scenario of your own instead
   --captures DIR    build the simulated BMCs from real Mockup-Creator captures in DIR instead of the built-in
                     vendor profiles (the demo's mix names folders in DIR; see src/sim/README.md)
