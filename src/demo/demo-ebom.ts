@@ -9,9 +9,9 @@ import { withBoundedRetries } from './bounded-retry.js';
  * one as a procurement team would have: from each recorded unit's identity as first read, with a few
  * deliberate mistakes (a newer BMC baseline on every 40th node, one GPU too many on every 97th), and
  * nothing for the units nobody has a record of. It is imported through the same `importEbom` an operator
- * uses, in batches as units are first seen.
+ * uses, in batches as units are first seen (every `flushEveryMs`), once per node however often the demo restarts.
  */
-export async function declareDemoEbom(store: EventStore, bmcs: readonly SimBmcInfo[], signal: AbortSignal): Promise<void> {
+export async function declareDemoEbom(store: EventStore, bmcs: readonly SimBmcInfo[], signal: AbortSignal, flushEveryMs = 10_000): Promise<void> {
   const byId = new Map(bmcs.map((bmc, index) => [bmc.id, { bmc, index }]));
   const declared = new Set<string>();
   const pending = new Map<string, Record<string, unknown>>();
@@ -27,7 +27,7 @@ export async function declareDemoEbom(store: EventStore, bmcs: readonly SimBmcIn
     const result = await importEbom(store, { text: JSON.stringify(rows, null, 1), format: 'json', source: 'demo: procurement records', operatorId: 'demo-procurement' });
     if (!result.ok) for (const row of rows) declared.delete(String(row.nodeId));
   };
-  const timer = setInterval(() => void flush().catch(() => undefined), 10_000);
+  const timer = setInterval(() => void flush().catch(() => undefined), flushEveryMs);
   try {
     await store.follow(
       { fromPosition: 1, types: ['NodeInventoryObserved', 'NodeDeclared'], reportEmptyBatches: true },
