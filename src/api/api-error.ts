@@ -4,7 +4,7 @@ import { ledgerErrorCatalogue, type LedgerErrorCode } from '../ledger/index.js';
 export interface ApiErrorDetails {
   API_UNAUTHORIZED: { reason: 'missing' | 'unknown' };
   API_FORBIDDEN: { role: string; allowed: readonly string[] };
-  API_INVALID_REQUEST: { field: string; reason: string; issues?: Array<{ field: string; reason: string }>; problems?: Array<{ line: number; field: string | null; reason: string }> };
+  API_INVALID_REQUEST: { field: string; reason: string; offset?: number; issues?: Array<{ field: string; reason: string }>; problems?: Array<{ line: number; field: string | null; reason: string }> };
   API_NOT_FOUND: { resource: string; id?: string };
   API_CONFLICT: { reason: string; status?: string; expected?: number; actual?: number };
   API_UNSUPPORTED_MEDIA_TYPE: { contentType: string };
@@ -20,9 +20,15 @@ export type ApiErrorCode = keyof ApiErrorDetails;
 export const apiErrorCatalogue: Record<ApiErrorCode, { status: number; meaning: string }> = {
   API_UNAUTHORIZED: { status: 401, meaning: 'no bearer token, or a token that is not configured' },
   API_FORBIDDEN: { status: 403, meaning: "the token's role may not use this route" },
-  API_INVALID_REQUEST: { status: 400, meaning: 'a parameter, header or body field is invalid; `details.field` names it and nothing was written' },
+  API_INVALID_REQUEST: {
+    status: 400,
+    meaning: 'a parameter, header or body field is invalid (body text that is not UTF-8 and integers beyond 2^53 - 1 included, `details.offset` the byte); `details.field` names it and nothing was written',
+  },
   API_NOT_FOUND: { status: 404, meaning: 'the route, node, stream or alarm does not exist' },
-  API_CONFLICT: { status: 409, meaning: "the saga is not in a state that allows the verb, its revision moved on, or a live feed's resume point is not in this log (the log was restored) (`details.reason`)" },
+  API_CONFLICT: {
+    status: 409,
+    meaning: "the saga is not in a state that allows the verb, its revision moved on, or a live feed's resume point is not in this log (resume-point-not-in-log: the log was restored) or cannot be checked (resume-id-without-hash) (`details.reason`)",
+  },
   API_UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: 'the body has a content type the route does not read' },
   API_PAYLOAD_TOO_LARGE: { status: 413, meaning: 'the body is larger than the route accepts' },
   API_NOT_READY: { status: 503, meaning: 'the store is unreachable, or a projection failed or lags too far (readiness)' },

@@ -16,6 +16,7 @@ import type { ApiContext, ZodApp } from './api-context.js';
 import { ApiError, apiErrorCatalogue, ledgerErrorStatus, type ErrorBody } from './api-error.js';
 import { authenticate, redactUrl } from './auth.js';
 import { createMetrics } from './metrics.js';
+import { checkStrictJson, describeStrictJsonProblem } from './strict-json.js';
 import { ReadReplica } from './read-replica.js';
 import type { AsOfEngine } from '../../replay/as-of/index.js';
 import type { AuditService } from '../../replay/audit/index.js';
@@ -137,6 +138,17 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
     transform: jsonSchemaTransform,
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+
+  // JSON bodies are read from their bytes: what the default parser would rewrite (bytes that are not UTF-8 become
+  // U+FFFD, integers past 2^53 are rounded) is refused naming the field, and the rest parsed as fastify always did.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const checked = checkStrictJson(body as Buffer);
+    if (checked.ok) return parseJson(request, checked.text, done);
+    const { field, reason } = describeStrictJsonProblem(checked.problem);
+    done(new ApiError('API_INVALID_REQUEST', { field, reason, offset: checked.problem.offset }, `${field} ${reason}`), undefined);
+  });
 
   app.decorateRequest('principal', null);
   app.addHook('onRequest', authenticate(options.tokens));

@@ -3,6 +3,7 @@ export { buildApi, type ApiOptions } from './build-api.js';
 export { serveApi, type ServeApiOptions, type ServedApi } from './serve.js';
 export { ApiError, apiErrorCatalogue, ledgerErrorStatus, documentedErrorCodes, type ApiErrorCode, type ErrorBody } from './api-error.js';
 export { TokenTable, agentMayReportFor, generateDemoTokens, parseTokensEnv, readTokensFile, tokensFromEnvironment, roles, type Principal, type Role, type DemoTokens } from './tokens.js';
+export { checkStrictJson, describeStrictJsonProblem, type StrictJsonProblem, type StrictJsonVerdict } from './strict-json.js';
 export type { ZodApp } from './api-context.js';
 export { appendRefusal, type AppendRefusal, agentObservationTypes, logReaderRoles, observationTypes, operatorIntentTypes } from './append-permission.js';
 export { ReadReplica, lsnBytes, type ReadOrigin, type ReadReplicaOptions, type ReplicaLag, type ReplicaStatus } from './read-replica.js';

@@ -1,40 +1,50 @@
-import type { NodeInventoryObservedData } from '../../events/index.js';
+import { NodeInventoryObserved } from '../../events/index.js';
 import { importEbom } from '../ebom/index.js';
 import type { EventStore } from '../ledger/index.js';
 import type { SimBmcInfo } from '../sim/index.js';
+import { withBoundedRetries } from './bounded-retry.js';
 
 /**
  * The demo's bill of materials. A real EBOM comes from purchase records; the demo has none, so it writes
  * one as a procurement team would have: from each recorded unit's identity as first read, with a few
  * deliberate mistakes (a newer BMC baseline on every 40th node, one GPU too many on every 97th), and
  * nothing for the units nobody has a record of. It is imported through the same `importEbom` an operator
- * uses, in batches as units are first seen.
+ * uses, in batches as units are first seen (every `flushEveryMs`), once per node however often the demo restarts.
  */
-export async function declareDemoEbom(store: EventStore, bmcs: readonly SimBmcInfo[], signal: AbortSignal): Promise<void> {
+export async function declareDemoEbom(store: EventStore, bmcs: readonly SimBmcInfo[], signal: AbortSignal, flushEveryMs = 10_000): Promise<void> {
   const byId = new Map(bmcs.map((bmc, index) => [bmc.id, { bmc, index }]));
   const declared = new Set<string>();
   const pending = new Map<string, Record<string, unknown>>();
+  // A restart reads the earlier runs' observations before their declarations (the log's order): rows queued then
+  // are dropped as the declarations arrive, and nothing is imported before the log as it stood at start was read.
+  // So a node is declared once, whatever the number of restarts.
+  const headAtStart = (await withBoundedRetries('reading the head of the log', () => store.head())).position;
+  let caughtUp = headAtStart === 0;
   const flush = async (): Promise<void> => {
-    if (pending.size === 0) return;
+    if (!caughtUp || pending.size === 0) return;
     const rows = [...pending.values()];
     pending.clear();
     const result = await importEbom(store, { text: JSON.stringify(rows, null, 1), format: 'json', source: 'demo: procurement records', operatorId: 'demo-procurement' });
     if (!result.ok) for (const row of rows) declared.delete(String(row.nodeId));
   };
-  const timer = setInterval(() => void flush().catch(() => undefined), 10_000);
+  const timer = setInterval(() => void flush().catch(() => undefined), flushEveryMs);
   try {
     await store.follow(
-      { fromPosition: 1, types: ['NodeInventoryObserved', 'NodeDeclared'] },
+      { fromPosition: 1, types: ['NodeInventoryObserved', 'NodeDeclared'], reportEmptyBatches: true },
       (batch) => {
+        if (batch.checkpoint >= headAtStart) caughtUp = true;
         for (const event of batch.events) {
           const nodeId = event.stream.replace(/^node-/, '');
           if (event.type === 'NodeDeclared') {
             declared.add(nodeId);
+            pending.delete(nodeId);
             continue;
           }
           const known = byId.get(nodeId);
           if (!known || !known.bmc.recorded || declared.has(nodeId)) continue;
-          const data = event.data as NodeInventoryObservedData;
+          const parsed = NodeInventoryObserved.schema.safeParse(event.data);
+          if (!parsed.success) continue;
+          const data = parsed.data;
           if (!data.system.serialNumber || !data.system.manufacturer || !data.system.model) continue;
           declared.add(nodeId);
           const { bmc, index } = known;

@@ -5,7 +5,7 @@
  */
 import type { Actor, ProposedEvent, RecordedEvent } from '../../events/index.js';
 import type { Principal } from '../api/index.js';
-import { observationTypes } from '../api/index.js';
+import { checkStrictJson, describeStrictJsonProblem, observationTypes } from '../api/index.js';
 import { KurrentCallError } from './kurrent-error.js';
 import { shared, streams, type ReadResp, type UUID } from './protocol.js';
 
@@ -94,9 +94,15 @@ interface ProposedMessage {
   getCustomMetadata_asU8(): Uint8Array;
 }
 
+/** Parses a message's JSON as the HTTP API does: bytes that are not UTF-8 and unsafe integers are refused, not rewritten. */
 function parseJson(bytes: Uint8Array, field: string): unknown {
+  const checked = checkStrictJson(bytes, field);
+  if (!checked.ok) {
+    const problem = describeStrictJsonProblem(checked.problem);
+    throw KurrentCallError.badRequest(problem.field, problem.reason);
+  }
   try {
-    return JSON.parse(Buffer.from(bytes).toString('utf8'));
+    return JSON.parse(checked.text);
   } catch (error) {
     throw KurrentCallError.badRequest(field, `is not JSON (${error instanceof Error ? error.message : String(error)})`);
   }

@@ -132,22 +132,28 @@ export function eventRoutes(app: ZodApp, ctx: ApiContext): void {
       }
       // Resume ids are `<position>.<first 16 hex of its hash>`: after the log was restored from an older backup, the
       // same position may hold another event, and a follower resuming there would skip what it never saw. A bare
-      // position (older clients) is still taken.
+      // position cannot be checked against the log, so it is refused (409 resume-id-without-hash), never trusted:
+      // the client re-reads from a checkpoint it trusts, or resumes with an id this feed sent.
       const lastEventId = request.headers['last-event-id'];
       let resumeAfter: number | undefined;
       if (lastEventId !== undefined) {
         const parsed = /^(\d{1,15})(?:\.([0-9a-f]{16}))?$/.exec(String(lastEventId).trim());
         if (!parsed) throw new ApiError('API_INVALID_REQUEST', { field: 'last-event-id', reason: 'not a resume id (<position>.<hash prefix>) this feed sent' }, `Last-Event-ID ${JSON.stringify(String(lastEventId).slice(0, 40))} is not a resume id this feed sent`);
         resumeAfter = Number(parsed[1]);
-        if (parsed[2] !== undefined) {
-          const [at] = await ctx.store.readAll({ fromPosition: resumeAfter, toPosition: resumeAfter, limit: 1 });
-          if (!at || !at.hash.startsWith(parsed[2])) {
-            throw new ApiError(
-              'API_CONFLICT',
-              { reason: 'resume-point-not-in-log' },
-              `position ${resumeAfter} of this log is ${at ? 'another event' : 'not written'} than the one the client last saw: the log was restored or replaced; re-read it from a checkpoint you trust`,
-            );
-          }
+        if (parsed[2] === undefined) {
+          throw new ApiError(
+            'API_CONFLICT',
+            { reason: 'resume-id-without-hash' },
+            `Last-Event-ID ${resumeAfter} carries no hash, so this feed cannot tell whether position ${resumeAfter} of the log is still the event the client saw: resume with the id the feed sent (<position>.<hash prefix>), or re-read the log from a checkpoint you trust (?from=)`,
+          );
+        }
+        const [at] = await ctx.store.readAll({ fromPosition: resumeAfter, toPosition: resumeAfter, limit: 1 });
+        if (!at || !at.hash.startsWith(parsed[2])) {
+          throw new ApiError(
+            'API_CONFLICT',
+            { reason: 'resume-point-not-in-log' },
+            `position ${resumeAfter} of this log is ${at ? 'another event' : 'not written'} than the one the client last saw: the log was restored or replaced; re-read it from a checkpoint you trust`,
+          );
         }
       }
       const limit = ctx.maxLiveFeeds ?? 32;

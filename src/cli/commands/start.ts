@@ -8,21 +8,26 @@ import { serveKurrent, type KurrentServer } from '../../kurrent/index.js';
 import { declareDemoEbom } from '../../demo/demo-ebom.js';
 import { demoScenario } from '../../demo/demo-scenario.js';
 import { fileCredentials, loadTargetFile, registerTargets } from '../../demo/target-file.js';
-import { registerSimulatedFleet, simulatorCredentials } from '../../demo/demo-fleet.js';
+import { registerSimulatedFleet, simulatorCredentials, startSimulatedFleet } from '../../demo/demo-fleet.js';
+import { readRecordedFleet } from '../../demo/recorded-fleet.js';
+import { StartedParts } from '../started-parts.js';
 import { AsOfEngine } from '../../../replay/as-of/index.js';
 import { AuditService } from '../../../replay/audit/index.js';
 import { openLedger } from '../../ledger/index.js';
 import { logger } from '../../logger.js';
 import { credentialRefusal, Poller } from '../../poller/index.js';
 import { parseShardsPerSite, ThreadedClusterMember } from '../../cluster/index.js';
-import { loadScenario, startSimulator, type Simulator } from '../../sim/index.js';
+import { loadScenario, type Simulator } from '../../sim/index.js';
 import { SagaSupervisor, type BmcAccess } from '../../../sagas/index.js';
 
 export const summary = 'start the ledger (embedded PostgreSQL or DATABASE_URL) with a simulated fleet, the poller and the projections';
 
 const usage = `fleet-ledger start [options]
   --bmcs N          simulated BMCs (default 2000, in two sites; the script of examples/scenario-demo.yaml
-                    plays out over the first minutes: a PDU fails, nodes flap, a ToR slows, a CDU trips)
+                    plays out over the first minutes: a PDU fails, nodes flap, a ToR slows, a CDU trips).
+                    Started again on the same data folder, only what changed is recorded: the same fleet appends
+                    nothing; with another N, nodes no longer simulated are decommissioned (not polled, no alarm) and
+                    new or returning ones registered (README: The two commands)
   --scenario FILE   a simulator scenario of your own instead
   --captures DIR    build the simulated BMCs from real Mockup-Creator captures in DIR instead of the built-in
                     vendor profiles (the demo's mix names folders in DIR; see src/sim/README.md)
@@ -71,6 +76,20 @@ async function livenessSummary(db: Kysely<any>): Promise<Record<string, number>>
 }
 
 export async function run(argv: string[]): Promise<number> {
+  const started = new StartedParts();
+  try {
+    return await startFleet(argv, started);
+  } catch (error) {
+    // A start that fails before it is up says why in one line and stops what it started (the embedded PostgreSQL
+    // last): never a stack trace and a database left running.
+    logger.debug({ error: error instanceof Error ? error.stack : String(error) }, 'start failed');
+    await started.stopAll((part, stopError) => logger.warn({ part, error: String(stopError) }, 'stopped with an error'));
+    process.stderr.write(`fleet-ledger start: ${error instanceof Error ? error.message : String(error)}\nfleet-ledger start: not started; everything it had started is stopped\n`);
+    return 1;
+  }
+}
+
+async function startFleet(argv: string[], started: StartedParts): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -160,11 +179,13 @@ export async function run(argv: string[]): Promise<number> {
     // The server's own lines are detail; the supervisor's (it stopped, it is started again) are for the operator.
     log: (message) => (message.startsWith('embedded PostgreSQL') ? logger.warn({ component: 'postgres' }, message) : logger.debug({ component: 'postgres' }, message)),
   });
+  started.add('ledger', () => ledger.close());
   const { store } = ledger;
   logger.info({ backend: ledger.backend, location: ledger.location, headPosition: (await store.head()).position }, `ledger up: ${ledger.location}`);
 
   // The projections apply on a thread of their own: the poller's work does not hold up their round trips.
   const runner = new ThreadedProjectionRunner({ connectionString: ledger.connectionString, log: (message, fields) => logger.warn(fields ?? {}, message) });
+  started.add('projections', () => runner.stop());
   await runner.start();
   const dataDir = values['data-dir'] ?? process.env.FLEET_LEDGER_DATA_DIR ?? '.fleet-ledger';
   // The transparency log: the Merkle tree follows the log, checkpoints are signed and published outside the database.
@@ -183,6 +204,8 @@ export async function run(argv: string[]): Promise<number> {
     log: (message, fields) => logger.warn({ component: 'as-of', ...fields }, message),
     onSnapshot: (snapshot, pruned) => logger.info({ component: 'as-of', snapshot: snapshot.id, seconds: snapshot.seconds, bytes: snapshot.bytes, pruned }, 'read-model snapshot taken'),
   });
+  started.add('audit', () => audit.stop());
+  started.add('as-of', () => asOf.stop());
   await asOf.start();
   logger.info({ origin: audit.origin, publicKey: audit.signer.verifierKey, publishDir: audit.publishDir, keyFile: audit.signer.path }, `checkpoints signed by ${audit.signer.verifierKey}${audit.publishDir ? `, published to ${audit.publishDir}` : ''}`);
 
@@ -211,12 +234,17 @@ export async function run(argv: string[]): Promise<number> {
   const intents = new AbortController();
   let following: Promise<void> = Promise.resolve();
   if (!values['no-sim']) {
-    sim = await startSimulator({
-      scenario: values.scenario ? loadScenario(values.scenario) : demoScenario(Number(values.bmcs)),
-      ...(values.captures ? { captures: values.captures } : {}),
-    });
-    const { registered, racks } = await registerSimulatedFleet(store, sim.bmcs, intervalS);
-    logger.info({ bmcs: sim.bmcs.length, registered, racks, control: sim.controlUrl }, `simulated fleet: ${sim.bmcs.length} BMCs in ${racks} racks; simulator control at ${sim.controlUrl}`);
+    // Only what changed is recorded: a restart finds the fleet where it was registered (src/demo/demo-fleet.ts).
+    const scenario = values.scenario ? loadScenario(values.scenario) : demoScenario(Number(values.bmcs));
+    const recorded = await readRecordedFleet(store);
+    sim = await startSimulatedFleet({ scenario, ...(values.captures ? { captures: values.captures } : {}) }, recorded);
+    const simulator = sim;
+    started.add('simulator', () => simulator.close());
+    const { registered, unchanged, decommissioned, racks } = await registerSimulatedFleet(store, sim.bmcs, intervalS, { recorded });
+    logger.info(
+      { bmcs: sim.bmcs.length, registered, unchanged, decommissioned, racks, control: sim.controlUrl },
+      `simulated fleet: ${sim.bmcs.length} BMCs in ${racks} racks (${registered} registered, ${unchanged} as recorded, ${decommissioned} no longer simulated and decommissioned); simulator control at ${sim.controlUrl}`,
+    );
     poller = new Poller({
       store,
       credentials: simulatorCredentials(sim),
@@ -230,9 +258,9 @@ export async function run(argv: string[]): Promise<number> {
       cluster,
     });
     following = Promise.all([poller.followIntents(intents.signal), declareDemoEbom(store, sim.bmcs, intents.signal)]).then(() => undefined);
+    started.add('poller', () => poller?.stop());
     poller.start();
     await cluster.start();
-    const simulator = sim;
     let fleet = new Map(simulator.fleet().map((bmc) => [bmc.id, bmc]));
     let readAt = Date.now();
     access = (nodeId) => {
@@ -299,6 +327,7 @@ export async function run(argv: string[]): Promise<number> {
   sagas?.start();
 
   const stopBelowApi = async (): Promise<void> => {
+    started.handOver();
     intents.abort();
     await quietly('sagas', () => sagas?.stop());
     await quietly('intents', () => following);
