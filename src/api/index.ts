@@ -4,5 +4,21 @@ export { serveApi, type ServeApiOptions, type ServedApi } from './serve.js';
 export { ApiError, apiErrorCatalogue, ledgerErrorStatus, documentedErrorCodes, type ApiErrorCode, type ErrorBody } from './api-error.js';
 export { TokenTable, agentMayReportFor, generateDemoTokens, parseTokensEnv, readTokensFile, tokensFromEnvironment, roles, type Principal, type Role, type DemoTokens } from './tokens.js';
 export type { ZodApp } from './api-context.js';
-export { appendRefusal, type AppendRefusal, agentObservationTypes, logReaderRoles, observationTypes, operatorIntentTypes } from './append-permission.js';
+export { agentObservationTypes, observationTypes, operatorIntentTypes } from './append-permission.js';
+export {
+  alarmStream,
+  appendRefusal,
+  derivedIntentStream,
+  logView,
+  readRefusal,
+  reservedStreamOwner,
+  rolesWithView,
+  writerRefusal,
+  writerRoles,
+  type AnonymousReads,
+  type AppendQuestion,
+  type AuthorizationCode,
+  type AuthorizationRefusal,
+  type LogView,
+} from './authorization-policy.js';
 export { ReadReplica, lsnBytes, type ReadOrigin, type ReadReplicaOptions, type ReplicaLag, type ReplicaStatus } from './read-replica.js';

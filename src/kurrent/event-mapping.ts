@@ -66,8 +66,11 @@ export function envelopeMetadata(event: RecordedEvent): Record<string, unknown> 
   };
 }
 
-/** One ledger event as the `event` of a read or subscription answer. */
-export function readEventMessage(event: RecordedEvent, structuredIds: boolean): ReadResp {
+/**
+ * One ledger event as the `event` of a read or subscription answer. In the `envelopes` view the data is JSON `null`,
+ * as the HTTP live feed's `data: null`: the reader learns that something happened, not the payload.
+ */
+export function readEventMessage(event: RecordedEvent, structuredIds: boolean, view: 'payloads' | 'envelopes'): ReadResp {
   const record = new streams.ReadResp.ReadEvent.RecordedEvent();
   record.setId(uuidMessage(event.eventId, structuredIds));
   record.setStreamIdentifier(streamIdentifier(event.stream));
@@ -78,7 +81,7 @@ export function readEventMessage(event: RecordedEvent, structuredIds: boolean): 
   metadata.set('type', event.type);
   metadata.set('content-type', 'application/json');
   metadata.set('created', (BigInt(event.recordedAt.getTime()) * ticksPerMillisecond).toString());
-  record.setData(Buffer.from(JSON.stringify(event.data), 'utf8'));
+  record.setData(Buffer.from(view === 'payloads' ? JSON.stringify(event.data) : 'null', 'utf8'));
   record.setCustomMetadata(Buffer.from(JSON.stringify(envelopeMetadata(event)), 'utf8'));
   const read = new streams.ReadResp.ReadEvent();
   read.setEvent(record);
@@ -109,11 +112,12 @@ export function actorFor(principal: Principal, stream: string, type: string): Ac
 }
 
 /**
- * A client's proposed message as a ledger event. The content type must be JSON (the ledger validates payloads
- * against the catalogue); metadata may carry correlationId, causationId and observedAt, nothing else: the actor
- * is always the caller, never what the metadata says.
+ * A client's proposed message as a ledger event, without its actor (the caller's, set once the authorization policy
+ * allowed it: `actorFor`). The content type must be JSON (the ledger validates payloads against the catalogue);
+ * metadata may carry correlationId, causationId and observedAt, nothing else: the actor is always the caller, never
+ * what the metadata says.
  */
-export function proposedEvent(message: ProposedMessage, index: number, principal: Principal, stream: string): ProposedEvent {
+export function proposedEvent(message: ProposedMessage, index: number): Omit<ProposedEvent, 'actor'> {
   const at = `events[${index}]`;
   const entries = message.getMetadataMap();
   const type = entries.get('type');
@@ -123,11 +127,10 @@ export function proposedEvent(message: ProposedMessage, index: number, principal
     throw KurrentCallError.badRequest(`${at}.contentType`, `is ${contentType}; the ledger stores JSON events validated by their schema (application/json)`);
   }
   const eventId = uuidText(message.getId());
-  const event: ProposedEvent = {
+  const event: Omit<ProposedEvent, 'actor'> = {
     ...(eventId ? { eventId } : {}),
     type,
     data: parseJson(message.getData_asU8(), `${at}.data`),
-    actor: actorFor(principal, stream, type),
   };
   const metadataBytes = message.getCustomMetadata_asU8();
   if (metadataBytes.length > 0) {
