@@ -14,7 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { nodeIdSchema } from '../../events/index.js';
+import { nodeIdSchema, type Actor } from '../../events/index.js';
 import { ApiError } from './api-error.js';
 import { agentObservationTypes, observationTypes, operatorIntentTypes } from './append-permission.js';
 import { agentMayReportFor, roles, type Principal, type Role } from './tokens.js';
@@ -203,4 +203,13 @@ export function readRefusal(principal: Principal | null, anonymousReads: Anonymo
   if (logView(principal, anonymousReads) !== 'none') return null;
   if (principal === null) return new ApiError('API_UNAUTHORIZED', { reason: 'missing' }, 'reading the log needs credentials');
   return forbidden(principal, rolesWithView('envelopes'), `role ${principal.role} may not read the log`);
+}
+
+/**
+ * Who the ledger records as the author of an append the policy allowed: the principal, as a driver for observations
+ * (`<door>:<node>@<principal>`), so every door attributes the same append the same way.
+ */
+export function appendActor(principal: Principal, stream: string, type: string, door: 'http' | 'kurrent'): Actor {
+  if (observationTypes.has(type)) return { kind: 'driver', id: `${door}:${stream.replace(/^node-/, '')}@${principal.id}` };
+  return { kind: 'operator', id: principal.id, role: principal.role };
 }

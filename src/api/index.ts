@@ -7,6 +7,7 @@ export type { ZodApp } from './api-context.js';
 export { agentObservationTypes, observationTypes, operatorIntentTypes } from './append-permission.js';
 export {
   alarmStream,
+  appendActor,
   appendRefusal,
   derivedIntentStream,
   logView,

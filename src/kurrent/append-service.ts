@@ -7,11 +7,11 @@
 import { createRequire } from 'node:module';
 import { status, type sendUnaryData, type ServerDuplexStream, type ServerReadableStream } from '@grpc/grpc-js';
 import type { ProposedEvent } from '../../events/index.js';
-import { ApiError, appendRefusal, writerRefusal, type Principal, type TokenTable } from '../api/index.js';
+import { ApiError, appendActor, appendRefusal, writerRefusal, type Principal, type TokenTable } from '../api/index.js';
 import { isLedgerError, type AppendResult, type EventStore, type ExpectedVersion } from '../ledger/index.js';
 import { callerOf } from './kurrent-auth.js';
 import { KurrentCallError, serviceError } from './kurrent-error.js';
-import { actorFor, proposedEvent, streamNameOf, uuidText } from './event-mapping.js';
+import { proposedEvent, streamNameOf, uuidText } from './event-mapping.js';
 import { code, shared, status as statusPb, streams, type AppendReq, type AppendResp, type BatchAppendReq, type BatchAppendResp } from './protocol.js';
 
 type EmptyModule = typeof import('google-protobuf/google/protobuf/empty_pb.js');
@@ -75,7 +75,7 @@ export class AppendService {
       }
       // The policy refuses every append without credentials; this only tells the type checker so.
       if (principal === null) throw KurrentCallError.refused(new ApiError('API_UNAUTHORIZED', { reason: 'missing' }, 'appends need credentials'));
-      return { ...event, actor: actorFor(principal, stream, event.type) };
+      return { ...event, actor: appendActor(principal, stream, event.type, 'kurrent') };
     });
     try {
       return { ok: true, result: await this.#options.store.append(stream, events, { expectedVersion: expected }) };

@@ -3,9 +3,7 @@
  * from 0, the ledger from 1); a position (commit and prepare alike) is the ledger's global position. Data is the
  * payload as JSON; the custom metadata carries our envelope: actor, observedAt, correlationId, causationId, hash.
  */
-import type { Actor, ProposedEvent, RecordedEvent } from '../../events/index.js';
-import type { Principal } from '../api/index.js';
-import { observationTypes } from '../api/index.js';
+import type { ProposedEvent, RecordedEvent } from '../../events/index.js';
 import { KurrentCallError } from './kurrent-error.js';
 import { shared, streams, type ReadResp, type UUID } from './protocol.js';
 
@@ -105,15 +103,9 @@ function parseJson(bytes: Uint8Array, field: string): unknown {
   }
 }
 
-/** Who the ledger records as the author: the principal, as a driver for observations (as the HTTP API does). */
-export function actorFor(principal: Principal, stream: string, type: string): Actor {
-  if (observationTypes.has(type)) return { kind: 'driver', id: `kurrent:${stream.replace(/^node-/, '')}@${principal.id}` };
-  return { kind: 'operator', id: principal.id, role: principal.role };
-}
-
 /**
  * A client's proposed message as a ledger event, without its actor (the caller's, set once the authorization policy
- * allowed it: `actorFor`). The content type must be JSON (the ledger validates payloads against the catalogue);
+ * allowed it: `appendActor`). The content type must be JSON (the ledger validates payloads against the catalogue);
  * metadata may carry correlationId, causationId and observedAt, nothing else: the actor is always the caller, never
  * what the metadata says.
  */
