@@ -222,7 +222,7 @@ export function intentRoutes(app: ZodApp, ctx: ApiContext): void {
       observations.forEach((observation, index) => {
         const refusal = appendRefusal({ principal, type: observation.type, stream: `node-${nodeId}`, data: observation.data });
         if (refusal) {
-          refusal.message = `body.observations.${index} (${observation.type}): ${refusal.message}`;
+          refusal.message = `body.observations.${index}.type is ${observation.type}: ${refusal.message}`;
           throw refusal;
         }
       });
