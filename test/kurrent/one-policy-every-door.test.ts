@@ -126,6 +126,39 @@ describe.skipIf(!openssl.runnable)(openssl.title('one authorization policy for e
     expect(verdict('anonymous', 'NodeCordoned', 'its derived stream')).toBe('API_UNAUTHORIZED');
   });
 
+  /** The route people use to record each sample over HTTP, which derives the stream itself (none: no such route). */
+  function intentRoute(sample: Sample): { url: string; payload: Record<string, unknown> } | null {
+    switch (sample.type) {
+      case 'NodeRegistered':
+        return { url: '/v1/nodes', payload: registration(nodeX, 'r09') };
+      case 'NodeCordoned':
+        return { url: `/v1/nodes/${nodeX}/cordon`, payload: { reason: 'fan swap' } };
+      case 'TopologyDeclared':
+        return { url: '/v1/racks/r09/topology', payload: { site: 'dc1', pdu: ['pdu-a'], tor: [] } };
+      case 'GpuXidObserved':
+      case 'FirmwareInventoryObserved':
+        return { url: '/v1/observations', payload: { nodeId: nodeX, source: 'agent', observations: [{ type: sample.type, data: sample.data }] } };
+      default:
+        return null;
+    }
+  }
+
+  it('the intent routes, which derive the stream themselves, give every caller the policy\'s verdict for the derived stream', async () => {
+    const rows = [];
+    for (const caller of callers) {
+      for (const sample of samples) {
+        const route = intentRoute(sample);
+        if (!route) continue;
+        const answer = await api.inject({ method: 'POST', url: route.url, headers: caller === 'anonymous' ? {} : bearer(caller), payload: route.payload });
+        const http = answer.statusCode === 201 || answer.statusCode === 200 ? 'accepted' : String(answer.json<{ error: { code: string } }>().error.code);
+        const policy = appendRefusal({ principal: principalOf(caller), type: sample.type, stream: sample.derived, data: sample.data })?.code ?? 'accepted';
+        rows.push({ caller, type: sample.type, http, policy });
+      }
+    }
+    expect(rows).toHaveLength(callers.length * 5);
+    expect(rows.filter((row) => row.http !== row.policy)).toEqual([]);
+  });
+
   async function httpView(caller: Caller): Promise<string> {
     const headers = caller === 'anonymous' ? {} : bearer(caller);
     const page = await api.inject({ method: 'GET', url: '/v1/events?limit=1', headers });
