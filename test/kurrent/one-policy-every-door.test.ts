@@ -22,7 +22,7 @@ const now = '2026-12-07T12:00:00.000Z';
 interface Sample {
   family: string;
   type: string;
-  data: unknown;
+  data: Record<string, unknown>;
   /** The stream its content derives (for observations: the node it is about, which only the stream names). */
   derived: string;
 }
@@ -89,7 +89,7 @@ describe.skipIf(!openssl.runnable)(openssl.title('one authorization policy for e
   }
 
   async function kurrentAppend(caller: Caller, stream: string, sample: Sample): Promise<string> {
-    const event = jsonEvent({ type: sample.type, data: sample.data as Record<string, unknown> });
+    const event = jsonEvent({ type: sample.type, data: sample.data });
     try {
       // Credentials on the call make the client use Streams.Append, whose trailers carry the code (BatchAppend's
       // AccessDenied detail reaches the client without them); the anonymous caller is on the plaintext face.
