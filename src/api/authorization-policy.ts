@@ -198,11 +198,14 @@ export function rolesWithView(view: Exclude<LogView, 'none'>): Role[] {
   return roles.filter((role) => rank[logView({ id: role, role })] >= rank[view]);
 }
 
-/** The refusal of a read of the log, or null with the view the caller gets. */
-export function readRefusal(principal: Principal | null, anonymousReads: AnonymousReads = 'none'): AuthorizationRefusal | null {
-  if (logView(principal, anonymousReads) !== 'none') return null;
-  if (principal === null) return new ApiError('API_UNAUTHORIZED', { reason: 'missing' }, 'reading the log needs credentials');
-  return forbidden(principal, rolesWithView('envelopes'), `role ${principal.role} may not read the log`);
+/** What a read of the log comes to: the view the caller gets, or the refusal (401 without credentials, else 403). */
+export type ReadVerdict = { view: 'payloads' | 'envelopes' } | { view: 'none'; refusal: AuthorizationRefusal };
+
+export function readVerdict(principal: Principal | null, anonymousReads: AnonymousReads = 'none'): ReadVerdict {
+  const view = logView(principal, anonymousReads);
+  if (view !== 'none') return { view };
+  if (principal === null) return { view, refusal: new ApiError('API_UNAUTHORIZED', { reason: 'missing' }, 'reading the log needs credentials') };
+  return { view, refusal: forbidden(principal, rolesWithView('envelopes'), `role ${principal.role} may not read the log`) };
 }
 
 /**

@@ -11,7 +11,7 @@ export {
   appendRefusal,
   derivedIntentStream,
   logView,
-  readRefusal,
+  readVerdict,
   reservedStreamOwner,
   rolesWithView,
   writerRefusal,
@@ -21,5 +21,6 @@ export {
   type AuthorizationCode,
   type AuthorizationRefusal,
   type LogView,
+  type ReadVerdict,
 } from './authorization-policy.js';
 export { ReadReplica, lsnBytes, type ReadOrigin, type ReadReplicaOptions, type ReplicaLag, type ReplicaStatus } from './read-replica.js';

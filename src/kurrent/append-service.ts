@@ -1,8 +1,8 @@
 /**
  * Streams.Append and Streams.BatchAppend: a client's events appended to one stream of the ledger with the
  * client's expected revision, each event validated by the catalogue and allowed by the authorization policy the HTTP
- * API asks too (`appendRefusal`: principal, type, stream, payload), recorded with the caller as actor. One refused or invalid event refuses the whole
- * append: nothing of it is stored.
+ * API asks too (`appendRefusal`: principal, type, stream, payload), recorded with the caller as actor. One refused or
+ * invalid event refuses the whole append: nothing of it is stored.
  */
 import { createRequire } from 'node:module';
 import { status, type sendUnaryData, type ServerDuplexStream, type ServerReadableStream } from '@grpc/grpc-js';

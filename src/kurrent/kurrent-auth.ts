@@ -1,5 +1,5 @@
 import type { Metadata } from '@grpc/grpc-js';
-import { ApiError, logView, readRefusal, type AnonymousReads, type Principal, type TokenTable } from '../api/index.js';
+import { ApiError, readVerdict, type AnonymousReads, type Principal, type TokenTable } from '../api/index.js';
 import { KurrentCallError } from './kurrent-error.js';
 
 /**
@@ -39,8 +39,7 @@ export function callerOf(metadata: Metadata, tokens: TokenTable, tls: boolean): 
 
 /** The view of the log the caller gets (the policy's, as over HTTP), or the policy's refusal. */
 export function readerView(principal: Principal | null, anonymousReads: AnonymousReads): 'payloads' | 'envelopes' {
-  const refusal = readRefusal(principal, anonymousReads);
-  if (refusal) throw KurrentCallError.refused(refusal);
-  const view = logView(principal, anonymousReads);
-  return view === 'none' ? 'envelopes' : view;
+  const verdict = readVerdict(principal, anonymousReads);
+  if (verdict.view === 'none') throw KurrentCallError.refused(verdict.refusal);
+  return verdict.view;
 }
