@@ -91,6 +91,21 @@ describe.skipIf(!openssl.runnable)(openssl.title('the KurrentDB face under the A
     await expect(opted.appendToStream('node-dc1-r05-n05', jsonEvent({ type: 'NodeCordoned', data: { nodeId: 'dc1-r05-n05', reason: 'anonymous' } }))).rejects.toMatchObject({ type: 'access-denied' });
   });
 
+  it('an analyst follows the log through a subscription as over the HTTP live feed: envelopes, never payloads', async () => {
+    const subscription = h.client('analyst').subscribeToAll({ fromPosition: START });
+    try {
+      const seen: ResolvedEvent[] = [];
+      for await (const resolved of subscription) {
+        seen.push(resolved);
+        if (seen.length === 2) break;
+      }
+      expect(seen.map((resolved) => resolved.event!.type)).toEqual(['NodeRegistered', 'NodeRegistered']);
+      expect(seen.map((resolved) => resolved.event!.data)).toEqual([null, null]);
+    } finally {
+      await subscription.unsubscribe();
+    }
+  });
+
   it('a bearer token presented over plaintext is refused, not used: no append, no read, AccessDenied with API_UNAUTHORIZED (reason plaintext)', async () => {
     await h.plaintextClient({ anonymousReads: 'envelopes' });
     const raw = rawPlaintextCalls(h.plaintextPort(), tokens.operator);
