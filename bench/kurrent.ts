@@ -6,11 +6,13 @@
  *
  *   npm run bench:kurrent -- --json [--seconds 4] [--events 50000]
  */
+import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { EventStoreDBClient, jsonEvent } from '@eventstore/db-client';
 import { buildApi, TokenTable } from '../src/api/index.js';
 import { EventStore } from '../src/ledger/index.js';
 import { serveKurrent } from '../src/kurrent/index.js';
+import { testCertificate } from '../test/kurrent/support/tls-certificate.js';
 import { benchPostgres, round } from './support/bench-database.js';
 
 const { values } = parseArgs({ options: { json: { type: 'boolean' }, seconds: { type: 'string', default: '4' }, events: { type: 'string', default: '50000' } } });
@@ -24,9 +26,12 @@ const postgres = await benchPostgres();
 const store = await EventStore.open({ connectionString: await postgres.freshDatabase() });
 const api = await buildApi({ store, tokens: new TokenTable([{ token, principal: 'bench', role: 'operator' }, { token: auditorToken, principal: 'bench-auditor', role: 'auditor' }]) });
 const apiUrl = await api.listen({ port: 0, host: '127.0.0.1' });
-// Plaintext, so the client sends no credentials: the face's anonymous principal is the bench's admin (reads and appends).
-const face = await serveKurrent({ store, tokens: new TokenTable([]), port: 0, anonymous: { id: 'bench', role: 'admin' } });
-const client = EventStoreDBClient.connectionString(`esdb://127.0.0.1:${face.port}?tls=false`);
+// Over TLS with an admin's credentials: a plaintext face appends nothing (its callers are anonymous), so the figures
+// include what a real deployment pays for TLS.
+const adminToken = 'bench-admin-token-00000001';
+const certificate = testCertificate();
+const face = await serveKurrent({ store, tokens: new TokenTable([{ token: adminToken, principal: 'bench', role: 'admin' }]), port: 0, tls: { certChain: certificate.certChain, privateKey: certificate.privateKey } });
+const client = EventStoreDBClient.connectionString(`esdb://bench:${adminToken}@127.0.0.1:${face.port}?tls=true&tlsCAFile=${encodeURIComponent(certificate.caPath)}`);
 
 const nodeIds = Array.from({ length: callers }, (_, index) => `bench-r01-n${String(index + 1).padStart(2, '0')}`);
 for (const nodeId of nodeIds) {
@@ -127,6 +132,7 @@ const readLine = { scenario: 'read $all', backend: postgres.kind, events: total,
 for (const line of [appendLine, readLine]) process.stdout.write(values.json ? `${JSON.stringify(line)}\n` : `${Object.entries(line).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(' ')}\n`);
 await client.dispose();
 await face.close();
+rmSync(certificate.dir, { recursive: true, force: true });
 await api.close();
 await store.close();
 await postgres.close();

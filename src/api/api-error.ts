@@ -2,8 +2,10 @@ import { ledgerErrorCatalogue, type LedgerErrorCode } from '../ledger/index.js';
 
 /** The typed data each API error carries, by code. */
 export interface ApiErrorDetails {
-  API_UNAUTHORIZED: { reason: 'missing' | 'unknown' };
+  API_UNAUTHORIZED: { reason: 'missing' | 'unknown' | 'plaintext' };
   API_FORBIDDEN: { role: string; allowed: readonly string[] };
+  API_STREAM_MISMATCH: { stream: string; derivedStream: string; type: string };
+  API_STREAM_RESERVED: { stream: string; owner: string; type: string };
   API_INVALID_REQUEST: { field: string; reason: string; offset?: number; issues?: Array<{ field: string; reason: string }>; problems?: Array<{ line: number; field: string | null; reason: string }> };
   API_NOT_FOUND: { resource: string; id?: string };
   API_CONFLICT: { reason: string; status?: string; expected?: number; actual?: number };
@@ -18,8 +20,10 @@ export type ApiErrorCode = keyof ApiErrorDetails;
 
 /** Every API code with its HTTP status and meaning. The README's error table mirrors this (a test checks it). */
 export const apiErrorCatalogue: Record<ApiErrorCode, { status: number; meaning: string }> = {
-  API_UNAUTHORIZED: { status: 401, meaning: 'no bearer token, or a token that is not configured' },
-  API_FORBIDDEN: { status: 403, meaning: "the token's role may not use this route" },
+  API_UNAUTHORIZED: { status: 401, meaning: 'no bearer token, a token that is not configured, or (KurrentDB face) credentials sent over plaintext (`details.reason`)' },
+  API_FORBIDDEN: { status: 403, meaning: "the token's role may not use this route, append this event type, or report for this node" },
+  API_STREAM_MISMATCH: { status: 403, meaning: 'the event belongs in the stream derived from its content (`details.derivedStream`), not the one named; nothing was written' },
+  API_STREAM_RESERVED: { status: 403, meaning: 'the stream is written by the ledger itself (poll batches, sagas, capacity, leases, EBOM imports: `details.owner`); nothing was written' },
   API_INVALID_REQUEST: {
     status: 400,
     meaning: 'a parameter, header or body field is invalid (body text that is not UTF-8 and integers beyond 2^53 - 1 included, `details.offset` the byte); `details.field` names it and nothing was written',

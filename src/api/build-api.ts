@@ -29,6 +29,7 @@ import { healthRoutes } from './routes/health-routes.js';
 import { intentRoutes } from './routes/intent-routes.js';
 import { queryRoutes } from './routes/query-routes.js';
 import { provisioningRoutes, rolloutRoutes } from './routes/rollout-routes.js';
+import { streamAppendRoutes } from './routes/stream-append-routes.js';
 import type { TokenTable } from './tokens.js';
 
 export interface ApiOptions {
@@ -219,6 +220,7 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
   rolloutRoutes(app, ctx);
   provisioningRoutes(app, ctx);
   eventRoutes(app, ctx);
+  streamAppendRoutes(app, ctx);
   auditRoutes(app, ctx);
   historyRoutes(app, ctx);
   clusterRoutes(app, ctx);

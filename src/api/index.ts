@@ -5,5 +5,23 @@ export { ApiError, apiErrorCatalogue, ledgerErrorStatus, documentedErrorCodes, t
 export { TokenTable, agentMayReportFor, generateDemoTokens, parseTokensEnv, readTokensFile, tokensFromEnvironment, roles, type Principal, type Role, type DemoTokens } from './tokens.js';
 export { checkStrictJson, describeStrictJsonProblem, type StrictJsonProblem, type StrictJsonVerdict } from './strict-json.js';
 export type { ZodApp } from './api-context.js';
-export { appendRefusal, type AppendRefusal, agentObservationTypes, logReaderRoles, observationTypes, operatorIntentTypes } from './append-permission.js';
+export { agentObservationTypes, observationTypes, operatorIntentTypes } from './append-permission.js';
+export {
+  alarmStream,
+  appendActor,
+  appendRefusal,
+  derivedIntentStream,
+  logView,
+  readVerdict,
+  reservedStreamOwner,
+  rolesWithView,
+  writerRefusal,
+  writerRoles,
+  type AnonymousReads,
+  type AppendQuestion,
+  type AuthorizationCode,
+  type AuthorizationRefusal,
+  type LogView,
+  type ReadVerdict,
+} from './authorization-policy.js';
 export { ReadReplica, lsnBytes, type ReadOrigin, type ReadReplicaOptions, type ReplicaLag, type ReplicaStatus } from './read-replica.js';

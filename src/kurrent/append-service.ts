@@ -1,13 +1,13 @@
 /**
  * Streams.Append and Streams.BatchAppend: a client's events appended to one stream of the ledger with the
- * client's expected revision, each event validated by the catalogue and allowed by the caller's role (the API's
- * own rule, `appendRefusal`), recorded with the caller as actor. One refused or invalid event refuses the whole
- * append: nothing of it is stored.
+ * client's expected revision, each event validated by the catalogue and allowed by the authorization policy the HTTP
+ * API asks too (`appendRefusal`: principal, type, stream, payload), recorded with the caller as actor. One refused or
+ * invalid event refuses the whole append: nothing of it is stored.
  */
 import { createRequire } from 'node:module';
 import { status, type sendUnaryData, type ServerDuplexStream, type ServerReadableStream } from '@grpc/grpc-js';
 import type { ProposedEvent } from '../../events/index.js';
-import { appendRefusal, type Principal, type TokenTable } from '../api/index.js';
+import { ApiError, appendActor, appendRefusal, writerRefusal, type Principal, type TokenTable } from '../api/index.js';
 import { isLedgerError, type AppendResult, type EventStore, type ExpectedVersion } from '../ledger/index.js';
 import { callerOf } from './kurrent-auth.js';
 import { KurrentCallError, serviceError } from './kurrent-error.js';
@@ -25,7 +25,8 @@ const { Any } = load('google-protobuf/google/protobuf/any_pb.js') as AnyModule;
 export interface AppendServiceOptions {
   store: EventStore;
   tokens: TokenTable;
-  anonymous: Principal | null;
+  /** Whether the face serves TLS: on plaintext, credentials are refused (`callerOf`). */
+  tls: boolean;
   /** Bytes of data and metadata in one append (KurrentDB's `MaxAppendSize`). */
   maxAppendBytes: number;
 }
@@ -62,14 +63,19 @@ export class AppendService {
   }
 
   /** Validates, authorises and appends; a wrong expected version is an outcome, every other refusal throws. */
-  async #appendEvents(principal: Principal, stream: string, expected: ExpectedVersion, messages: readonly Proposed[]): Promise<AppendOutcome> {
+  async #appendEvents(principal: Principal | null, stream: string, expected: ExpectedVersion, messages: readonly Proposed[]): Promise<AppendOutcome> {
     const events: ProposedEvent[] = messages.map((message, index) => {
-      const event = proposedEvent(message, index, principal, stream);
+      const event = proposedEvent(message, index);
       // An unknown type is a bad request whoever sends it (the role rule speaks of types the catalogue has).
       if (!this.#options.store.catalogue.get(event.type)) throw KurrentCallError.badRequest(`events[${index}].type`, `unknown event type '${event.type}'`, 'LEDGER_UNKNOWN_EVENT_TYPE');
-      const refusal = appendRefusal(principal, stream, event.type);
-      if (refusal) throw KurrentCallError.accessDenied(`events[${index}]: ${refusal.message}`);
-      return event;
+      const refusal = appendRefusal({ principal, type: event.type, stream, data: event.data });
+      if (refusal) {
+        refusal.message = `events[${index}]: ${refusal.message}`;
+        throw KurrentCallError.refused(refusal);
+      }
+      // The policy refuses every append without credentials; this only tells the type checker so.
+      if (principal === null) throw KurrentCallError.refused(new ApiError('API_UNAUTHORIZED', { reason: 'missing' }, 'appends need credentials'));
+      return { ...event, actor: appendActor(principal, stream, event.type, 'kurrent') };
     });
     try {
       return { ok: true, result: await this.#options.store.append(stream, events, { expectedVersion: expected }) };
@@ -100,7 +106,10 @@ export class AppendService {
   };
 
   async #appendCall(call: ServerReadableStream<AppendReq, AppendResp>, messages: AppendReq[], oversize: boolean): Promise<AppendResp> {
-    const principal = callerOf(call.metadata, this.#options.tokens, this.#options.anonymous);
+    const principal = callerOf(call.metadata, this.#options.tokens, this.#options.tls);
+    // Refused before its events are read, as the HTTP API refuses by route access before it reads a body.
+    const writer = writerRefusal(principal);
+    if (writer) throw KurrentCallError.refused(writer);
     if (oversize) throw tooLarge(this.#options.maxAppendBytes);
     const options = messages[0]?.getOptions();
     if (!options) throw KurrentCallError.badRequest('options', 'must be the first message of an append');
@@ -136,9 +145,11 @@ export class AppendService {
    */
   readonly batchAppend = (call: ServerDuplexStream<BatchAppendReq, BatchAppendResp>): void => {
     const pending = new Map<string, { options: NonNullable<ReturnType<BatchAppendReq['getOptions']>> | undefined; messages: Proposed[]; bytes: number }>();
-    let principal: Principal;
+    let principal: Principal | null;
     try {
-      principal = callerOf(call.metadata, this.#options.tokens, this.#options.anonymous);
+      principal = callerOf(call.metadata, this.#options.tokens, this.#options.tls);
+      const writer = writerRefusal(principal);
+      if (writer) throw KurrentCallError.refused(writer);
     } catch (error) {
       call.emit('error', serviceError(error));
       return;

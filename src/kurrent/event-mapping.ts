@@ -3,9 +3,8 @@
  * from 0, the ledger from 1); a position (commit and prepare alike) is the ledger's global position. Data is the
  * payload as JSON; the custom metadata carries our envelope: actor, observedAt, correlationId, causationId, hash.
  */
-import type { Actor, ProposedEvent, RecordedEvent } from '../../events/index.js';
-import type { Principal } from '../api/index.js';
-import { checkStrictJson, describeStrictJsonProblem, observationTypes } from '../api/index.js';
+import type { ProposedEvent, RecordedEvent } from '../../events/index.js';
+import { checkStrictJson, describeStrictJsonProblem } from '../api/index.js';
 import { KurrentCallError } from './kurrent-error.js';
 import { shared, streams, type ReadResp, type UUID } from './protocol.js';
 
@@ -66,8 +65,11 @@ export function envelopeMetadata(event: RecordedEvent): Record<string, unknown> 
   };
 }
 
-/** One ledger event as the `event` of a read or subscription answer. */
-export function readEventMessage(event: RecordedEvent, structuredIds: boolean): ReadResp {
+/**
+ * One ledger event as the `event` of a read or subscription answer. In the `envelopes` view the data is JSON `null`,
+ * as the HTTP live feed's `data: null`: the reader learns that something happened, not the payload.
+ */
+export function readEventMessage(event: RecordedEvent, structuredIds: boolean, view: 'payloads' | 'envelopes'): ReadResp {
   const record = new streams.ReadResp.ReadEvent.RecordedEvent();
   record.setId(uuidMessage(event.eventId, structuredIds));
   record.setStreamIdentifier(streamIdentifier(event.stream));
@@ -78,7 +80,7 @@ export function readEventMessage(event: RecordedEvent, structuredIds: boolean): 
   metadata.set('type', event.type);
   metadata.set('content-type', 'application/json');
   metadata.set('created', (BigInt(event.recordedAt.getTime()) * ticksPerMillisecond).toString());
-  record.setData(Buffer.from(JSON.stringify(event.data), 'utf8'));
+  record.setData(Buffer.from(view === 'payloads' ? JSON.stringify(event.data) : 'null', 'utf8'));
   record.setCustomMetadata(Buffer.from(JSON.stringify(envelopeMetadata(event)), 'utf8'));
   const read = new streams.ReadResp.ReadEvent();
   read.setEvent(record);
@@ -108,18 +110,13 @@ function parseJson(bytes: Uint8Array, field: string): unknown {
   }
 }
 
-/** Who the ledger records as the author: the principal, as a driver for observations (as the HTTP API does). */
-export function actorFor(principal: Principal, stream: string, type: string): Actor {
-  if (observationTypes.has(type)) return { kind: 'driver', id: `kurrent:${stream.replace(/^node-/, '')}@${principal.id}` };
-  return { kind: 'operator', id: principal.id, role: principal.role };
-}
-
 /**
- * A client's proposed message as a ledger event. The content type must be JSON (the ledger validates payloads
- * against the catalogue); metadata may carry correlationId, causationId and observedAt, nothing else: the actor
- * is always the caller, never what the metadata says.
+ * A client's proposed message as a ledger event, without its actor (the caller's, set once the authorization policy
+ * allowed it: `appendActor`). The content type must be JSON (the ledger validates payloads against the catalogue);
+ * metadata may carry correlationId, causationId and observedAt, nothing else: the actor is always the caller, never
+ * what the metadata says.
  */
-export function proposedEvent(message: ProposedMessage, index: number, principal: Principal, stream: string): ProposedEvent {
+export function proposedEvent(message: ProposedMessage, index: number): Omit<ProposedEvent, 'actor'> {
   const at = `events[${index}]`;
   const entries = message.getMetadataMap();
   const type = entries.get('type');
@@ -129,11 +126,10 @@ export function proposedEvent(message: ProposedMessage, index: number, principal
     throw KurrentCallError.badRequest(`${at}.contentType`, `is ${contentType}; the ledger stores JSON events validated by their schema (application/json)`);
   }
   const eventId = uuidText(message.getId());
-  const event: ProposedEvent = {
+  const event: Omit<ProposedEvent, 'actor'> = {
     ...(eventId ? { eventId } : {}),
     type,
     data: parseJson(message.getData_asU8(), `${at}.data`),
-    actor: actorFor(principal, stream, type),
   };
   const metadataBytes = message.getCustomMetadata_asU8();
   if (metadataBytes.length > 0) {

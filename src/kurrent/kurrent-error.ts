@@ -1,4 +1,5 @@
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
+import type { AuthorizationRefusal } from '../api/index.js';
 import { isLedgerError } from '../ledger/index.js';
 
 /**
@@ -17,14 +18,17 @@ export class KurrentCallError extends Error {
     this.trailers = trailers;
   }
 
-  /** Refused for the caller's role or credentials: the client's `AccessDeniedError`. */
-  static accessDenied(message: string): KurrentCallError {
-    return new KurrentCallError(status.PERMISSION_DENIED, message, { exception: 'access-denied', 'fleet-ledger-code': 'KURRENT_ACCESS_DENIED' });
-  }
-
-  /** No credentials, or credentials nobody issued: also the client's `AccessDeniedError`. */
-  static unauthenticated(message: string): KurrentCallError {
-    return new KurrentCallError(status.UNAUTHENTICATED, message, { exception: 'access-denied', 'fleet-ledger-code': 'KURRENT_UNAUTHENTICATED' });
+  /**
+   * The authorization policy's refusal, as the client's `AccessDeniedError`: the same code and typed details the HTTP
+   * API answers with (`fleet-ledger-code`, `fleet-ledger-details` as JSON), the code also leading the message (a
+   * BatchAppend refusal reaches the client as its message only).
+   */
+  static refused(refusal: AuthorizationRefusal): KurrentCallError {
+    return new KurrentCallError(refusal.code === 'API_UNAUTHORIZED' ? status.UNAUTHENTICATED : status.PERMISSION_DENIED, `${refusal.code}: ${refusal.message}`, {
+      exception: 'access-denied',
+      'fleet-ledger-code': refusal.code,
+      'fleet-ledger-details': JSON.stringify(refusal.details),
+    });
   }
 
   /** The request is malformed or names something the ledger refuses; `field` says where. */

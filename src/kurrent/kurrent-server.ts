@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Server, ServerCredentials, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
-import type { Principal, TokenTable } from '../api/index.js';
+import type { AnonymousReads, TokenTable } from '../api/index.js';
 import type { EventStore } from '../ledger/index.js';
 import { AppendService } from './append-service.js';
 import { uuidMessage } from './event-mapping.js';
@@ -27,10 +27,12 @@ export interface KurrentServerOptions {
   /** PEM certificate chain and key: the face serves TLS (and clients can send credentials). Absent: plaintext. */
   tls?: { certChain: Buffer; privateKey: Buffer } | null;
   /**
-   * Who a caller without credentials acts as. The KurrentDB clients send no credentials on a plaintext channel,
-   * so a plaintext face is usable only through this principal; null (the default) refuses such callers.
+   * What a caller without credentials reads (the KurrentDB clients send none on a plaintext channel): nothing, as an
+   * unauthenticated HTTP caller (the default), or the log's envelopes without payloads when the operator opts in
+   * (`start --kurrent-anonymous-envelopes`). Such a caller appends nothing, and credentials sent over plaintext are
+   * refused.
    */
-  anonymous?: Principal | null;
+  anonymousReads?: AnonymousReads;
   /** Bytes of data and metadata in one append. Default 4 MiB. */
   maxAppendBytes?: number;
   /** Subscriptions open at once; one more is refused with RESOURCE_EXHAUSTED (retry later). Default 64. */
@@ -59,10 +61,11 @@ const supportedMethods: Array<{ service: string; method: string; features?: stri
 export async function serveKurrent(options: KurrentServerOptions): Promise<KurrentServer> {
   const host = options.host ?? '127.0.0.1';
   const stopping = new AbortController();
-  const anonymous = options.anonymous ?? null;
+  const anonymousReads = options.anonymousReads ?? 'none';
+  const tls = Boolean(options.tls);
   const server = new Server({ 'grpc.max_receive_message_length': (options.maxAppendBytes ?? 4 * 2 ** 20) + 2 ** 20 });
-  const reads = new ReadService({ store: options.store, tokens: options.tokens, anonymous, stopping: stopping.signal, maxSubscriptions: options.maxSubscriptions ?? 64 });
-  const appends = new AppendService({ store: options.store, tokens: options.tokens, anonymous, maxAppendBytes: options.maxAppendBytes ?? 4 * 2 ** 20 });
+  const reads = new ReadService({ store: options.store, tokens: options.tokens, tls, anonymousReads, stopping: stopping.signal, maxSubscriptions: options.maxSubscriptions ?? 64 });
+  const appends = new AppendService({ store: options.store, tokens: options.tokens, tls, maxAppendBytes: options.maxAppendBytes ?? 4 * 2 ** 20 });
   server.addService(streamsGrpc.StreamsService, { read: reads.read, append: appends.append, batchAppend: appends.batchAppend });
   server.addService(serverFeaturesGrpc.ServerFeaturesService, {
     getSupportedMethods: (_call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {

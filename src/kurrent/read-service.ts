@@ -11,9 +11,9 @@
 import { randomUUID } from 'node:crypto';
 import { status, type ServerWritableStream } from '@grpc/grpc-js';
 import type { RecordedEvent } from '../../events/index.js';
-import type { Principal, TokenTable } from '../api/index.js';
+import type { AnonymousReads, TokenTable } from '../api/index.js';
 import type { EventStore } from '../ledger/index.js';
-import { callerOf, requireReader } from './kurrent-auth.js';
+import { callerOf, readerView } from './kurrent-auth.js';
 import { KurrentCallError, serviceError } from './kurrent-error.js';
 import { readEventMessage, streamIdentifier, streamNameOf } from './event-mapping.js';
 import { streams, type ReadReq, type ReadResp } from './protocol.js';
@@ -34,7 +34,10 @@ type EventFilter = (event: RecordedEvent) => boolean;
 export interface ReadServiceOptions {
   store: EventStore;
   tokens: TokenTable;
-  anonymous: Principal | null;
+  /** Whether the face serves TLS: on plaintext, credentials are refused (`callerOf`). */
+  tls: boolean;
+  /** What a caller without credentials reads: nothing (the default) or envelopes (the operator opted in). */
+  anonymousReads: AnonymousReads;
   /** Aborted when the server stops: open reads and subscriptions end. */
   stopping: AbortSignal;
   /** Subscriptions open at once; one more is refused with RESOURCE_EXHAUSTED. */
@@ -122,11 +125,12 @@ export class ReadService {
   };
 
   async #serve(call: ServerWritableStream<ReadReq, ReadResp>, signal: AbortSignal): Promise<void> {
-    requireReader(callerOf(call.metadata, this.#options.tokens, this.#options.anonymous));
+    // The policy's view, as the HTTP API's: analysts (and anonymous callers, when the server opted in) get envelopes.
+    const view = readerView(callerOf(call.metadata, this.#options.tokens, this.#options.tls), this.#options.anonymousReads);
     const options = call.request.getOptions();
     if (!options) throw KurrentCallError.badRequest('options', 'are missing');
     const structuredIds = options.getUuidOption()?.hasStructured() ?? false;
-    const write = (event: RecordedEvent): Promise<void> => send(call, readEventMessage(event, structuredIds), signal);
+    const write = (event: RecordedEvent): Promise<void> => send(call, readEventMessage(event, structuredIds, view), signal);
     const filter = filterOf(options);
     const backwards = options.getReadDirection() === streams.ReadReq.Options.ReadDirection.BACKWARDS;
     if (options.hasSubscription()) {

@@ -37,6 +37,7 @@ const bodyRoutes: BodyRoute[] = [
   { route: '/v1/nodes/{nodeId}/maintenance', url: `/v1/nodes/${node}/maintenance`, role: 'operator', body: { from: '2026-03-02T08:00:00Z', until: '2026-03-02T09:00:00Z', reason: 'fuzz' } },
   { route: '/v1/racks/{rack}/topology', url: '/v1/racks/r01/topology', role: 'operator', body: { site: 'dc1', pdu: ['pdu-r01-a'], tor: ['tor-r01'], cdu: 'cdu-1' } },
   { route: '/v1/alarms/{alarmId}/ack', url: '/v1/alarms/no-such-alarm/ack', role: 'operator', body: { note: 'seen' } },
+  { route: '/v1/streams/{stream}', url: `/v1/streams/node-${node}`, role: 'operator', body: { expectedVersion: 'any', events: [{ type: 'NodeCordoned', data: { nodeId: node, reason: 'fuzz' } }] } },
   { route: '/v1/observations', url: '/v1/observations', role: 'agent', body: { nodeId: node, source: 'agent', observedAt: '2026-03-02T08:00:00Z', observations: [{ type: 'GpuXidObserved', data: xid }] } },
   { route: '/v1/rollouts/preview', url: '/v1/rollouts/preview', role: 'operator', body: { firmware, selector: { nodes: [node] }, seed: 1, canaryFraction: 0.1, waveFractions: [0.5, 1], capPerSite: 2, inFlightDomainLimits: { rack: 1 }, budgets: { canaryFailures: 0 }, gate: { maxLagMs: 1000 } } },
   { route: '/v1/rollouts', url: '/v1/rollouts', role: 'operator', body: { firmware, selector: { nodes: [node] }, seed: 1, bakeMs: 0 } },

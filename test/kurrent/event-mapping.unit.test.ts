@@ -43,7 +43,7 @@ describe('the KurrentDB mapping of events', () => {
   });
 
   it('a revision is the stream version less one, a position is the ledger position, created is .NET ticks of recordedAt', () => {
-    const record = readEventMessage(event('node-dc1-r01-n01', 'NodeCordoned'), false).getEvent()!.getEvent()!;
+    const record = readEventMessage(event('node-dc1-r01-n01', 'NodeCordoned'), false, 'payloads').getEvent()!.getEvent()!;
     expect(record.getStreamRevision()).toBe('2');
     expect([record.getCommitPosition(), record.getPreparePosition()]).toEqual(['42', '42']);
     expect(record.getMetadataMap().get('created')).toBe(String(Date.parse('2026-12-04T07:00:00.123Z') * 10_000));

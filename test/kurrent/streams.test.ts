@@ -94,12 +94,15 @@ describe.skipIf(!openssl.runnable)(openssl.title('the KurrentDB face, driven by 
   });
 
   it('reads a stream forwards and backwards, from a revision, with maxCount; a missing stream is StreamNotFoundError', async () => {
-    const forwards = await collect(analyst.readStream('node-dc1-r01-n01', { direction: FORWARDS, fromRevision: START }));
+    // Payloads are the auditor's view (as over HTTP); an analyst reads the same events as envelopes (data null).
+    const auditor = h.client('auditor');
+    expect((await collect(analyst.readStream('node-dc1-r01-n01', { maxCount: 1 })))[0]!.event).toMatchObject({ type: 'NodeRegistered', data: null });
+    const forwards = await collect(auditor.readStream('node-dc1-r01-n01', { direction: FORWARDS, fromRevision: START }));
     expect(forwards.map((r) => r.event!.revision)).toEqual([0n, 1n, 2n, 3n]);
     expect(forwards[0]!.event).toMatchObject({ type: 'NodeRegistered', streamId: 'node-dc1-r01-n01', isJson: true, data: registration('dc1-r01-n01') });
-    const backwards = await collect(analyst.readStream('node-dc1-r01-n01', { direction: BACKWARDS, fromRevision: END, maxCount: 3 }));
+    const backwards = await collect(auditor.readStream('node-dc1-r01-n01', { direction: BACKWARDS, fromRevision: END, maxCount: 3 }));
     expect(backwards.map((r) => r.event!.revision)).toEqual([3n, 2n, 1n]);
-    const fromRevision = await collect(analyst.readStream('node-dc1-r01-n01', { direction: FORWARDS, fromRevision: 2n, maxCount: 1 }));
+    const fromRevision = await collect(auditor.readStream('node-dc1-r01-n01', { direction: FORWARDS, fromRevision: 2n, maxCount: 1 }));
     expect(fromRevision.map((r) => (r.event!.data as { reason: string }).reason)).toEqual(['again']);
     await expect(collect(analyst.readStream('node-nowhere'))).rejects.toMatchObject({ type: 'stream-not-found' });
   });

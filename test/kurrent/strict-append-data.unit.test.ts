@@ -7,7 +7,6 @@ import { proposedEvent } from '../../src/kurrent/event-mapping.js';
 import { KurrentCallError } from '../../src/kurrent/kurrent-error.js';
 import { streams } from '../../src/kurrent/protocol.js';
 
-const operator = { id: 'alice', role: 'operator' as const };
 
 function message(data: Uint8Array): InstanceType<typeof streams.AppendReq.ProposedMessage> {
   const proposed = new streams.AppendReq.ProposedMessage();
@@ -19,7 +18,7 @@ function message(data: Uint8Array): InstanceType<typeof streams.AppendReq.Propos
 
 function refusal(data: Uint8Array): KurrentCallError {
   try {
-    proposedEvent(message(data), 0, operator, 'node-dc1-r01-n01');
+    proposedEvent(message(data), 0);
   } catch (error) {
     if (error instanceof KurrentCallError) return error;
     throw error;
@@ -40,7 +39,7 @@ describe('KurrentDB appends are refused, never rewritten', () => {
   });
 
   it('well-formed data is taken as parsed', () => {
-    const event = proposedEvent(message(Buffer.from('{"nodeId":"dc1-r01-n01","reason":"façade 🌡"}')), 0, operator, 'node-dc1-r01-n01');
+    const event = proposedEvent(message(Buffer.from('{"nodeId":"dc1-r01-n01","reason":"façade 🌡"}')), 0);
     expect(event.data).toEqual({ nodeId: 'dc1-r01-n01', reason: 'façade 🌡' });
   });
 });

@@ -151,7 +151,7 @@ describe.skipIf(!openssl.runnable)(openssl.title('KurrentDB subscriptions over t
   });
 
   it('subscriptions are bounded: one past the limit is refused with RESOURCE_EXHAUSTED, and a freed slot is taken again', async () => {
-    const face = await serveKurrent({ store: h.store, tokens: new TokenTable([]), port: 0, anonymous: { id: 'kurrent-anonymous', role: 'analyst' }, maxSubscriptions: 1 });
+    const face = await serveKurrent({ store: h.store, tokens: new TokenTable([]), port: 0, anonymousReads: 'envelopes', maxSubscriptions: 1 });
     const client = EventStoreDBClient.connectionString(`esdb://127.0.0.1:${face.port}?tls=false`);
     try {
       const first = client.subscribeToAll({ fromPosition: END });

@@ -5,10 +5,13 @@
 import { z } from 'zod';
 import type { RecordedEvent } from '../../../events/index.js';
 import { ApiError } from '../api-error.js';
-import { auditRoles, type ApiContext, type ZodApp } from '../api-context.js';
+import { type ApiContext, type ZodApp } from '../api-context.js';
+import { logView, rolesWithView } from '../authorization-policy.js';
 import { decodeCursor, defaultMaxPageBytes, encodeCursor, maxPageLimit } from '../paging.js';
 
-const access = { access: { roles: auditRoles } };
+// Who reads what is the authorization policy's answer (the KurrentDB face asks the same): the paged log carries
+// payloads, so it is for the roles whose view is `payloads`; the live feed also serves envelopes.
+const access = { access: { roles: rolesWithView('payloads') } };
 const typesList = z
   .string()
   .max(2000)
@@ -108,7 +111,7 @@ export function eventRoutes(app: ZodApp, ctx: ApiContext): void {
 
   app.get('/v1/events/live', {
     // The dashboard (an analyst's view) follows the feed too; EventSource cannot set headers, hence ?token=.
-    config: { access: { roles: [...auditRoles, 'analyst'], queryToken: true } },
+    config: { access: { roles: rolesWithView('envelopes'), queryToken: true } },
     schema: {
       tags,
       summary: 'live feed (text/event-stream): id = position; resume with Last-Event-ID; default starts after the head',
@@ -126,9 +129,9 @@ export function eventRoutes(app: ZodApp, ctx: ApiContext): void {
     },
     handler: async (request, reply) => {
       const principal = request.principal!;
-      const readsLog = principal.role !== 'analyst';
+      const readsLog = logView(principal) === 'payloads';
       if (request.query.payload === 'full' && !readsLog) {
-        throw new ApiError('API_FORBIDDEN', { role: principal.role, allowed: [...auditRoles, 'admin'] }, `role ${principal.role} may follow the live feed without payloads only (payload=none): event payloads are the log's, which auditors read`);
+        throw new ApiError('API_FORBIDDEN', { role: principal.role, allowed: rolesWithView('payloads') }, `role ${principal.role} may follow the live feed without payloads only (payload=none): event payloads are the log's, which auditors read`);
       }
       // Resume ids are `<position>.<first 16 hex of its hash>`: after the log was restored from an older backup, the
       // same position may hold another event, and a follower resuming there would skip what it never saw. A bare

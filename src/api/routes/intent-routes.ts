@@ -3,7 +3,6 @@
  * its position. An `Idempotency-Key` makes a retry return the original position (the event id derives from
  * principal, key and route, and the store's idempotent append writes nothing the second time).
  */
-import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import {
@@ -20,7 +19,7 @@ import { isLedgerError, nameUuid, type ExpectedVersion } from '../../ledger/inde
 import { alarmById } from '../../../projections/index.js';
 import { ApiError } from '../api-error.js';
 import { intentRoles, type ApiContext, type ZodApp } from '../api-context.js';
-import { appendRefusal } from '../append-permission.js';
+import { alarmStream, appendRefusal } from '../authorization-policy.js';
 
 
 export const intentResult = z.object({ position: z.number().int(), stream: z.string(), streamVersion: z.number().int(), idempotentReplay: z.boolean() });
@@ -41,6 +40,9 @@ async function recordIntent(
   expectedVersion: ExpectedVersion = 'any',
 ): Promise<z.output<typeof intentResult>> {
   const principal = request.principal!;
+  // The route derives the stream itself; asking the policy anyway keeps one answer for every door.
+  const refusal = appendRefusal({ principal, type: event.type, stream, data: event.data });
+  if (refusal) throw refusal;
   const key = request.headers['idempotency-key'];
   const path = request.url.split('?')[0];
   const proposed: ProposedEvent = {
@@ -60,12 +62,6 @@ async function recordIntent(
     }
     throw error;
   }
-}
-
-/** A stream name for an alarm id (alarm ids use `:`, which streams allow; anything else is hashed). */
-function alarmStream(alarmId: string): string {
-  const candidate = `alarm-${alarmId}`;
-  return /^[A-Za-z0-9][A-Za-z0-9._:@-]*$/.test(candidate) && candidate.length <= 200 ? candidate : `alarm-${createHash('sha256').update(alarmId).digest('hex').slice(0, 32)}`;
 }
 
 const observationTypes = driverObservationEvents.map((d) => d.type) as [string, ...string[]];
@@ -224,10 +220,10 @@ export function intentRoutes(app: ZodApp, ctx: ApiContext): void {
       // poller's, so an agent token cannot forge drift or compliance, nor speak for another node (`appendRefusal`,
       // the rule the KurrentDB face applies too).
       observations.forEach((observation, index) => {
-        const refusal = appendRefusal(principal, `node-${nodeId}`, observation.type);
+        const refusal = appendRefusal({ principal, type: observation.type, stream: `node-${nodeId}`, data: observation.data });
         if (refusal) {
-          const where = refusal.subject === 'type' ? `body.observations.${index}.type is ${observation.type}: ` : '';
-          throw new ApiError('API_FORBIDDEN', { role: principal.role, allowed: ['operator', 'admin'] }, `${where}${refusal.message}`);
+          refusal.message = `body.observations.${index}.type is ${observation.type}: ${refusal.message}`;
+          throw refusal;
         }
       });
       // Validate every payload here so the answer names the field as the client sent it.

@@ -42,9 +42,11 @@ const usage = `fleet-ledger start [options]
   --allow-http-site SITE   with --targets: BMCs of SITE may be polled over plain http (repeatable; * for all)
   --port P          the API and dashboard port on 127.0.0.1 (default 8080; FLEET_LEDGER_API_HOST to bind elsewhere)
   --kurrent-port P  also serve the KurrentDB (EventStoreDB) gRPC protocol on P (off by default; npm start uses
-                    2113): esdb://127.0.0.1:P?tls=false reads as a read-only principal; with TLS, clients
-                    authenticate as <principal>:<API token> and append what their role may (src/kurrent/README.md)
+                    2113): over TLS, clients authenticate as <principal>:<API token> and read and append what
+                    their role may, as over HTTP (src/kurrent/README.md); esdb://127.0.0.1:P?tls=false callers
+                    are anonymous and get nothing, and credentials sent over plaintext are refused
   --kurrent-tls-cert FILE, --kurrent-tls-key FILE   PEM certificate chain and key: the KurrentDB face serves TLS
+  --kurrent-anonymous-envelopes   callers without credentials may read the log's envelopes (no payloads)
   --data-dir DIR    embedded data folder (default ./.fleet-ledger)
   --min-free-mb M   embedded: free space kept on the data folder's disk; below it appends are refused with
                     LEDGER_STORAGE_FULL (507) before PostgreSQL meets a full disk (default 128)
@@ -112,6 +114,7 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
       'kurrent-port': { type: 'string' },
       'kurrent-tls-cert': { type: 'string' },
       'kurrent-tls-key': { type: 'string' },
+      'kurrent-anonymous-envelopes': { type: 'boolean', default: false },
       shards: { type: 'string' },
       'site-shards': { type: 'string' },
       'lease-ttl': { type: 'string', default: '15' },
@@ -368,8 +371,8 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
     throw error;
   }
 
-  // The KurrentDB face: the same log and the API's tokens. Without TLS its clients send no credentials, so it reads
-  // as one read-only principal; with TLS every call authenticates and appends follow the caller's role.
+  // The KurrentDB face: the same log, the API's tokens and its authorization policy. Without TLS its clients send no
+  // credentials, so they are anonymous: nothing, or envelopes when the operator opted in.
   let kurrent: KurrentServer | null = null;
   if (kurrentPort !== null) {
     try {
@@ -379,7 +382,7 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
         port: kurrentPort,
         host: process.env.FLEET_LEDGER_API_HOST ?? '127.0.0.1',
         tls: kurrentTls,
-        anonymous: kurrentTls ? null : { id: 'kurrent-anonymous', role: 'analyst' },
+        anonymousReads: values['kurrent-anonymous-envelopes'] ? 'envelopes' : 'none',
       });
     } catch (error) {
       await quietly('api', () => api.close());
@@ -388,7 +391,7 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
       return 2;
     }
     const scheme = `esdb://${kurrent.host}:${kurrent.port}?tls=${kurrent.tls}`;
-    logger.info({ kurrent: scheme, tls: kurrent.tls }, `KurrentDB clients: ${scheme}${kurrent.tls ? ' (user <principal>, password <API token>)' : ' (read-only; serve TLS to append)'}`);
+    logger.info({ kurrent: scheme, tls: kurrent.tls }, `KurrentDB clients: ${scheme}${kurrent.tls ? ' (user <principal>, password <API token>)' : values['kurrent-anonymous-envelopes'] ? ' (anonymous: envelopes only; serve TLS to authenticate)' : ' (anonymous: nothing; serve TLS to authenticate)'}`);
   }
 
   const report = setInterval(() => {

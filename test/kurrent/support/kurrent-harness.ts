@@ -6,7 +6,7 @@
 import { rmSync } from 'node:fs';
 import { EventStoreDBClient } from '@eventstore/db-client';
 import { inject } from 'vitest';
-import type { Role } from '../../../src/api/index.js';
+import type { AnonymousReads, Role } from '../../../src/api/index.js';
 import { EventStore } from '../../../src/ledger/index.js';
 import { serveKurrent, type KurrentServer } from '../../../src/kurrent/index.js';
 import { tokenTable } from '../../api/support/api-harness.js';
@@ -22,8 +22,8 @@ export interface KurrentHarness {
   certificate: TestCertificate;
   /** A client over TLS with the role's principal and token as username and password. */
   client(role: Role): EventStoreDBClient;
-  /** A client on a plaintext face (no credentials reach the server). */
-  plaintextClient(): Promise<EventStoreDBClient>;
+  /** A client on a plaintext face (no credentials reach the server) that shows anonymous callers envelopes. */
+  plaintextClient(options?: { anonymousReads?: AnonymousReads }): Promise<EventStoreDBClient>;
   /** The port of the last plaintext face. */
   plaintextPort(): number;
   /** Stops the gRPC face and starts it again on the same port over the same database. */
@@ -53,8 +53,8 @@ export async function openKurrentHarness(): Promise<KurrentHarness> {
       clients.push(client);
       return client;
     },
-    async plaintextClient() {
-      const face = await serveKurrent({ store, tokens: tokenTable, port: 0, anonymous: { id: 'kurrent-anonymous', role: 'analyst' } });
+    async plaintextClient(options = {}) {
+      const face = await serveKurrent({ store, tokens: tokenTable, port: 0, anonymousReads: options.anonymousReads ?? 'envelopes' });
       plaintext.push(face);
       const client = EventStoreDBClient.connectionString(`esdb://127.0.0.1:${face.port}?tls=false`);
       clients.push(client);
