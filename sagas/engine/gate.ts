@@ -5,7 +5,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { EventData } from '../../events/index.js';
-import type { GateEvaluated } from '../../events/saga-progress.js';
+import type { GateEvaluated } from '../../events/index.js';
 import type { RolloutPlan } from '../firmware-rollout/rollout-planner.js';
 
 export type GateRecord = Omit<EventData<typeof GateEvaluated>, 'rolloutId' | 'wave'>;

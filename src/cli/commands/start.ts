@@ -5,10 +5,10 @@ import { fleetProjections, openAlarms, ThreadedProjectionRunner } from '../../..
 import { readFileSync } from 'node:fs';
 import { serveApi } from '../../api/index.js';
 import { serveKurrent, type KurrentServer } from '../../kurrent/index.js';
-import { declareDemoEbom } from '../../demo/demo-ebom.js';
-import { demoScenario } from '../../demo/demo-scenario.js';
-import { fileCredentials, loadTargetFile, registerTargets } from '../../demo/target-file.js';
-import { registerSimulatedFleet, simulatorCredentials } from '../../demo/demo-fleet.js';
+import { declareDemoEbom } from '../../demo/index.js';
+import { demoScenario } from '../../demo/index.js';
+import { fileCredentials, loadTargetFile, registerTargets } from '../../demo/index.js';
+import { registerSimulatedFleet, simulatorCredentials } from '../../demo/index.js';
 import { AsOfEngine } from '../../../replay/as-of/index.js';
 import { AuditService } from '../../../replay/audit/index.js';
 import { openLedger } from '../../ledger/index.js';

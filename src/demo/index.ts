@@ -1,0 +1,5 @@
+/** The demo fleet `start` runs by default: simulated BMCs registered and declared, or a target file of real ones. */
+export { declareDemoEbom } from './demo-ebom.js';
+export { demoMinimumBmcs, demoScenario } from './demo-scenario.js';
+export { CredentialFileError, fileCredentials, loadTargetFile, registerTargets, targetFileSchema, type TargetFile } from './target-file.js';
+export { registerSimulatedFleet, simulatorCredentials } from './demo-fleet.js';
