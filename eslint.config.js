@@ -147,6 +147,11 @@ export default [
     rules: { 'layers/floors': 'error' },
   },
   {
+    files: ['events/**/*.ts', 'src/**/*.ts', 'sagas/**/*.ts', 'replay/**/*.ts'],
+    plugins: { layers },
+    rules: { 'layers/projection-tables': 'error' },
+  },
+  {
     files: ['projections/**/*.ts'],
     rules: {
       'no-restricted-imports': restrict([{ group: ['**/src/drivers', '**/src/drivers/**'], message: 'projections work from events, never from the drivers' }]),

@@ -42,10 +42,23 @@ const allowed: Array<[string, string, string]> = [
   ['the CLI loads a command of its own lazily', 'src/cli/probe.ts', "export const load = () => import('./commands/query.js');"],
 ];
 
+const tableReads: Array<[string, string, string]> = [
+  ['the API reads liveness through the liveness queries', 'src/api/routes/probe.ts', "import { sql } from 'kysely';\nexport const q = sql`SELECT count(*) FROM liveness_nodes WHERE state = 'dark'`;"],
+  ['the sagas read alarms through the alarms queries', 'sagas/engine/probe.ts', "export const q = (db: any) => db.selectFrom('alarms').selectAll();"],
+];
+
 describe('the layer lint', () => {
   it.each(acrossAFloor)('refuses an import across a floor: %s', async (_rule, file, source) => {
     const found = await refusals(file, source);
     expect(found, `${file}: ${source}`).toEqual([expect.stringMatching(/^layers\/floors: /)]);
+  });
+
+  it.each(tableReads)('refuses SQL on a projection table outside projections/: %s', async (_rule, file, source) => {
+    expect(await refusals(file, source), `${file}: ${source}`).toEqual([expect.stringMatching(/^layers\/projection-tables: /)]);
+  });
+
+  it('accepts SQL on a projection table inside its projection', async () => {
+    expect(await refusals('projections/liveness/probe.ts', "import { sql } from 'kysely';\nexport const q = sql`SELECT count(*) FROM liveness_nodes`;")).toEqual([]);
   });
 
   it.each(allowed)('accepts an import the layering allows: %s', async (_rule, file, source) => {

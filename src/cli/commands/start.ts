@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { hostname } from 'node:os';
 import type { Kysely } from 'kysely';
-import { fleetProjections, openAlarms, ThreadedProjectionRunner } from '../../../projections/index.js';
+import { fleetProjections, livenessStateCounts, openAlarms, ThreadedProjectionRunner } from '../../../projections/index.js';
 import { readFileSync } from 'node:fs';
 import { serveApi } from '../../api/index.js';
 import { serveKurrent, type KurrentServer } from '../../kurrent/index.js';
@@ -63,8 +63,7 @@ const usage = `fleet-ledger start [options]
 
 async function livenessSummary(db: Kysely<any>): Promise<Record<string, number>> {
   try {
-    const rows = await db.selectFrom('liveness_nodes').select(['state', db.fn.countAll<number>().as('nodes')]).groupBy('state').execute();
-    return Object.fromEntries(rows.map((r: { state: string; nodes: number | string }) => [r.state, Number(r.nodes)]));
+    return await livenessStateCounts(db);
   } catch {
     return {};
   }
