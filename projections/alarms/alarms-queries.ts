@@ -1,5 +1,5 @@
 /** Typed questions of the alarms read model. */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 
 export interface AlarmView {
   alarmId: string;
@@ -59,3 +59,45 @@ export async function alarmById(db: Kysely<any>, alarmId: string): Promise<Alarm
 export async function alarmsOfNode(db: Kysely<any>, nodeId: string): Promise<AlarmView[]> {
   return (await db.selectFrom('alarms').selectAll().where('node_id', '=', nodeId).orderBy('opened_at', 'desc').execute()).map(view);
 }
+
+/** Open top-level alarms counted by kind (node alarms folded under a root cause are not counted). */
+export async function openAlarmCountsByKind(db: Kysely<any>): Promise<Array<{ kind: string; n: number }>> {
+  const rows = await sql<{ kind: string; n: number }>`SELECT kind, count(*)::int AS n FROM alarms WHERE status = 'open' AND parent_id IS NULL GROUP BY kind`.execute(db);
+  return rows.rows;
+}
+
+/** How many open alarms (folded or not) name one of the given nodes. */
+export async function openAlarmCountOf(db: Kysely<any>, nodeIds: readonly string[]): Promise<number> {
+  const rows = await sql<{ n: string }>`SELECT count(*) AS n FROM alarms WHERE status = 'open' AND node_id = ANY(${[...nodeIds]})`.execute(db);
+  return Number(rows.rows[0]?.n ?? 0);
+}
+
+/** Up to `limit` open alarms of one node, kind and summary only (in no particular order). */
+export async function openAlarmLinesOf(db: Kysely<any>, nodeId: string, limit: number): Promise<Array<{ kind: string; summary: string }>> {
+  const rows = await sql<{ kind: string; summary: string }>`SELECT kind, summary FROM alarms WHERE status = 'open' AND node_id = ${nodeId} LIMIT ${limit}`.execute(db);
+  return rows.rows;
+}
+
+/**
+ * Rows of `alarms` as stored (column names), for the history of the log: those of one node opened by `through` and
+ * not closed before `fromAt` (`ofNode`), those opened in a window of positions (`openedIn`), those closed in a window
+ * of time and opened by `through` (`closedIn`), and those with the given ids (`byIds`: id, kind, summary, node).
+ */
+export const alarmRowsFor = {
+  async ofNode(db: Kysely<any>, nodeId: string, through: number, fromAt: Date | null): Promise<Array<Record<string, any>>> {
+    let query = db.selectFrom('alarms').selectAll().where('node_id', '=', nodeId).where('opened_position', '<=', through);
+    if (fromAt) query = query.where(sql<boolean>`(closed_at IS NULL OR closed_at > ${fromAt})`);
+    return query.orderBy('opened_position').orderBy('alarm_id').execute();
+  },
+  async openedIn(db: Kysely<any>, after: number, through: number): Promise<Array<Record<string, any>>> {
+    return db.selectFrom('alarms').selectAll().where('opened_position', '>', after).where('opened_position', '<=', through).orderBy('opened_position').orderBy('alarm_id').execute();
+  },
+  async closedIn(db: Kysely<any>, fromAt: Date | null, toAt: Date, through: number): Promise<Array<Record<string, any>>> {
+    let query = db.selectFrom('alarms').selectAll().where('closed_at', 'is not', null).where('closed_at', '<=', toAt).where('opened_position', '<=', through);
+    if (fromAt) query = query.where('closed_at', '>', fromAt);
+    return query.orderBy('closed_at').orderBy('alarm_id').execute();
+  },
+  async byIds(db: Kysely<any>, alarmIds: readonly string[]): Promise<Array<{ alarm_id: string; kind: string; summary: string; node_id: string | null }>> {
+    return db.selectFrom('alarms').select(['alarm_id', 'kind', 'summary', 'node_id']).where('alarm_id', 'in', [...alarmIds]).execute() as Promise<Array<{ alarm_id: string; kind: string; summary: string; node_id: string | null }>>;
+  },
+};

@@ -95,3 +95,28 @@ export async function rolloutTargets(db: Kysely<any>, component: string, targetV
   }
   return targets;
 }
+
+/** A node as a rollout plan sees it: its topology, what inventory observed of it, and its liveness state. */
+export interface RolloutCandidateRow {
+  node_id: string;
+  site: string;
+  rack: string;
+  pdus: unknown;
+  tors: unknown;
+  cdu: string | null;
+  manufacturer: string | null;
+  model: string | null;
+  bmc_firmware: string | null;
+  state: string | null;
+}
+
+/** Every node of the topology, with its rack's feeds, its inventory and its liveness state (null where unknown). */
+export async function rolloutCandidateRows(db: Kysely<any>): Promise<RolloutCandidateRow[]> {
+  const rows = await sql<RolloutCandidateRow>`
+    SELECT t.node_id, t.site, t.rack, r.pdus, r.tors, r.cdu, i.manufacturer, i.model, i.bmc_firmware, l.state
+      FROM topology_nodes t
+      LEFT JOIN topology_racks r ON r.rack = t.rack
+      LEFT JOIN inventory_nodes i ON i.node_id = t.node_id
+      LEFT JOIN liveness_nodes l ON l.node_id = t.node_id`.execute(db);
+  return rows.rows;
+}

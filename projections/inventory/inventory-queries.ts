@@ -64,3 +64,28 @@ export async function heterogeneityReport(db: Kysely<any>): Promise<Heterogeneit
      ORDER BY min(first_seen_at), manufacturer, model, component, version`.execute(db);
   return result.rows.map((row) => ({ manufacturer: row.manufacturer, model: row.model, component: row.component, version: row.version, nodes: row.nodes, firstSeenAt: row.first_seen_at }));
 }
+
+/** One node's row of `inventory_nodes` as stored (column names), or undefined. */
+export async function inventoryNodeRow(db: Kysely<any>, nodeId: string): Promise<Record<string, any> | undefined> {
+  return db.selectFrom('inventory_nodes').selectAll().where('node_id', '=', nodeId).executeTakeFirst();
+}
+
+/** One node's rows of `inventory_firmware` as stored, by component. */
+export async function firmwareRowsOfNode(db: Kysely<any>, nodeId: string): Promise<Array<Record<string, any>>> {
+  return db.selectFrom('inventory_firmware').selectAll().where('node_id', '=', nodeId).orderBy('component').execute();
+}
+
+/** Rows of `inventory_nodes` as stored, by node id after `after`, each filter an equal column; at most `limit`. */
+export async function inventoryNodeRows(db: Kysely<any>, filter: { after: string | null; equal: ReadonlyArray<[string, string | undefined]>; limit: number }): Promise<Array<Record<string, any>>> {
+  let query = db.selectFrom('inventory_nodes').selectAll();
+  if (filter.after !== null) query = query.where('node_id', '>', filter.after);
+  for (const [column, value] of filter.equal) if (value !== undefined) query = query.where(column, '=', value);
+  return query.orderBy('node_id').limit(filter.limit).execute();
+}
+
+/** Every node's observed version of the components whose name contains `component` (case-insensitive). */
+export async function firmwareOfComponent(db: Kysely<any>, component: string): Promise<Array<{ node_id: string; version: string; updateable: boolean | null }>> {
+  const rows = await sql<{ node_id: string; version: string; updateable: boolean | null }>`
+    SELECT node_id, version, updateable FROM inventory_firmware WHERE component ILIKE ${`%${component}%`}`.execute(db);
+  return rows.rows;
+}

@@ -85,3 +85,41 @@ export async function overdueNodes(db: Kysely<any>, now: Date, intervals = 3): P
     .execute();
   return rows.map(nodeView);
 }
+
+/** How many nodes are in each liveness state (states with no node are absent). */
+export async function livenessStateCounts(db: Kysely<any>): Promise<Record<string, number>> {
+  const rows = await db.selectFrom('liveness_nodes').select(['state', sql<number>`count(*)::int`.as('nodes')]).groupBy('state').execute();
+  return Object.fromEntries(rows.map((row: { state: string; nodes: number | string }) => [row.state, Number(row.nodes)]));
+}
+
+/** One node's row of `liveness_nodes` as stored (column names), or undefined. */
+export async function livenessNodeRow(db: Kysely<any>, nodeId: string): Promise<Record<string, any> | undefined> {
+  return db.selectFrom('liveness_nodes').selectAll().where('node_id', '=', nodeId).executeTakeFirst();
+}
+
+export interface LivenessPageFilter {
+  /** Keyset: only nodes whose id sorts after this one. */
+  after: string | null;
+  state?: string | undefined;
+  exclude?: string | undefined;
+  site?: string | undefined;
+  rack?: string | undefined;
+  limit: number;
+}
+
+/** Rows of `liveness_nodes` as stored, by node id, filtered; at most `limit` rows. */
+export async function livenessNodeRows(db: Kysely<any>, filter: LivenessPageFilter): Promise<Array<Record<string, any>>> {
+  let query = db.selectFrom('liveness_nodes').selectAll();
+  if (filter.after !== null) query = query.where('node_id', '>', filter.after);
+  if (filter.state) query = query.where('state', '=', filter.state);
+  if (filter.exclude) query = query.where('state', '<>', filter.exclude);
+  if (filter.site) query = query.where('site', '=', filter.site);
+  if (filter.rack) query = query.where('rack', '=', filter.rack);
+  return query.orderBy('node_id').limit(filter.limit).execute();
+}
+
+/** The liveness state of each of the given nodes that the read model knows. */
+export async function livenessStatesOf(db: Kysely<any>, nodeIds: readonly string[]): Promise<Map<string, string>> {
+  const rows = await sql<{ node_id: string; state: string }>`SELECT node_id, state FROM liveness_nodes WHERE node_id = ANY(${nodeIds})`.execute(db);
+  return new Map(rows.rows.map((row) => [row.node_id, row.state]));
+}

@@ -7,7 +7,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
-import { formatCheckpoint, generateSignerKey, openNote, parseCheckpoint, parseSignerKey, signNote, verifierKeyOf } from '../checkpoint/signed-note.js';
+import { formatCheckpoint, generateSignerKey, openNote, parseCheckpoint, parseSignerKey, signNote, verifierKeyOf } from '../checkpoint/index.js';
 import { loadTiles, readMerkleState, rootAt } from './merkle-store.js';
 import { tilePath, tilesOfTree, type TileKey } from './tiles.js';
 

@@ -15,7 +15,7 @@
  */
 import pg from 'pg';
 import { canonicalEvent } from '../../src/ledger/index.js';
-import { inclusionProofRanges, MerkleAccumulator } from '../merkle/rfc9162.js';
+import { inclusionProofRanges, MerkleAccumulator } from '../merkle/index.js';
 import { AuditError, loadTiles, readMerkleState, recordedLeaves } from './merkle-store.js';
 import { rangeRootFromTiles, refsOf, tilesFor } from './tiles.js';
 

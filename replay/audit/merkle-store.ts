@@ -10,7 +10,7 @@ import {
   inclusionProofRanges,
   leafHash,
   MerkleAccumulator,
-} from '../merkle/rfc9162.js';
+} from '../merkle/index.js';
 import { refsOf, rangeRootFromTiles, tileKey, tileHeight, tilesFor, tileWidth, type TileKey, type TileMap } from './tiles.js';
 
 export interface MerkleState {

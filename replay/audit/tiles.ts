@@ -4,7 +4,7 @@
  * subtree of a committed tree is one tile entry hashed up at most 7 levels, so a proof is one read of a few tiles,
  * whatever the size of the log. The same tiles are what `publish.ts` writes to a folder for outsiders.
  */
-import { nodeHash, perfectDecomposition, rangeRoot, type NodeRef } from '../merkle/rfc9162.js';
+import { nodeHash, perfectDecomposition, rangeRoot, type NodeRef } from '../merkle/index.js';
 
 export const tileHeight = 8;
 export const tileWidth = 1 << tileHeight;

@@ -20,8 +20,8 @@ const oneShot = (crypto as unknown as { hash?: (algorithm: string, data: Uint8Ar
 const sha256 = (data: Buffer): Buffer => (oneShot ? oneShot('sha256', data, 'buffer') : crypto.createHash('sha256').update(data).digest());
 import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { leafHash, MerkleAccumulator, verifyInclusion } from '../merkle/rfc9162.js';
-import { openNote, parseCheckpoint } from '../checkpoint/signed-note.js';
+import { leafHash, MerkleAccumulator, verifyInclusion } from '../merkle/index.js';
+import { openNote, parseCheckpoint } from '../checkpoint/index.js';
 import { exportMagic, type ExportHeader } from './export.js';
 import { tilePath, tilesOfTree, tileWidth } from './tiles.js';
 

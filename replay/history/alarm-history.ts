@@ -5,9 +5,10 @@
  * it is placed by the alarm's `closed_at` (the clock of the fact that closed it: the poll that answered, the clean
  * reading). The read model may be behind the head or not built yet: the answer says how far it had applied the log.
  */
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { RecordedEvent } from '../../events/index.js';
 import type { EventStore } from '../../src/ledger/index.js';
+import { alarmRowsFor } from '../../projections/index.js';
 import { projectionCheckpoint, readTypes, tableExists, type PositionRange } from './log-reads.js';
 
 /** One alarm as history shows it. Instants are RFC 3339, UTC. */
@@ -100,9 +101,7 @@ export async function nodeAlarms(store: EventStore, nodeId: string, window: Posi
   if (!source.available) return { alarms: [], source };
   const db = store.db as unknown as Kysely<any>;
   const fromAt = window.fromAt ? new Date(window.fromAt) : null;
-  let query = db.selectFrom('alarms').selectAll().where('node_id', '=', nodeId).where('opened_position', '<=', window.through);
-  if (fromAt) query = query.where(sql<boolean>`(closed_at IS NULL OR closed_at > ${fromAt})`);
-  const rows = await query.orderBy('opened_position').orderBy('alarm_id').execute();
+  const rows = await alarmRowsFor.ofNode(db, nodeId, window.through, fromAt);
   if (rows.length === 0) return { alarms: [], source };
   const ids = new Set(rows.map((row: any) => row.alarm_id as string));
   const acks = latestAcks(acknowledgements(await readTypes(store, ['AlarmAcknowledged'], { after: 0, through: window.through }), ids));
@@ -123,14 +122,8 @@ export async function alarmChanges(
   const fromAt = window.fromAt ? new Date(window.fromAt) : null;
   const toAt = window.toAt ? new Date(window.toAt) : null;
   const [openedRows, closedRows] = await Promise.all([
-    db.selectFrom('alarms').selectAll().where('opened_position', '>', window.after).where('opened_position', '<=', window.through).orderBy('opened_position').orderBy('alarm_id').execute(),
-    toAt
-      ? (() => {
-          let query = db.selectFrom('alarms').selectAll().where('closed_at', 'is not', null).where('closed_at', '<=', toAt).where('opened_position', '<=', window.through);
-          if (fromAt) query = query.where('closed_at', '>', fromAt);
-          return query.orderBy('closed_at').orderBy('alarm_id').execute();
-        })()
-      : Promise.resolve([] as any[]),
+    alarmRowsFor.openedIn(db, window.after, window.through),
+    toAt ? alarmRowsFor.closedIn(db, fromAt, toAt, window.through) : Promise.resolve([] as any[]),
   ]);
   const ids = new Set([...openedRows, ...closedRows].map((row: any) => row.alarm_id as string));
   const allAcks = ids.size > 0 ? acknowledgements(await readTypes(store, ['AlarmAcknowledged'], { after: 0, through: window.through }), ids) : [];
@@ -139,7 +132,7 @@ export async function alarmChanges(
   const known = new Map<string, any>();
   const ackedIds = [...new Set(acksInWindow.map((ack) => ack.alarmId))];
   if (ackedIds.length > 0) {
-    for (const row of await db.selectFrom('alarms').select(['alarm_id', 'kind', 'summary', 'node_id']).where('alarm_id', 'in', ackedIds).execute()) known.set(row.alarm_id, row);
+    for (const row of await alarmRowsFor.byIds(db, ackedIds)) known.set(row.alarm_id, row);
   }
   return {
     opened: openedRows.map((row) => record(row, acks, closedBy)),

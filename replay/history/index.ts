@@ -12,6 +12,7 @@ export type { MembershipChange } from './membership-changes.js';
 export type { SagaMilestone, StepChange, StepChangeKind } from './saga-changes.js';
 export { parsePoint, pointDescription, pointPattern, positionAt, resolveWindow, type LogPoint, type LogWindow, type PointInput } from './log-window.js';
 export { HistoryError, historyErrorCatalogue, isHistoryError, type AnyHistoryError, type HistoryErrorCode, type HistoryErrorDetails } from './history-error.js';
-export { historyMigrations, nodeIndexesPresent, nodeIndexNames } from './node-index-migration.js';
+// The node indexes are an index on the log, so the ledger owns their migration; history re-exports them for its readers.
+export { historyMigrations, nodeIndexesPresent, nodeIndexNames } from '../../src/ledger/index.js';
 export { summarizeEvent, shortInstant } from './event-summary.js';
 export { FoldStartFinder, replayNodeLiveness, type PositionedFact } from './liveness-replay.js';

@@ -12,7 +12,7 @@ import { forEachLivenessFact, type LivenessOptions } from '../../projections/ind
 import type { EventStore } from '../../src/ledger/index.js';
 import { FoldStartFinder, mergeFacts, type PositionedFact } from './liveness-replay.js';
 import { countPollBatches, readNamingNode, readPollsOf, readTypes, type PositionRange } from './log-reads.js';
-import { nodeIndexesPresent } from './node-index-migration.js';
+import { nodeIndexesPresent } from '../../src/ledger/index.js';
 
 export const lifecycleTypes = ['NodeRegistered', 'MaintenanceWindowSet', 'NodeDecommissioned'] as const;
 

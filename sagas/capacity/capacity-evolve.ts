@@ -6,7 +6,7 @@
  * `evolveCapacity` updates the state in place (a site holds tens of thousands of acquire/release pairs) and returns it.
  */
 import type { EventData } from '../../events/index.js';
-import type { SiteCapSet, SlotAcquired, SlotReleased } from '../../events/saga-progress.js';
+import type { SiteCapSet, SlotAcquired, SlotReleased } from '../../events/index.js';
 import type { SagaEvent } from '../saga-event.js';
 
 export type Slot = EventData<typeof SlotAcquired>;

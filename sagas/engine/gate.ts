@@ -5,7 +5,8 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { EventData } from '../../events/index.js';
-import type { GateEvaluated } from '../../events/saga-progress.js';
+import { livenessStatesOf, openAlarmCountOf } from '../../projections/index.js';
+import type { GateEvaluated } from '../../events/index.js';
 import type { RolloutPlan } from '../firmware-rollout/rollout-planner.js';
 
 export type GateRecord = Omit<EventData<typeof GateEvaluated>, 'rolloutId' | 'wave'>;
@@ -31,10 +32,9 @@ export async function readGateInputs(db: Kysely<any>, nodes: readonly string[], 
   const states = new Map<string, string>();
   for (let i = 0; i < nodes.length; i += 5_000) {
     const chunk = nodes.slice(i, i + 5_000);
-    const rows = await sql<{ node_id: string; state: string }>`SELECT node_id, state FROM liveness_nodes WHERE node_id = ANY(${chunk})`.execute(db).catch(() => ({ rows: [] as Array<{ node_id: string; state: string }> }));
-    for (const r of rows.rows) states.set(r.node_id, r.state);
+    for (const [node, state] of await livenessStatesOf(db, chunk).catch(() => new Map<string, string>())) states.set(node, state);
   }
-  const alarms = await sql<{ n: string }>`SELECT count(*) AS n FROM alarms WHERE status = 'open' AND node_id = ANY(${[...nodes]})`.execute(db).catch(() => ({ rows: [{ n: '0' }] }));
+  const openAlarms = await openAlarmCountOf(db, nodes).catch(() => 0);
   const unhealthy: string[] = [];
   const unknown: string[] = [];
   let healthy = 0;
@@ -44,6 +44,6 @@ export async function readGateInputs(db: Kysely<any>, nodes: readonly string[], 
     else if (state === 'dark') unhealthy.push(node);
     else unknown.push(node);
   }
-  const values: GateRecord['values'] = { nodes: nodes.length, healthy, unhealthy: unhealthy.slice(0, 1000), unknown: unknown.slice(0, 1000), openAlarms: Number(alarms.rows[0]?.n ?? 0) };
+  const values: GateRecord['values'] = { nodes: nodes.length, healthy, unhealthy: unhealthy.slice(0, 1000), unknown: unknown.slice(0, 1000), openAlarms };
   return { inputs, values, ...gateVerdict(inputs, values, gate) };
 }

@@ -7,7 +7,7 @@
  * drives a node's provisioning at a time (its lease, as for a rollout: `saga-ownership.ts`); the others stand by.
  */
 import type { Kysely } from 'kysely';
-import { sql } from 'kysely';
+import { openAlarmLinesOf } from '../../projections/index.js';
 import type { Actor, ProposedEvent } from '../../events/index.js';
 import { DriverError, RedfishDriver, type RedfishDriverOptions } from '../../src/drivers/index.js';
 import type { EventStore } from '../../src/ledger/index.js';
@@ -305,8 +305,8 @@ export class ProvisioningEngine {
 }
 
 async function openAlarmsOf(db: Kysely<any>, nodeId: string): Promise<string[]> {
-  const rows = await sql<{ kind: string; summary: string }>`SELECT kind, summary FROM alarms WHERE status = 'open' AND node_id = ${nodeId} LIMIT 20`.execute(db).catch(() => ({ rows: [] as Array<{ kind: string; summary: string }> }));
-  return rows.rows.map((row) => `alarm ${row.kind}: ${row.summary}`.slice(0, 300));
+  const rows = await openAlarmLinesOf(db, nodeId, 20).catch(() => [] as Array<{ kind: string; summary: string }>);
+  return rows.map((row) => `alarm ${row.kind}: ${row.summary}`.slice(0, 300));
 }
 
 function sleep(ms: number): Promise<void> {

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Actor } from '../../events/index.js';
+import { firmwareOfComponent, rolloutCandidateRows } from '../../projections/index.js';
 import type { EventStore } from '../../src/ledger/index.js';
 import { planRollout, type Candidate, type RolloutPlan, type RolloutRequest } from '../firmware-rollout/rollout-planner.js';
 import { evolveRollout, initialRollout, outcomeCounts, rolloutStream, type RolloutState } from '../firmware-rollout/rollout-evolve.js';
@@ -33,17 +34,10 @@ export function previewRollout(request: RolloutRequest, candidates: readonly Can
 
 /** The fleet as the projections see it: topology, inventory, liveness, and cordons from the log. */
 export async function fleetCandidates(db: Kysely<any>, component: string): Promise<Candidate[]> {
-  const rows = await sql<{ node_id: string; site: string; rack: string; pdus: unknown; tors: unknown; cdu: string | null; manufacturer: string | null; model: string | null; bmc_firmware: string | null; state: string | null }>`
-    SELECT t.node_id, t.site, t.rack, r.pdus, r.tors, r.cdu, i.manufacturer, i.model, i.bmc_firmware, l.state
-      FROM topology_nodes t
-      LEFT JOIN topology_racks r ON r.rack = t.rack
-      LEFT JOIN inventory_nodes i ON i.node_id = t.node_id
-      LEFT JOIN liveness_nodes l ON l.node_id = t.node_id`.execute(db);
+  const rows = await rolloutCandidateRows(db);
   const versions = new Map<string, string>();
   const notUpdateable = new Set<string>();
-  const firmware = await sql<{ node_id: string; version: string; updateable: boolean | null }>`
-    SELECT node_id, version, updateable FROM inventory_firmware WHERE component ILIKE ${`%${component}%`}`.execute(db);
-  for (const row of firmware.rows) {
+  for (const row of await firmwareOfComponent(db, component)) {
     if (component.toUpperCase() !== 'BMC') versions.set(row.node_id, row.version);
     // Only a BMC that says so excludes a node; one that says nothing (null) is tried, as before.
     if (row.updateable === false) notUpdateable.add(row.node_id);
@@ -53,7 +47,7 @@ export async function fleetCandidates(db: Kysely<any>, component: string): Promi
      WHERE type IN ('NodeCordoned', 'NodeUncordoned') ORDER BY data->>'nodeId', position DESC`.execute(db);
   const cordoned = new Set(cordons.rows.filter((row) => row.type === 'NodeCordoned').map((row) => row.node_id));
   const first = (value: unknown): string | undefined => (Array.isArray(value) && typeof value[0] === 'string' ? value[0] : undefined);
-  return rows.rows.map((row) => ({
+  return rows.map((row) => ({
     nodeId: row.node_id,
     site: row.site,
     rack: row.rack,

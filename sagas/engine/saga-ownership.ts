@@ -21,7 +21,7 @@
  */
 import { hostname } from 'node:os';
 import pg from 'pg';
-import type { SagaLeaseStamp } from '../../events/envelope.js';
+import type { SagaLeaseStamp } from '../../events/index.js';
 import { boundedConnection } from '../../src/ledger/index.js';
 
 export interface SagaLease {

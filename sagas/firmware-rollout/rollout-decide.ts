@@ -12,7 +12,7 @@
  * - a wave advances only after every node has an outcome, the bake has passed and the gate said pass;
  * - failure budgets (canary, per wave, cumulative) halt the rollout the moment they are exceeded.
  */
-import type { NodeOutcome } from '../../events/saga-progress.js';
+import type { NodeOutcome } from '../../events/index.js';
 import type { CapacityState, Slot } from '../capacity/capacity-evolve.js';
 import { domainOf, domains, type RolloutTarget } from './rollout-planner.js';
 import { outcomeCounts, type RolloutState } from './rollout-evolve.js';

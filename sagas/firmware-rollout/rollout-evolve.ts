@@ -16,7 +16,7 @@ import type {
   RolloutPlanned,
   WaveAdvanced,
   WaveOpened,
-} from '../../events/saga-progress.js';
+} from '../../events/index.js';
 import { actorName, type SagaEvent } from '../saga-event.js';
 import type { RolloutPlan, RolloutTarget } from './rollout-planner.js';
 

@@ -11,7 +11,7 @@
  * - the cohort choice is a seeded shuffle, and the seed is in the plan.
  */
 import type { z } from 'zod';
-import type { domainLimitsSchema, firmwareImageSchema, rolloutPlanSchema, rolloutTargetSchema } from '../../events/saga-progress.js';
+import type { domainLimitsSchema, firmwareImageSchema, rolloutPlanSchema, rolloutTargetSchema } from '../../events/index.js';
 
 export type FirmwareImage = z.output<typeof firmwareImageSchema>;
 export type DomainLimits = z.output<typeof domainLimitsSchema>;

@@ -21,7 +21,7 @@ import type {
   UpdateSubmissionFailed,
   UpdateSubmitted,
   VersionObserved,
-} from '../../events/saga-progress.js';
+} from '../../events/index.js';
 import type { SagaEvent } from '../saga-event.js';
 
 export type StepPhase =

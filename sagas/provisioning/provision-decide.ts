@@ -8,7 +8,7 @@
  * - burn-in reads the node every interval until its end; any problem quarantines it at `burn-in`.
  */
 import type { EventData } from '../../events/index.js';
-import type { InventoryCollected, ProvisioningStarted } from '../../events/saga-progress.js';
+import type { InventoryCollected, ProvisioningStarted } from '../../events/index.js';
 import { versionMatches } from '../firmware-rollout/step-decide.js';
 import type { ProvisionState } from './provision-evolve.js';
 

@@ -13,7 +13,7 @@ import type {
   ProvisioningQuarantined,
   ProvisioningStarted,
   QuarantineReleased,
-} from '../../events/saga-progress.js';
+} from '../../events/index.js';
 import type { SagaEvent } from '../saga-event.js';
 
 export type ProvisionStage = 'none' | 'registering' | 'inventorying' | 'validating' | 'baselining' | 'burn-in' | 'ready' | 'quarantined' | 'abandoned';

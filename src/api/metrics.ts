@@ -4,6 +4,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { sql } from 'kysely';
+import { livenessStateCounts, openAlarmCountsByKind } from '../../projections/index.js';
 import type { ApiContext } from './api-context.js';
 import { readClusterStatus, shardStates, type ClusterStatus } from './cluster-status.js';
 
@@ -321,8 +322,8 @@ export function createMetrics(ctx: Omit<ApiContext, 'timeAppend'>, options: { pr
     help: 'Nodes in the dark liveness state',
     registers,
     async collect() {
-      const row = await sql<{ n: number }>`SELECT count(*)::int AS n FROM liveness_nodes WHERE state = 'dark'`.execute(ctx.db).catch(() => null);
-      this.set(row?.rows[0]?.n ?? 0);
+      const states = await livenessStateCounts(ctx.db).catch(() => null);
+      this.set(states?.dark ?? 0);
     },
   });
   new Gauge({
@@ -332,8 +333,8 @@ export function createMetrics(ctx: Omit<ApiContext, 'timeAppend'>, options: { pr
     registers,
     async collect() {
       this.reset();
-      const rows = await sql<{ kind: string; n: number }>`SELECT kind, count(*)::int AS n FROM alarms WHERE status = 'open' AND parent_id IS NULL GROUP BY kind`.execute(ctx.db).catch(() => null);
-      for (const row of rows?.rows ?? []) this.set({ kind: row.kind }, row.n);
+      const rows = await openAlarmCountsByKind(ctx.db).catch(() => null);
+      for (const row of rows ?? []) this.set({ kind: row.kind }, row.n);
     },
   });
 

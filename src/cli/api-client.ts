@@ -4,7 +4,7 @@
  * 0 ok, 1 error, 2 usage, 3 authentication or authorization refused.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { request } from 'undici';
+import { httpCall, type HttpAnswer } from './http-call.js';
 
 export const exitCodes = { ok: 0, error: 1, usage: 2, auth: 3 } as const;
 
@@ -76,22 +76,22 @@ export async function callApi<T = any>(connection: ApiConnection, path: string, 
     body = JSON.stringify(options.body);
     headers['content-type'] = 'application/json';
   }
-  let response;
+  let response: HttpAnswer;
   try {
-    response = await request(target, { method: options.method ?? 'GET', headers, body, signal: AbortSignal.timeout(60_000) });
+    response = await httpCall(target, { method: options.method ?? 'GET', headers, body, timeoutMs: 60_000 });
   } catch (error) {
     throw new ApiCallError(0, 'CLI_UNREACHABLE', `cannot reach ${target.origin}: ${error instanceof Error ? error.message : String(error)}`, {});
   }
-  const text = await response.body.text();
+  const text = response.text;
   let parsed: any;
   try {
     parsed = text.length > 0 ? JSON.parse(text) : null;
   } catch {
     parsed = text;
   }
-  if (response.statusCode >= 400) {
+  if (response.status >= 400) {
     const error = parsed?.error;
-    throw new ApiCallError(response.statusCode, error?.code ?? `HTTP_${response.statusCode}`, error?.message ?? String(text).slice(0, 300), error?.details ?? {});
+    throw new ApiCallError(response.status, error?.code ?? `HTTP_${response.status}`, error?.message ?? String(text).slice(0, 300), error?.details ?? {});
   }
   return parsed as T;
 }

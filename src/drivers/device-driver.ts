@@ -8,7 +8,7 @@
  * - sessions a driver opens are closed before `observe()` settles, unless it was built to reuse them, in which
  *   case `close()` closes them.
  */
-import type { DriverObservation, DriverObservationType } from '../../events/driver-observations.js';
+import type { DriverObservation, DriverObservationType } from '../../events/index.js';
 
 export interface DriverCapabilities {
   inventory: boolean;

@@ -8,7 +8,7 @@
  * Pure: no clock, no I/O (the hash is SHA-256 from `node:crypto`, deterministic across processes).
  */
 import { createHash } from 'node:crypto';
-import type { DriverObservation, SelEntriesObservedData, SelEntry } from '../../events/driver-observations.js';
+import type { DriverObservation, SelEntriesObservedData, SelEntry } from '../../events/index.js';
 
 /** Fields that vary between two reads of an unchanged device. */
 export const volatileObservationFields: readonly string[] = ['latencyMs', 'observedAt', 'recordedAt'];

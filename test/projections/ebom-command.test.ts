@@ -8,12 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventStore } from '../../src/ledger/index.js';
 import { backends, freshDatabase } from '../support/backends.js';
 
-const bin = fileURLToPath(new URL('../../bin/fleet-ledger.js', import.meta.url));
+// The command line from its sources (tsx): `test/cli/built-cli.test.ts` runs the compiled one.
+const main = ['--import', 'tsx', fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))];
 const example = fileURLToPath(new URL('../../examples/ebom.csv', import.meta.url));
 
 function cli(args: string[], databaseUrl: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { env: { ...process.env, DATABASE_URL: databaseUrl, USER: 'carol' }, timeout: 60_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [...main, ...args], { env: { ...process.env, DATABASE_URL: databaseUrl, USER: 'carol' }, timeout: 60_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
   });

@@ -2,11 +2,12 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-const bin = fileURLToPath(new URL('../../bin/fleet-ledger.js', import.meta.url));
+// The command line from its sources (tsx): `test/cli/built-cli.test.ts` runs the compiled one.
+const cli = ['--import', 'tsx', fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))];
 
 describe('fleet-ledger sim', { timeout: 30_000 }, () => {
   it('runs in the foreground, prints its control URL and stops cleanly on SIGTERM', async () => {
-    const child = spawn(process.execPath, [bin, 'sim', '--bmcs', '3', '--mockup', 'hpe', '--latency-scale', '0', '--stats-every', '0'], {
+    const child = spawn(process.execPath, [...cli, 'sim', '--bmcs', '3', '--mockup', 'hpe', '--latency-scale', '0', '--stats-every', '0'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -28,7 +29,7 @@ describe('fleet-ledger sim', { timeout: 30_000 }, () => {
   }, 30_000);
 
   it('refuses a scenario with an invalid field and names it', async () => {
-    const child = spawn(process.execPath, [bin, 'sim', '--bmcs', 'many'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...cli, 'sim', '--bmcs', 'many'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let errors = '';
     child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));

@@ -12,7 +12,7 @@
  * `?minPosition=` sends a read the replica has not caught up with to the primary.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { instantSchema, nodeIdSchema } from '../../../events/index.js';
 import {
@@ -22,11 +22,17 @@ import {
   complianceSummary,
   darkNodes,
   driftFindings,
+  firmwareRowsOfNode,
   firmwareVersions,
   gapsInPeriod,
   heterogeneityReport,
   inventoryBy,
   inventoryDimensions,
+  inventoryNodeRow,
+  inventoryNodeRows,
+  livenessNodeRow,
+  livenessNodeRows,
+  livenessStateCounts,
   nodeComparison,
   nodeLiveness,
   openAlarms,
@@ -204,9 +210,9 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
       answer(request, reply, reads.node, async (db, now) => {
         const { nodeId } = request.params;
         const [liveness, inventory, firmware, drift, alarms] = await Promise.all([
-          db.selectFrom('liveness_nodes').selectAll().where('node_id', '=', nodeId).executeTakeFirst(),
-          db.selectFrom('inventory_nodes').selectAll().where('node_id', '=', nodeId).executeTakeFirst(),
-          db.selectFrom('inventory_firmware').selectAll().where('node_id', '=', nodeId).orderBy('component').execute(),
+          livenessNodeRow(db, nodeId),
+          inventoryNodeRow(db, nodeId),
+          firmwareRowsOfNode(db, nodeId),
           nodeComparison(db, nodeId),
           alarmsOfNode(db, nodeId),
         ]);
@@ -243,13 +249,7 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
       answer(request, reply, reads.liveness, async (db, now) => {
         const { cursor, limit, state, exclude, site, rack, compact } = request.query;
         const after = keyAfter(cursor);
-        let query = db.selectFrom('liveness_nodes').selectAll();
-        if (after !== null) query = query.where('node_id', '>', after);
-        if (state) query = query.where('state', '=', state);
-        if (exclude) query = query.where('state', '<>', exclude);
-        if (site) query = query.where('site', '=', site);
-        if (rack) query = query.where('rack', '=', rack);
-        const rows = await query.orderBy('node_id').limit(limit + 1).execute();
+        const rows = await livenessNodeRows(db, { after, state, exclude, site, rack, limit: limit + 1 });
         if (compact === 'true') return keysetPage(rows.map((row: any) => ({ nodeId: row.node_id as string, site: row.site as string | null, rack: row.rack as string | null, state: row.state as string })), limit, (row) => row.nodeId);
         return keysetPage(rows.map((row) => livenessRow(row, now)), limit, (row) => row.nodeId);
       }),
@@ -260,8 +260,7 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
     schema: { tags, summary: 'how many nodes are in each liveness state', querystring: readQuery },
     handler: async (request, reply) =>
       answer(request, reply, reads.liveness, async (db) => {
-        const rows = await db.selectFrom('liveness_nodes').select(['state', sql<number>`count(*)::int`.as('nodes')]).groupBy('state').execute();
-        return { states: Object.fromEntries(rows.map((row: any) => [row.state, row.nodes])) as Record<string, number> };
+        return { states: await livenessStateCounts(db) };
       }),
   });
 
@@ -347,8 +346,6 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
       answer(request, reply, reads.inventory, async (db) => {
         const q = request.query;
         const after = keyAfter(q.cursor);
-        let query = db.selectFrom('inventory_nodes').selectAll();
-        if (after !== null) query = query.where('node_id', '>', after);
         const filters: Array<[string, string | undefined]> = [
           ['site', q.site],
           ['rack', q.rack],
@@ -358,8 +355,7 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
           ['bmc_firmware', q.bmcFirmware],
           ['bios_version', q.biosVersion],
         ];
-        for (const [column, value] of filters) if (value !== undefined) query = query.where(column, '=', value);
-        const rows = await query.orderBy('node_id').limit(q.limit + 1).execute();
+        const rows = await inventoryNodeRows(db, { after, equal: filters, limit: q.limit + 1 });
         return keysetPage(rows.map(inventoryRow), q.limit, (row) => row.nodeId);
       }),
   });

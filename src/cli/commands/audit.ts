@@ -5,9 +5,9 @@
 import { createWriteStream, existsSync, readFileSync } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { request } from 'undici';
-import { verifyConsistency, verifyInclusion } from '../../../replay/merkle/rfc9162.js';
-import { openCheckpoint } from '../../../replay/audit/checkpointer.js';
-import { verifyExport } from '../../../replay/audit/verify-export.js';
+import { verifyConsistency, verifyInclusion } from '../../../replay/merkle/index.js';
+import { openCheckpoint } from '../../../replay/audit/index.js';
+import { verifyExport } from '../../../replay/audit/index.js';
 import { ApiCallError, callApi, connectionOf, connectionUsage, exitCodes, output, parseCommandArgs, required, runApiCommand, UsageError, type ApiConnection } from '../api-client.js';
 
 export const summary = 'the transparency log: signed checkpoints, inclusion and consistency proofs, export, and offline verify';

@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { isDriverError, RedfishDriver, startMockupServer, type MockupServer } from '../../drivers/index.js';
-import type { DriverObservation } from '../../../events/driver-observations.js';
+import type { DriverObservation } from '../../../events/index.js';
 
 export const summary = 'print the normalized observation of a Redfish BMC (or a Mockup-Creator folder with --mockup)';
 

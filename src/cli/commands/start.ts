@@ -1,15 +1,11 @@
 import { parseArgs } from 'node:util';
 import { hostname } from 'node:os';
 import type { Kysely } from 'kysely';
-import { fleetProjections, openAlarms, ThreadedProjectionRunner } from '../../../projections/index.js';
+import { fleetProjections, livenessStateCounts, openAlarms, ThreadedProjectionRunner } from '../../../projections/index.js';
 import { readFileSync } from 'node:fs';
 import { serveApi } from '../../api/index.js';
 import { serveKurrent, type KurrentServer } from '../../kurrent/index.js';
-import { declareDemoEbom } from '../../demo/demo-ebom.js';
-import { demoScenario } from '../../demo/demo-scenario.js';
-import { fileCredentials, loadTargetFile, registerTargets } from '../../demo/target-file.js';
-import { registerSimulatedFleet, simulatorCredentials, startSimulatedFleet } from '../../demo/demo-fleet.js';
-import { readRecordedFleet } from '../../demo/recorded-fleet.js';
+import { declareDemoEbom, demoScenario, fileCredentials, loadTargetFile, readRecordedFleet, registerSimulatedFleet, registerTargets, simulatorCredentials, startSimulatedFleet } from '../../demo/index.js';
 import { StartedParts } from '../started-parts.js';
 import { AsOfEngine } from '../../../replay/as-of/index.js';
 import { AuditService } from '../../../replay/audit/index.js';
@@ -70,8 +66,7 @@ const usage = `fleet-ledger start [options]
 
 async function livenessSummary(db: Kysely<any>): Promise<Record<string, number>> {
   try {
-    const rows = await db.selectFrom('liveness_nodes').select(['state', db.fn.countAll<number>().as('nodes')]).groupBy('state').execute();
-    return Object.fromEntries(rows.map((r: { state: string; nodes: number | string }) => [r.state, Number(r.nodes)]));
+    return await livenessStateCounts(db);
   } catch {
     return {};
   }

@@ -10,10 +10,10 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadOrCreateSigner, openCheckpoint } from '../../../replay/audit/checkpointer.js';
-import { tilePath, tilesOfTree } from '../../../replay/audit/tiles.js';
-import { addSignatures } from '../../../replay/checkpoint/signed-note.js';
-import { MerkleAccumulator, verifyConsistency } from '../../../replay/merkle/rfc9162.js';
+import { loadOrCreateSigner, openCheckpoint } from '../../../replay/audit/index.js';
+import { tilePath, tilesOfTree } from '../../../replay/audit/index.js';
+import { addSignatures } from '../../../replay/checkpoint/index.js';
+import { MerkleAccumulator, verifyConsistency } from '../../../replay/merkle/index.js';
 import { callApi, connectionOf } from '../api-client.js';
 
 export const summary = 'witness a ledger: check each new checkpoint extends the last one seen, co-sign it, refuse forks and rollbacks';

@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import type { DriverObservation } from '../../../events/driver-observations.js';
+import type { DriverObservation } from '../../../events/index.js';
 import { DriverError } from '../driver-error.js';
 import { gpuQueryFields, parseNvidiaSmiCsv } from './nvidia-smi-csv.js';
 import { parseXidLog } from './xid.js';

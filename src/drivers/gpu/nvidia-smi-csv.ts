@@ -6,7 +6,7 @@
  * (`[N/A]`, `[Not Supported]`, `[Requested functionality has been deprecated]`), which become absent fields.
  * A value that should be a number and is not is kept in `unrecognized`.
  */
-import type { GpuTelemetry, GpuTelemetryObservedData, UnrecognizedValue } from '../../../events/driver-observations.js';
+import type { GpuTelemetry, GpuTelemetryObservedData, UnrecognizedValue } from '../../../events/index.js';
 import { storableText } from '../storable-text.js';
 import { DriverError } from '../driver-error.js';
 

@@ -6,7 +6,7 @@
  * (`SRAM Correctable`, `DRAM Uncorrectable`, Hopper and later) or `Single Bit`/`Double Bit` with a `Total`; the
  * throttle section is `Clocks Throttle Reasons` on old drivers and `Clocks Event Reasons` on new ones.
  */
-import type { GpuTelemetry, GpuTelemetryObservedData, UnrecognizedValue } from '../../../events/driver-observations.js';
+import type { GpuTelemetry, GpuTelemetryObservedData, UnrecognizedValue } from '../../../events/index.js';
 import { isNotAValue } from './nvidia-smi-csv.js';
 import { storableText } from '../storable-text.js';
 import { DriverError } from '../driver-error.js';

@@ -11,7 +11,7 @@
  * - `attached_gpus` may disagree with the `<gpu>` elements listed (a trimmed report): the elements are what is
  *   reported, the disagreement is kept in `unrecognized`.
  */
-import type { GpuTelemetry, GpuTelemetryObservedData, UnrecognizedValue } from '../../../events/driver-observations.js';
+import type { GpuTelemetry, GpuTelemetryObservedData, UnrecognizedValue } from '../../../events/index.js';
 import { DriverError } from '../driver-error.js';
 import { storableText } from '../storable-text.js';
 import { isNotAValue } from './nvidia-smi-csv.js';

@@ -4,7 +4,7 @@
  * records, journald). The catalogue paraphrases NVIDIA's XID documentation; codes not in it are still reported,
  * with a generic meaning, and listed in `unrecognized`.
  */
-import type { GpuXidObservedData, UnrecognizedValue, XidEvent } from '../../../events/driver-observations.js';
+import type { GpuXidObservedData, UnrecognizedValue, XidEvent } from '../../../events/index.js';
 import { storableText } from '../storable-text.js';
 
 export interface XidCatalogueEntry {

@@ -13,7 +13,7 @@ import type {
   NodeInventoryObservedData,
   SensorsObservedData,
   UnrecognizedValue,
-} from '../../../events/driver-observations.js';
+} from '../../../events/index.js';
 import type { DeviceDriver, DriverCapabilities, ObserveOptions } from '../device-driver.js';
 import { DriverError, toDriverError } from '../driver-error.js';
 import { parseChassisStatus, parseDcmiPowerReading, parseFru, parseMcInfo, parseSdr, summarizeSensors } from './ipmitool-parsers.js';

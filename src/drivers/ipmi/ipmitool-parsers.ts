@@ -4,7 +4,7 @@
  * `unrecognized` (ipmitool interleaves errors such as `Unable to send command: Invalid argument` with data,
  * see `ipmi/v1Data_0_line589.txt`).
  */
-import type { Health, SensorReading, UnrecognizedValue } from '../../../events/driver-observations.js';
+import type { Health, SensorReading, UnrecognizedValue } from '../../../events/index.js';
 import { storableText } from '../storable-text.js';
 
 export interface IpmiSensor {

@@ -4,7 +4,7 @@
  * while everything it manages is OK (`nvidia_gb200/Managers/HGX_BMC_0`). `Status.Conditions` entries (NVIDIA)
  * become conditions with their message ids; identical conditions are reported once.
  */
-import type { Health, HealthObservedData } from '../../../events/driver-observations.js';
+import type { Health, HealthObservedData } from '../../../events/index.js';
 import { parseHealth } from './read-sensors.js';
 import { asResource, canonicalPath, type ObservationRecorder, type Resource } from './resource-reader.js';
 

@@ -13,7 +13,7 @@ import type {
   PowerStateObservedData,
   SelEntriesObservedData,
   SensorsObservedData,
-} from '../../../events/driver-observations.js';
+} from '../../../events/index.js';
 import { DriverError, driverErrorCodes, type DriverErrorCode } from '../driver-error.js';
 import { detectDialect, type RedfishDialect } from './dialect.js';
 import { normalizeFirmwareVersion } from '../../firmware/index.js';

@@ -15,7 +15,7 @@
  * same entry read twice is recognised as one (see `changedObservations`).
  */
 import { createHash } from 'node:crypto';
-import type { SelEntriesObservedData, SelEntry } from '../../../events/driver-observations.js';
+import type { SelEntriesObservedData, SelEntry } from '../../../events/index.js';
 import { asResource, canonicalPath, lastSegment, type ObservationRecorder, type Resource, type ResourceReader } from './resource-reader.js';
 
 type Located = { path: string; resource: Resource };

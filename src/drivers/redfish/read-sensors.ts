@@ -6,7 +6,7 @@
  * keeps its unit: a fan given in percent (`Reading`/`ReadingUnits`, or the older `CurrentReading`/`Units` of iLO 4)
  * is `%`, never RPM.
  */
-import type { Health, SensorReading, SensorsObservedData } from '../../../events/driver-observations.js';
+import type { Health, SensorReading, SensorsObservedData } from '../../../events/index.js';
 import { asResource, lastSegment, settleAll, type ObservationRecorder, type Resource, type ResourceReader } from './resource-reader.js';
 
 export interface ChassisSensors {

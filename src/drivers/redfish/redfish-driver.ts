@@ -6,7 +6,7 @@
  * session is kept for the next `observe()` and `close()` logs it out. No path through `observe()` leaves a session
  * open that the driver does not still hold.
  */
-import type { DriverObservation } from '../../../events/driver-observations.js';
+import type { DriverObservation } from '../../../events/index.js';
 import type { DeviceDriver, DriverCapabilities, ObserveOptions, PowerAction } from '../device-driver.js';
 import { DriverError, toDriverError } from '../driver-error.js';
 import { RedfishClient, type RedfishClientOptions } from './redfish-client.js';

@@ -5,8 +5,8 @@
  * meaningless (auth, session limit, deadline, unreachable, 5xx) propagate.
  */
 import { DriverError } from '../driver-error.js';
-import { withoutCredentials } from '../../../events/catalogue.js';
-import type { UnrecognizedValue } from '../../../events/driver-observations.js';
+import { withoutCredentials } from '../../../events/index.js';
+import type { UnrecognizedValue } from '../../../events/index.js';
 import { storableText } from '../storable-text.js';
 
 export type Resource = Record<string, unknown>;

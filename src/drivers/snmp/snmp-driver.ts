@@ -4,7 +4,7 @@
  * Values of an unexpected type are kept in `unrecognized`; a silent agent is `DRIVER_TIMEOUT`.
  */
 import snmp, { type Session, type Varbind } from 'net-snmp';
-import type { DriverObservation, NetworkDeviceObservedData, UnrecognizedValue } from '../../../events/driver-observations.js';
+import type { DriverObservation, NetworkDeviceObservedData, UnrecognizedValue } from '../../../events/index.js';
 import type { DeviceDriver, DriverCapabilities } from '../device-driver.js';
 import { DriverError } from '../driver-error.js';
 

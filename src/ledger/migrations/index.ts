@@ -2,11 +2,10 @@ import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'k
 import * as eventLog from './0001-event-log.js';
 import * as projectionCheckpoints from './0002-projection-checkpoints.js';
 import * as appendOnly from './0003-append-only-and-transparency.js';
+import * as historyNodeIndex from './0004-history-node-index.js';
 import * as deadLetters from './0005-projection-dead-letters.js';
 import * as clusterLeases from './0006-cluster-leases.js';
 import * as sagaLeases from './0007-saga-leases.js';
-// The indexes that find one node's events (timelines, diffs): a leaf file of replay/history, kysely only.
-import * as historyNodeIndex from '../../../replay/history/node-index-migration.js';
 
 /**
  * Every schema migration, in order, named by number. Later folders (projections) register their own

@@ -1,5 +1,6 @@
 /**
  * The indexes that find one node's events in a log of millions, for node timelines and fleet diffs.
+ * They index the log itself, so the ledger owns them (migration 0004); `replay/history` reads through them.
  *
  * Where a node's events are: its own streams (`node-<id>`, `provision-<id>`, found by the stream index), events of
  * other streams that name it in `data.nodeId` (rollout and capacity bookkeeping, its firmware steps' `StepStarted`,
