@@ -7,7 +7,7 @@
  * cost less to finish one by one through the node index.
  */
 import type { Kysely } from 'kysely';
-import type { PollOutcomesBatch, RecordedEvent } from '../../events/index.js';
+import type { EventOf, PollOutcomesBatch, RecordedEvent } from '../../events/index.js';
 import { forEachLivenessFact, type LivenessOptions } from '../../projections/index.js';
 import type { EventStore } from '../../src/ledger/index.js';
 import { FoldStartFinder, mergeFacts, type PositionedFact } from './liveness-replay.js';
@@ -78,7 +78,7 @@ export async function nodeLivenessFacts(
   nodeId: string,
   window: PositionRange,
   options: LivenessOptions,
-): Promise<{ facts: PositionedFact[]; windowPolls: RecordedEvent<'PollOutcomesRecorded', PollOutcomesBatch>[] }> {
+): Promise<{ facts: PositionedFact[]; windowPolls: RecordedEvent<EventOf<'PollOutcomesRecorded'>>[] }> {
   const only = new Set([nodeId]);
   const [lifecycleEvents, windowPolls] = await Promise.all([readNamingNode(store, nodeId, { after: 0, through: window.through }, lifecycleTypes), readPollsOf(store, [nodeId], window)]);
   const lifecycle = new Map<string, PositionedFact[]>();
