@@ -3,7 +3,7 @@
  * node is in. It is what a blast radius is computed over ("what does PDU P1 feed?").
  */
 import type { Kysely, Transaction } from 'kysely';
-import type { RecordedEvent } from '../../events/index.js';
+import { isEventOf, type RecordedEvent } from '../../events/index.js';
 import type { Projection } from '../projection.js';
 import { createTable, upsertRows, type Row, type TableSpec, holdTablesForRebuild, type HeldTables } from '../support/table.js';
 
@@ -52,11 +52,11 @@ export class TopologyProjection implements Projection {
     const racks = new Map<string, Row>();
     const nodes = new Map<string, Row>();
     for (const event of events) {
-      if (event.type === 'TopologyDeclared') {
-        const d = event.data as { site: string; rack: string; pdu: string[]; tor: string[]; cdu?: string };
+      if (isEventOf(event, 'TopologyDeclared')) {
+        const d = event.data;
         racks.set(d.rack, { rack: d.rack, site: d.site, pdus: d.pdu, tors: d.tor, cdu: d.cdu ?? null, declared_at: event.recordedAt });
-      } else if (event.type === 'NodeRegistered') {
-        const d = event.data as { nodeId: string; site: string; rack: string };
+      } else if (isEventOf(event, 'NodeRegistered')) {
+        const d = event.data;
         nodes.set(d.nodeId, { node_id: d.nodeId, site: d.site, rack: d.rack, registered_at: event.recordedAt });
       }
     }
