@@ -91,3 +91,14 @@ export function assertNever(value: never, what = 'event'): never {
   const type = typeof value === 'object' && value !== null && 'type' in value ? String((value as { type: unknown }).type) : String(value);
   throw new Error(`unexpected ${what}: ${type}`);
 }
+
+/**
+ * A string member of an event's payload, for readers that go over events of many types (a history naming the node or
+ * the rollout an event is about): undefined when the payload has no such member or it is not a string.
+ */
+export function payloadString(event: EventShape, key: string): string | undefined {
+  const { data } = event;
+  if (typeof data !== 'object' || data === null) return undefined;
+  const value: unknown = Reflect.get(data, key);
+  return typeof value === 'string' ? value : undefined;
+}

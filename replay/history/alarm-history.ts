@@ -6,7 +6,7 @@
  * reading). The read model may be behind the head or not built yet: the answer says how far it had applied the log.
  */
 import { sql, type Kysely } from 'kysely';
-import type { RecordedEvent } from '../../events/index.js';
+import { isEventOf, type RecordedEvent } from '../../events/index.js';
 import type { EventStore } from '../../src/ledger/index.js';
 import { projectionCheckpoint, readTypes, tableExists, type PositionRange } from './log-reads.js';
 
@@ -57,9 +57,9 @@ export async function alarmSource(store: EventStore, window: PositionRange): Pro
 /** Acknowledgements recorded in the range, optionally only of the given alarms. */
 export function acknowledgements(events: readonly RecordedEvent[], alarmIds?: ReadonlySet<string>): AlarmAck[] {
   return events
-    .filter((event) => event.type === 'AlarmAcknowledged')
+    .filter((event) => isEventOf(event, 'AlarmAcknowledged'))
     .map((event) => {
-      const data = event.data as { alarmId: string; note?: string };
+      const data = event.data;
       const actor = event.actor as { id: string; role?: string };
       return { alarmId: data.alarmId, position: event.position, at: event.recordedAt.toISOString(), by: actor.id, role: actor.role ?? null, note: data.note ?? null };
     })
