@@ -144,8 +144,8 @@ export class ProvisioningEngine {
               break;
             case 'collect-inventory': {
               const observations = await driver!.observe({ only: ['NodeInventoryObserved', 'FirmwareInventoryObserved'] });
-              const inventory = observations.find((o) => o.type === 'NodeInventoryObserved')?.data as Record<string, any> | undefined;
-              const firmwareObservation = observations.find((o) => o.type === 'FirmwareInventoryObserved')?.data as { components: Array<{ id: string; component: string; version: string }> } | undefined;
+              const inventory = observations.find((o) => o.type === 'NodeInventoryObserved')?.data;
+              const firmwareObservation = observations.find((o) => o.type === 'FirmwareInventoryObserved')?.data;
               const firmware: Record<string, string> = {};
               for (const component of firmwareObservation?.components ?? []) {
                 firmware[component.id.slice(0, 200)] = component.version.slice(0, 200);

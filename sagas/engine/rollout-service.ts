@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import type { Actor } from '../../events/index.js';
+import { isEventOf, type Actor } from '../../events/index.js';
 import type { EventStore } from '../../src/ledger/index.js';
 import { planRollout, type Candidate, type RolloutPlan, type RolloutRequest } from '../firmware-rollout/rollout-planner.js';
 import { evolveRollout, initialRollout, outcomeCounts, rolloutStream, type RolloutState } from '../firmware-rollout/rollout-evolve.js';
@@ -191,9 +191,9 @@ export interface ProvisioningRequest {
 
 /** Starts provisioning a registered node (its site and rack come from its registration). */
 export async function startProvisioning(store: EventStore, request: ProvisioningRequest, actor: Actor): Promise<ProvisionState> {
-  const registration = (await store.readStream(`node-${request.nodeId}`)).filter((event) => event.type === 'NodeRegistered').pop();
+  const registration = (await store.readStream(`node-${request.nodeId}`)).filter((event) => isEventOf(event, 'NodeRegistered')).pop();
   if (!registration) throw new SagaError('SAGA_NOT_FOUND', `node ${request.nodeId} is not registered`, { nodeId: request.nodeId });
-  const { site, rack } = registration.data as { site: string; rack: string };
+  const { site, rack } = registration.data;
   const data = {
     nodeId: request.nodeId,
     site,
