@@ -30,6 +30,7 @@ import type { Projection } from '../projection.js';
 import { createTable, loadRows, nodeIdOfStream, upsertRows, type Row, holdTablesForRebuild, type HeldTables } from '../support/table.js';
 import { AlarmBook } from './alarm-book.js';
 import { alarmsTable, alarmStateTable } from './alarms-table.js';
+import type { DynamicDatabase } from '../../src/ledger/index.js';
 
 export interface AlarmsOptions {
   liveness?: Partial<LivenessOptions>;
@@ -125,12 +126,12 @@ export class AlarmsProjection implements Projection {
     this.#compare = options.compareFirmware ?? dialectFirmwareComparator;
   }
 
-  async createTables(db: Kysely<any>): Promise<void> {
+  async createTables(db: Kysely<DynamicDatabase>): Promise<void> {
     await createTable(db, alarmsTable);
     await createTable(db, alarmStateTable);
   }
 
-  async apply(trx: Transaction<any>, events: readonly RecordedEvent[]): Promise<void> {
+  async apply(trx: Transaction<DynamicDatabase>, events: readonly RecordedEvent[]): Promise<void> {
     // Pass 1: every node the batch touches, so that states load in one query each.
     const touched = new Set<string>();
     const driftTouched = new Set<string>();

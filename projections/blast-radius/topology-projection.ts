@@ -5,9 +5,10 @@
 import type { Kysely, Transaction } from 'kysely';
 import { isEventOf, type RecordedEvent } from '../../events/index.js';
 import type { Projection } from '../projection.js';
-import { createTable, upsertRows, type Row, type TableSpec, holdTablesForRebuild, type HeldTables } from '../support/table.js';
+import { createTable, upsertRows, type Row, type TableSpec, holdTablesForRebuild, type HeldTables, type TableRow } from '../support/table.js';
+import type { DynamicDatabase } from '../../src/ledger/index.js';
 
-export const topologyRacksTable: TableSpec = {
+export const topologyRacksTable = {
   name: 'topology_racks',
   primaryKey: ['rack'],
   columns: {
@@ -18,9 +19,9 @@ export const topologyRacksTable: TableSpec = {
     cdu: { type: 'text', nullable: true },
     declared_at: { type: 'timestamptz' },
   },
-};
+} satisfies TableSpec;
 
-export const topologyNodesTable: TableSpec = {
+export const topologyNodesTable = {
   name: 'topology_nodes',
   primaryKey: ['node_id'],
   columns: {
@@ -30,6 +31,12 @@ export const topologyNodesTable: TableSpec = {
     registered_at: { type: 'timestamptz' },
   },
   indexes: [['rack']],
+} satisfies TableSpec;
+
+/** The topology read model's tables, for kysely. */
+export type TopologyTables = {
+  topology_racks: TableRow<typeof topologyRacksTable>;
+  topology_nodes: TableRow<typeof topologyNodesTable>;
 };
 
 export class TopologyProjection implements Projection {
@@ -43,12 +50,12 @@ export class TopologyProjection implements Projection {
     return holdTablesForRebuild(this.tables);
   }
 
-  async createTables(db: Kysely<any>): Promise<void> {
+  async createTables(db: Kysely<DynamicDatabase>): Promise<void> {
     await createTable(db, topologyRacksTable);
     await createTable(db, topologyNodesTable);
   }
 
-  async apply(trx: Transaction<any>, events: readonly RecordedEvent[]): Promise<void> {
+  async apply(trx: Transaction<DynamicDatabase>, events: readonly RecordedEvent[]): Promise<void> {
     const racks = new Map<string, Row>();
     const nodes = new Map<string, Row>();
     for (const event of events) {

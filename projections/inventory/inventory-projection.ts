@@ -8,6 +8,7 @@ import type { Projection } from '../projection.js';
 import { createTable, deleteRows, loadRows, nodeIdOfStream, upsertRows, holdTablesForRebuild, type HeldTables } from '../support/table.js';
 import { emptyInventory, observeFirmware, observeInventory, registerNode, type FirmwareFact, type NodeInventory } from './inventory-evolve.js';
 import { firmwareFromRow, firmwareToRow, inventoryFirmwareTable, inventoryFromRow, inventoryNodesTable, inventoryToRow } from './inventory-tables.js';
+import type { DynamicDatabase } from '../../src/ledger/index.js';
 
 export const inventoryEventTypes = ['NodeRegistered', 'NodeInventoryObserved', 'FirmwareInventoryObserved'] as const;
 const isInventoryEvent = eventGuard(inventoryEventTypes);
@@ -29,12 +30,12 @@ export class InventoryProjection implements Projection {
     return holdTablesForRebuild(this.tables);
   }
 
-  async createTables(db: Kysely<any>): Promise<void> {
+  async createTables(db: Kysely<DynamicDatabase>): Promise<void> {
     await createTable(db, inventoryNodesTable);
     await createTable(db, inventoryFirmwareTable);
   }
 
-  async apply(trx: Transaction<any>, events: readonly RecordedEvent[]): Promise<void> {
+  async apply(trx: Transaction<DynamicDatabase>, events: readonly RecordedEvent[]): Promise<void> {
     const nodeIds = new Set<string>();
     const firmwareNodes = new Set<string>();
     for (const event of events) {

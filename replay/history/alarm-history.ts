@@ -5,8 +5,9 @@
  * it is placed by the alarm's `closed_at` (the clock of the fact that closed it: the poll that answered, the clean
  * reading). The read model may be behind the head or not built yet: the answer says how far it had applied the log.
  */
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import { isEventOf, type RecordedEvent } from '../../events/index.js';
+import type { AlarmsTables } from '../../projections/index.js';
 import type { EventStore } from '../../src/ledger/index.js';
 import { projectionCheckpoint, readTypes, tableExists, type PositionRange } from './log-reads.js';
 
@@ -98,7 +99,7 @@ function latestAcks(acks: readonly AlarmAck[]): Map<string, AlarmAck> {
 export async function nodeAlarms(store: EventStore, nodeId: string, window: PositionRange & { fromAt: string | null; toAt: string | null }): Promise<{ alarms: AlarmRecord[]; source: AlarmSource }> {
   const source = await alarmSource(store, window);
   if (!source.available) return { alarms: [], source };
-  const db = store.db as unknown as Kysely<any>;
+  const db = store.db.withTables<AlarmsTables>();
   const fromAt = window.fromAt ? new Date(window.fromAt) : null;
   let query = db.selectFrom('alarms').selectAll().where('node_id', '=', nodeId).where('opened_position', '<=', window.through);
   if (fromAt) query = query.where(sql<boolean>`(closed_at IS NULL OR closed_at > ${fromAt})`);
@@ -119,7 +120,7 @@ export async function alarmChanges(
   const source = await alarmSource(store, window);
   const acknowledgedBase = acksInWindow.map((ack) => ({ ...ack, kind: null, summary: null, nodeId: null }));
   if (!source.available) return { opened: [], closed: [], acknowledged: acknowledgedBase, source };
-  const db = store.db as unknown as Kysely<any>;
+  const db = store.db.withTables<AlarmsTables>();
   const fromAt = window.fromAt ? new Date(window.fromAt) : null;
   const toAt = window.toAt ? new Date(window.toAt) : null;
   const [openedRows, closedRows] = await Promise.all([

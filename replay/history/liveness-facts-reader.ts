@@ -9,7 +9,7 @@
 import type { Kysely } from 'kysely';
 import { isEventOf, type EventOf, type RecordedEvent } from '../../events/index.js';
 import { forEachLivenessFact, type LivenessOptions } from '../../projections/index.js';
-import type { EventStore } from '../../src/ledger/index.js';
+import type { EventStore, DynamicDatabase } from '../../src/ledger/index.js';
 import { FoldStartFinder, mergeFacts, type PositionedFact } from './liveness-replay.js';
 import { countPollBatches, readNamingNode, readPollsOf, readTypes, type PositionRange } from './log-reads.js';
 import { nodeIndexesPresent } from './node-index-migration.js';
@@ -129,7 +129,7 @@ export async function fleetLivenessFacts(store: EventStore, window: PositionRang
   // diff read days of every node's polls): once the scan has cost what finishing alone would. Finishing alone costs
   // about the node's own batches below the cursor each, which the window's batches tell: rows per batch over nodes.
   const perNodeShare = windowBatches.length > 0 && inWindow.size > 0 ? windowBatches.reduce((sum, e) => sum + (isEventOf(e, 'PollOutcomesRecorded') ? e.data.nodeIds.length : 0), 0) / windowBatches.length / inWindow.size : null;
-  const batchesBelow = unresolved.size > 0 && perNodeShare !== null && (await nodeIndexesPresent(store.db as unknown as Kysely<any>)) ? await countPollBatches(store, cursor) : null;
+  const batchesBelow = unresolved.size > 0 && perNodeShare !== null && (await nodeIndexesPresent(store.db.withTables<DynamicDatabase>())) ? await countPollBatches(store, cursor) : null;
   const aloneCost = (): number => (batchesBelow === null || perNodeShare === null ? Number.POSITIVE_INFINITY : unresolved.size * Math.max(1, batchesBelow * perNodeShare));
   let examined = 0;
   // The next page is asked for before this one is folded in, so PostgreSQL reads while this process parses.

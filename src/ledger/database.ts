@@ -38,3 +38,11 @@ export interface LedgerDatabase {
   ledger_streams: LedgerStreamsTable;
   ledger_head: LedgerHeadTable;
 }
+
+/**
+ * A database whose tables are known only at run time: a projection's tables reached through their table specs, a
+ * rebuild's or a snapshot's schema, catalog reads. Every table and column name is accepted and every value read is
+ * `unknown`, so a reader checks what it gets (where a database typed `any` would let any use through). A `Kysely<DynamicDatabase>` can be handed to a
+ * function that asks for typed tables (a projection's query module).
+ */
+export type DynamicDatabase = Record<string, Record<string, unknown>>;
