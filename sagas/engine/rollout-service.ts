@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import { isEventOf, type Actor } from '../../events/index.js';
+import { assertNever, isEventOf, type Actor } from '../../events/index.js';
 import type { EventStore, DynamicDatabase } from '../../src/ledger/index.js';
 import { planRollout, type Candidate, type RolloutPlan, type RolloutRequest } from '../firmware-rollout/rollout-planner.js';
 import { evolveRollout, initialRollout, outcomeCounts, rolloutStream, type RolloutState } from '../firmware-rollout/rollout-evolve.js';
@@ -141,6 +141,8 @@ export async function applyRolloutVerb(store: EventStore, rolloutId: string, com
       events.push({ type: 'NodeVerbApplied', data: { rolloutId, nodeId: command.nodeId, verb: command.action, reason: command.reason } });
       break;
     }
+    default:
+      assertNever(command, 'rollout verb');
   }
   await store.append(rolloutStream(rolloutId), events.map((event) => ({ ...event, actor })), { expectedVersion: state.version });
   if (command.verb === 'node' && state.dispatched.has(command.nodeId)) {
