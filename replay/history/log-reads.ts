@@ -6,7 +6,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { EventOf, PollOutcomesBatch, RecordedEvent } from '../../events/index.js';
-import { storedEvent, type EventStore, type DynamicDatabase } from '../../src/ledger/index.js';
+import { storedEvent, type EventStore, type LedgerDatabase } from '../../src/ledger/index.js';
 
 const pageSize = 5_000;
 
@@ -16,8 +16,8 @@ export interface PositionRange {
   through: number;
 }
 
-function dbOf(store: EventStore): Kysely<DynamicDatabase> {
-  return store.db.withTables<DynamicDatabase>();
+function dbOf(store: EventStore): Kysely<LedgerDatabase> {
+  return store.db;
 }
 
 /** A stored row as consumers see it: its data lifted to the current version of its type. */

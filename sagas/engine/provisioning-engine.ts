@@ -10,7 +10,8 @@ import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { Actor, ProposedEvent } from '../../events/index.js';
 import { DriverError, RedfishDriver, type RedfishDriverOptions } from '../../src/drivers/index.js';
-import type { EventStore, DynamicDatabase } from '../../src/ledger/index.js';
+import type { EventStore } from '../../src/ledger/index.js';
+import type { ReadModelDatabase } from '../../projections/index.js';
 import { capacityStream, evolveCapacity, initialCapacity } from '../capacity/capacity-evolve.js';
 import { defaultStepTiming, type StepTiming } from '../firmware-rollout/step-decide.js';
 import { decideProvision } from '../provisioning/provision-decide.js';
@@ -304,7 +305,7 @@ export class ProvisioningEngine {
   }
 }
 
-async function openAlarmsOf(db: Kysely<DynamicDatabase>, nodeId: string): Promise<string[]> {
+async function openAlarmsOf(db: Kysely<ReadModelDatabase>, nodeId: string): Promise<string[]> {
   const rows = await sql<{ kind: string; summary: string }>`SELECT kind, summary FROM alarms WHERE status = 'open' AND node_id = ${nodeId} LIMIT 20`.execute(db).catch(() => ({ rows: [] as Array<{ kind: string; summary: string }> }));
   return rows.rows.map((row) => `alarm ${row.kind}: ${row.summary}`.slice(0, 300));
 }

@@ -6,7 +6,8 @@
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { assertNever, isEventOf, type Actor } from '../../events/index.js';
-import type { EventStore, DynamicDatabase } from '../../src/ledger/index.js';
+import type { EventStore } from '../../src/ledger/index.js';
+import type { ReadModelDatabase } from '../../projections/index.js';
 import { planRollout, type Candidate, type RolloutPlan, type RolloutRequest } from '../firmware-rollout/rollout-planner.js';
 import { evolveRollout, initialRollout, outcomeCounts, rolloutStream, type RolloutState } from '../firmware-rollout/rollout-evolve.js';
 import { stepStream } from '../firmware-rollout/step-evolve.js';
@@ -32,7 +33,7 @@ export function previewRollout(request: RolloutRequest, candidates: readonly Can
 }
 
 /** The fleet as the projections see it: topology, inventory, liveness, and cordons from the log. */
-export async function fleetCandidates(db: Kysely<DynamicDatabase>, component: string): Promise<Candidate[]> {
+export async function fleetCandidates(db: Kysely<ReadModelDatabase>, component: string): Promise<Candidate[]> {
   const rows = await sql<{ node_id: string; site: string; rack: string; pdus: unknown; tors: unknown; cdu: string | null; manufacturer: string | null; model: string | null; bmc_firmware: string | null; state: string | null }>`
     SELECT t.node_id, t.site, t.rack, r.pdus, r.tors, r.cdu, i.manufacturer, i.model, i.bmc_firmware, l.state
       FROM topology_nodes t

@@ -33,10 +33,21 @@ export interface LedgerHeadTable {
   recorded_at: Date;
 }
 
+/** How far each projection has applied the log (migration 0002): its version, position and why it stopped. */
+export interface ProjectionCheckpointsTable {
+  name: string;
+  version: number;
+  position: number;
+  status: 'running' | 'failed' | 'rebuilding';
+  error: unknown;
+  updated_at: Date;
+}
+
 export interface LedgerDatabase {
   ledger_events: LedgerEventsTable;
   ledger_streams: LedgerStreamsTable;
   ledger_head: LedgerHeadTable;
+  projection_checkpoints: ProjectionCheckpointsTable;
 }
 
 /**
