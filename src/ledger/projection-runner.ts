@@ -126,7 +126,7 @@ export class ProjectionRunner {
   }
 
   get db(): Kysely<DynamicDatabase> {
-    return this.store.db.withTables<DynamicDatabase>();
+    return this.store.db as unknown as Kysely<DynamicDatabase>;
   }
 
   /** Creates every projection's tables and starts each one (live, or standby if another instance runs it). */
