@@ -51,10 +51,11 @@ export interface ProposedEvent<TType extends string = string, TData = unknown> {
   causationId?: string;
 }
 
-/** An event as stored in the log: the full envelope of the architecture document. */
-export interface RecordedEvent<TType extends string = string, TData = unknown> {
+/**
+ * The envelope every stored event has around its `type` and `data` (the architecture document's list).
+ */
+export interface RecordedEnvelope {
   eventId: string;
-  type: TType;
   schemaVersion: number;
   stream: string;
   streamVersion: number;
@@ -64,8 +65,13 @@ export interface RecordedEvent<TType extends string = string, TData = unknown> {
   actor: Actor;
   correlationId: string | null;
   causationId: string | null;
-  data: TData;
   /** sha256(prevHash || canonical(event)), hex. */
   hash: string;
   prevHash: string;
 }
+
+/**
+ * An event as stored in the log: the envelope and one event `E`. `E` defaults to an untyped type and payload;
+ * `RecordedEvent<FleetEvent>` (or a closed union of one stream's events) lets `switch (event.type)` narrow `data`.
+ */
+export type RecordedEvent<E extends { type: string; data: unknown } = { type: string; data: unknown }> = RecordedEnvelope & E;

@@ -3,12 +3,7 @@
  * Pure: nothing here imports I/O.
  */
 import { EventCatalogue } from './catalogue.js';
-import { driverObservationEvents } from './driver-observations.js';
-import { livenessEvents } from './liveness.js';
-import { operatorIntentEvents } from './operator-intents.js';
-import { pollOutcomeEvents } from './poll-outcomes.js';
-import { sagaProgressEvents } from './saga-progress.js';
-import { systemEvents } from './system.js';
+import { fleetEventDefinitions } from './fleet-event.js';
 
 export * from './envelope.js';
 export * from './define-event.js';
@@ -21,13 +16,7 @@ export * from './liveness.js';
 export * from './saga-progress.js';
 export * from './driver-observations.js';
 export * from './system.js';
+export * from './fleet-event.js';
 
 /** Every event type fleet-ledger knows, in one catalogue. */
-export const fleetCatalogue = new EventCatalogue([
-  ...driverObservationEvents,
-  ...pollOutcomeEvents,
-  ...operatorIntentEvents,
-  ...livenessEvents,
-  ...sagaProgressEvents,
-  ...systemEvents,
-]);
+export const fleetCatalogue = new EventCatalogue(fleetEventDefinitions);

@@ -470,7 +470,8 @@ export const ProvisioningAbandoned = defineEvent({
   schema: z.object({ nodeId: nodeIdSchema, reason }),
 });
 
-export const sagaProgressEvents = [
+/** The events of a rollout's own stream (`rollout-<id>`). */
+export const rolloutStreamEvents = [
   RolloutPlanned,
   RolloutApproved,
   RolloutStarted,
@@ -486,6 +487,10 @@ export const sagaProgressEvents = [
   RolloutCapTightened,
   NodeVerbApplied,
   RolloutCompleted,
+] as const;
+
+/** The events of one node's firmware step stream (`fwstep-<rolloutId>-<nodeId>`). */
+export const stepStreamEvents = [
   StepStarted,
   UpdateIntentRecorded,
   UpdateSubmitted,
@@ -502,9 +507,17 @@ export const sagaProgressEvents = [
   StepFailed,
   StepQuarantined,
   StepOperatorAction,
+] as const;
+
+/** The events of a site's capacity stream (`capacity-<site>`). */
+export const capacityStreamEvents = [
   SiteCapSet,
   SlotAcquired,
   SlotReleased,
+] as const;
+
+/** The events of a node's provisioning stream (`provision-<nodeId>`). */
+export const provisionStreamEvents = [
   ProvisioningStarted,
   BmcAccessVerified,
   BmcAccessFailed,
@@ -519,3 +532,5 @@ export const sagaProgressEvents = [
   QuarantineReleased,
   ProvisioningAbandoned,
 ] as const;
+
+export const sagaProgressEvents = [...rolloutStreamEvents, ...stepStreamEvents, ...capacityStreamEvents, ...provisionStreamEvents] as const;

@@ -16,6 +16,7 @@ export * from './drift/index.js';
 export * from './compliance/index.js';
 export * from './blast-radius/index.js';
 export * from './alarms/index.js';
+export type * from './read-model-database.js';
 export { ThreadedProjectionRunner, type ThreadedProjectionRunnerOptions } from './threaded-runner.js';
 
 export interface FleetProjectionOptions {

@@ -6,6 +6,7 @@
 import type { Transaction } from 'kysely';
 import { loadRows, upsertRows, type Row } from '../support/table.js';
 import { alarmsTable } from './alarms-table.js';
+import type { DynamicDatabase } from '../../src/ledger/index.js';
 
 export class AlarmBook {
   readonly #rows = new Map<string, Row>();
@@ -24,7 +25,7 @@ export class AlarmBook {
     this.#patches.set(alarmId, { ...this.#patches.get(alarmId), ...patch });
   }
 
-  async flush(trx: Transaction<any>): Promise<void> {
+  async flush(trx: Transaction<DynamicDatabase>): Promise<void> {
     if (this.#patches.size > 0) {
       for (const base of await loadRows(trx, alarmsTable, 'alarm_id', [...this.#patches.keys()])) {
         this.#rows.set(base.alarm_id as string, { ...base, ...this.#patches.get(base.alarm_id as string) });

@@ -10,7 +10,7 @@
  * same ids as the live run.
  */
 import type { Kysely, Transaction } from 'kysely';
-import type { GpuTelemetryObservedData, GpuXidObservedData, PollOutcomesBatch, RecordedEvent } from '../../events/index.js';
+import { assertNever, eventGuard, type GpuTelemetryObservedData, type GpuXidObservedData, type RecordedEvent } from '../../events/index.js';
 import {
   componentsOfRack,
   defaultBlastRadiusOptions,
@@ -30,6 +30,7 @@ import type { Projection } from '../projection.js';
 import { createTable, loadRows, nodeIdOfStream, upsertRows, type Row, holdTablesForRebuild, type HeldTables } from '../support/table.js';
 import { AlarmBook } from './alarm-book.js';
 import { alarmsTable, alarmStateTable } from './alarms-table.js';
+import type { DynamicDatabase } from '../../src/ledger/index.js';
 
 export interface AlarmsOptions {
   liveness?: Partial<LivenessOptions>;
@@ -90,8 +91,17 @@ function openAlarmRow(alarm: { alarmId: string; kind: string; severity: string; 
 }
 
 export const alarmsEventTypes = [
-  ...new Set([...livenessEventTypes, ...driftEventTypes, 'TopologyDeclared', 'GpuXidObserved', 'GpuTelemetryObserved', 'AlarmAcknowledged', 'StepHeld', 'StepOperatorAction', 'ProjectionEventSetAside']),
+  ...livenessEventTypes,
+  ...driftEventTypes,
+  'TopologyDeclared',
+  'GpuXidObserved',
+  'GpuTelemetryObserved',
+  'AlarmAcknowledged',
+  'StepHeld',
+  'StepOperatorAction',
+  'ProjectionEventSetAside',
 ] as const;
+const isAlarmsEvent = eventGuard(alarmsEventTypes);
 
 export class AlarmsProjection implements Projection {
   readonly name = 'alarms';
@@ -116,26 +126,27 @@ export class AlarmsProjection implements Projection {
     this.#compare = options.compareFirmware ?? dialectFirmwareComparator;
   }
 
-  async createTables(db: Kysely<any>): Promise<void> {
+  async createTables(db: Kysely<DynamicDatabase>): Promise<void> {
     await createTable(db, alarmsTable);
     await createTable(db, alarmStateTable);
   }
 
-  async apply(trx: Transaction<any>, events: readonly RecordedEvent[]): Promise<void> {
+  async apply(trx: Transaction<DynamicDatabase>, events: readonly RecordedEvent[]): Promise<void> {
     // Pass 1: every node the batch touches, so that states load in one query each.
     const touched = new Set<string>();
     const driftTouched = new Set<string>();
     let needsTopology = false;
     for (const event of events) {
+      if (!isAlarmsEvent(event)) continue;
       switch (event.type) {
         case 'PollOutcomesRecorded':
-          for (const nodeId of (event.data as PollOutcomesBatch).nodeIds) touched.add(nodeId);
+          for (const nodeId of event.data.nodeIds) touched.add(nodeId);
           needsTopology = true;
           break;
         case 'NodeRegistered':
         case 'MaintenanceWindowSet':
         case 'NodeDecommissioned':
-          touched.add((event.data as { nodeId: string }).nodeId);
+          touched.add(event.data.nodeId);
           needsTopology = true;
           break;
         case 'TopologyDeclared':
@@ -148,14 +159,24 @@ export class AlarmsProjection implements Projection {
           break;
         }
         case 'StepHeld': {
-          const nodeId = (event.data as { nodeId?: string }).nodeId;
+          const nodeId = event.data.nodeId;
           if (nodeId) touched.add(nodeId);
           break;
         }
-        default: {
+        case 'NodeDeclared':
+        case 'NodeInventoryObserved':
+        case 'FirmwareInventoryObserved': {
           const drift = driftFactOf(event);
           if (drift) driftTouched.add(drift.nodeId);
+          break;
         }
+        case 'AlarmAcknowledged':
+        case 'StepOperatorAction':
+        case 'ProjectionEventSetAside':
+          // They change alarms by id or stream, not a node's state.
+          break;
+        default:
+          assertNever(event);
       }
     }
     const nodes = new Map<string, AlarmNodeState>();
@@ -217,10 +238,11 @@ export class AlarmsProjection implements Projection {
       });
       correlate();
       sink.gaps.clear();
+      if (!isAlarmsEvent(event)) continue;
       const at = (event.observedAt ?? event.recordedAt).getTime();
       switch (event.type) {
         case 'TopologyDeclared': {
-          const d = event.data as { site: string; rack: string; pdu: string[]; tor: string[]; cdu?: string };
+          const d = event.data;
           const declared: RackTopology = { site: d.site, rack: d.rack, pdu: d.pdu, tor: d.tor, cdu: d.cdu ?? null };
           const existing = topology.racks.get(d.rack);
           topology.racks.set(d.rack, { ...declared, components: componentsOfRack(declared), nodeCount: existing?.nodeCount ?? 0 });
@@ -230,17 +252,17 @@ export class AlarmsProjection implements Projection {
         }
         case 'GpuXidObserved': {
           const nodeId = nodeIdOfStream(event.stream);
-          if (nodeId) this.#onXid(nodeState(nodeId), event.data as GpuXidObservedData, position, at, book);
+          if (nodeId) this.#onXid(nodeState(nodeId), event.data, position, at, book);
           break;
         }
         case 'GpuTelemetryObserved': {
           const nodeId = nodeIdOfStream(event.stream);
-          if (nodeId) this.#onGpuTelemetry(nodeState(nodeId), event.data as GpuTelemetryObservedData, position, at, book);
+          if (nodeId) this.#onGpuTelemetry(nodeState(nodeId), event.data, position, at, book);
           break;
         }
         case 'StepHeld': {
           // A saga step that cannot go on by itself: an alarm an operator sees, closed when they act on the step.
-          const d = event.data as { hold: string; reason: string; nodeId?: string };
+          const d = event.data;
           const node = d.nodeId ? nodeState(d.nodeId) : undefined;
           book.open(
             openAlarmRow({
@@ -263,7 +285,7 @@ export class AlarmsProjection implements Projection {
           book.update(`saga-hold:${event.stream}`, { status: 'closed', closed_at: at, updated_at: at });
           break;
         case 'ProjectionEventSetAside': {
-          const d = event.data as { projection: string; position: number; type: string; stream: string; reason: string };
+          const d = event.data;
           const nodeId = nodeIdOfStream(d.stream);
           book.open(
             openAlarmRow({
@@ -283,17 +305,28 @@ export class AlarmsProjection implements Projection {
           break;
         }
         case 'AlarmAcknowledged': {
-          const d = event.data as { alarmId: string; note?: string };
+          const d = event.data;
           book.update(d.alarmId, { acknowledged_by: event.actor.id, acknowledged_at: event.recordedAt.getTime(), ack_note: d.note ?? null });
           break;
         }
-        default: {
+        case 'NodeDeclared':
+        case 'NodeInventoryObserved':
+        case 'FirmwareInventoryObserved': {
           const drift = driftFactOf(event);
           if (!drift) break;
           let state = drifts.get(drift.nodeId);
           if (!state) drifts.set(drift.nodeId, (state = { drift: initialDrift(drift.nodeId), driftAlarmId: null }));
           this.#onDrift(state, drift.fact, position, book);
+          break;
         }
+        case 'NodeRegistered':
+        case 'PollOutcomesRecorded':
+        case 'MaintenanceWindowSet':
+        case 'NodeDecommissioned':
+          // Liveness facts: applied above, before the switch.
+          break;
+        default:
+          assertNever(event);
       }
     }
 

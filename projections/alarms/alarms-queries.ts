@@ -1,5 +1,6 @@
 /** Typed questions of the alarms read model. */
 import { sql, type Kysely } from 'kysely';
+import type { AlarmsTables } from './alarms-table.js';
 
 export interface AlarmView {
   alarmId: string;
@@ -39,24 +40,24 @@ function view(row: any): AlarmView {
  * Open alarms, oldest first. By default only top-level ones: a node alarm folded under a root cause is
  * reached through its parent (`childAlarms`), which is what keeps a PDU failure to one line.
  */
-export async function openAlarms(db: Kysely<any>, options: { includeFolded?: boolean; kind?: string } = {}): Promise<AlarmView[]> {
+export async function openAlarms(db: Kysely<AlarmsTables>, options: { includeFolded?: boolean; kind?: string } = {}): Promise<AlarmView[]> {
   let query = db.selectFrom('alarms').selectAll().where('status', '=', 'open');
   if (!options.includeFolded) query = query.where('parent_id', 'is', null);
   if (options.kind) query = query.where('kind', '=', options.kind);
   return (await query.orderBy('opened_at').orderBy('alarm_id').execute()).map(view);
 }
 
-export async function childAlarms(db: Kysely<any>, parentId: string): Promise<AlarmView[]> {
+export async function childAlarms(db: Kysely<AlarmsTables>, parentId: string): Promise<AlarmView[]> {
   return (await db.selectFrom('alarms').selectAll().where('parent_id', '=', parentId).orderBy('opened_at').orderBy('alarm_id').execute()).map(view);
 }
 
-export async function alarmById(db: Kysely<any>, alarmId: string): Promise<AlarmView | null> {
+export async function alarmById(db: Kysely<AlarmsTables>, alarmId: string): Promise<AlarmView | null> {
   const row = await db.selectFrom('alarms').selectAll().where('alarm_id', '=', alarmId).executeTakeFirst();
   return row ? view(row) : null;
 }
 
 /** Every alarm of a node, open or closed, newest first. */
-export async function alarmsOfNode(db: Kysely<any>, nodeId: string): Promise<AlarmView[]> {
+export async function alarmsOfNode(db: Kysely<AlarmsTables>, nodeId: string): Promise<AlarmView[]> {
   return (await db.selectFrom('alarms').selectAll().where('node_id', '=', nodeId).orderBy('opened_at', 'desc').execute()).map(view);
 }
 

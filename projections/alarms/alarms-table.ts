@@ -1,7 +1,7 @@
-import type { TableSpec } from '../support/table.js';
+import type { TableSpec, TableRow } from '../support/table.js';
 
 /** Every alarm, open or closed, of every kind: one table. */
-export const alarmsTable: TableSpec = {
+export const alarmsTable = {
   name: 'alarms',
   primaryKey: ['alarm_id'],
   columns: {
@@ -25,10 +25,10 @@ export const alarmsTable: TableSpec = {
     ack_note: { type: 'text', nullable: true },
   },
   indexes: [['status', 'kind'], ['node_id'], ['parent_id']],
-};
+} satisfies TableSpec;
 
 /** The projection's working state (per node, rack and component), internal: not part of the read model. */
-export const alarmStateTable: TableSpec = {
+export const alarmStateTable = {
   name: 'alarm_state',
   primaryKey: ['key'],
   columns: {
@@ -37,4 +37,10 @@ export const alarmStateTable: TableSpec = {
     state: { type: 'json' },
   },
   indexes: [['scope']],
+} satisfies TableSpec;
+
+/** The alarms read model's tables, for kysely. */
+export type AlarmsTables = {
+  alarms: TableRow<typeof alarmsTable>;
+  alarm_state: TableRow<typeof alarmStateTable>;
 };

@@ -3,11 +3,12 @@
  * node is in. It is what a blast radius is computed over ("what does PDU P1 feed?").
  */
 import type { Kysely, Transaction } from 'kysely';
-import type { RecordedEvent } from '../../events/index.js';
+import { isEventOf, type RecordedEvent } from '../../events/index.js';
 import type { Projection } from '../projection.js';
-import { createTable, upsertRows, type Row, type TableSpec, holdTablesForRebuild, type HeldTables } from '../support/table.js';
+import { createTable, upsertRows, type Row, type TableSpec, holdTablesForRebuild, type HeldTables, type TableRow } from '../support/table.js';
+import type { DynamicDatabase } from '../../src/ledger/index.js';
 
-export const topologyRacksTable: TableSpec = {
+export const topologyRacksTable = {
   name: 'topology_racks',
   primaryKey: ['rack'],
   columns: {
@@ -18,9 +19,9 @@ export const topologyRacksTable: TableSpec = {
     cdu: { type: 'text', nullable: true },
     declared_at: { type: 'timestamptz' },
   },
-};
+} satisfies TableSpec;
 
-export const topologyNodesTable: TableSpec = {
+export const topologyNodesTable = {
   name: 'topology_nodes',
   primaryKey: ['node_id'],
   columns: {
@@ -30,6 +31,12 @@ export const topologyNodesTable: TableSpec = {
     registered_at: { type: 'timestamptz' },
   },
   indexes: [['rack']],
+} satisfies TableSpec;
+
+/** The topology read model's tables, for kysely. */
+export type TopologyTables = {
+  topology_racks: TableRow<typeof topologyRacksTable>;
+  topology_nodes: TableRow<typeof topologyNodesTable>;
 };
 
 export class TopologyProjection implements Projection {
@@ -43,20 +50,20 @@ export class TopologyProjection implements Projection {
     return holdTablesForRebuild(this.tables);
   }
 
-  async createTables(db: Kysely<any>): Promise<void> {
+  async createTables(db: Kysely<DynamicDatabase>): Promise<void> {
     await createTable(db, topologyRacksTable);
     await createTable(db, topologyNodesTable);
   }
 
-  async apply(trx: Transaction<any>, events: readonly RecordedEvent[]): Promise<void> {
+  async apply(trx: Transaction<DynamicDatabase>, events: readonly RecordedEvent[]): Promise<void> {
     const racks = new Map<string, Row>();
     const nodes = new Map<string, Row>();
     for (const event of events) {
-      if (event.type === 'TopologyDeclared') {
-        const d = event.data as { site: string; rack: string; pdu: string[]; tor: string[]; cdu?: string };
+      if (isEventOf(event, 'TopologyDeclared')) {
+        const d = event.data;
         racks.set(d.rack, { rack: d.rack, site: d.site, pdus: d.pdu, tors: d.tor, cdu: d.cdu ?? null, declared_at: event.recordedAt });
-      } else if (event.type === 'NodeRegistered') {
-        const d = event.data as { nodeId: string; site: string; rack: string };
+      } else if (isEventOf(event, 'NodeRegistered')) {
+        const d = event.data;
         nodes.set(d.nodeId, { node_id: d.nodeId, site: d.site, rack: d.rack, registered_at: event.recordedAt });
       }
     }

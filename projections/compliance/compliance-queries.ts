@@ -4,6 +4,8 @@
  * observed); and which nodes a rollout to a target version would have to touch.
  */
 import { sql, type Kysely } from 'kysely';
+import type { DriftTables } from '../drift/drift-tables.js';
+import type { InventoryTables } from '../inventory/inventory-tables.js';
 import { normalizeFirmwareVersion } from '../../src/firmware/index.js';
 import { compareVersionOrder } from './version-order.js';
 
@@ -26,7 +28,7 @@ export interface ComponentCompliance {
 }
 
 /** Every node's status against its own declared baseline, per component. */
-export async function complianceByNode(db: Kysely<any>, component?: string): Promise<ComplianceNode[]> {
+export async function complianceByNode(db: Kysely<DriftTables & InventoryTables>, component?: string): Promise<ComplianceNode[]> {
   let query = db
     .selectFrom('drift_fields as f')
     .leftJoin('drift_nodes as n', 'n.node_id', 'f.node_id')
@@ -49,7 +51,7 @@ export async function complianceByNode(db: Kysely<any>, component?: string): Pro
 }
 
 /** Counts per component: at baseline, above, below, unknown. */
-export async function complianceSummary(db: Kysely<any>): Promise<ComponentCompliance[]> {
+export async function complianceSummary(db: Kysely<DriftTables & InventoryTables>): Promise<ComponentCompliance[]> {
   const summary = new Map<string, ComponentCompliance>();
   for (const node of await complianceByNode(db)) {
     let entry = summary.get(node.component);
@@ -72,7 +74,7 @@ export interface RolloutTarget {
  * version (normalized by its dialect) is not the target, plus the inventoried nodes where the component was
  * never seen. `manufacturer` narrows to one vendor's nodes.
  */
-export async function rolloutTargets(db: Kysely<any>, component: string, targetVersion: string, options: { manufacturer?: string } = {}): Promise<RolloutTarget[]> {
+export async function rolloutTargets(db: Kysely<DriftTables & InventoryTables>, component: string, targetVersion: string, options: { manufacturer?: string } = {}): Promise<RolloutTarget[]> {
   let nodes = db.selectFrom('inventory_nodes').select(['node_id', 'dialect']);
   if (options.manufacturer) nodes = nodes.where('manufacturer', '=', options.manufacturer);
   const inventoried = await nodes.orderBy('node_id').execute();

@@ -10,9 +10,10 @@ import { driftOf, evolveDrift, initialDrift, type DriftField, type FirmwareCompa
 import { driftEventTypes, driftFactOf } from './drift-facts.js';
 import { driftFieldFromRow, driftFieldsTable, driftFieldToRow, driftNodeFromRow, driftNodesTable, driftNodeToRow } from './drift-tables.js';
 import { dialectFirmwareComparator } from './firmware-comparator.js';
+import type { DynamicDatabase } from '../../src/ledger/index.js';
 
 /** Loads the drift state of the given nodes from the drift tables. */
-export async function loadDriftStates(trx: Kysely<any>, nodeIds: readonly string[]): Promise<Map<string, NodeDrift>> {
+export async function loadDriftStates(trx: Kysely<DynamicDatabase>, nodeIds: readonly string[]): Promise<Map<string, NodeDrift>> {
   const fields = new Map<string, Record<string, DriftField>>();
   for (const row of await loadRows(trx, driftFieldsTable, 'node_id', nodeIds)) {
     const nodeId = row.node_id as string;
@@ -48,12 +49,12 @@ export class DriftProjection implements Projection {
 
   constructor(private readonly compare: FirmwareComparator = dialectFirmwareComparator) {}
 
-  async createTables(db: Kysely<any>): Promise<void> {
+  async createTables(db: Kysely<DynamicDatabase>): Promise<void> {
     await createTable(db, driftNodesTable);
     await createTable(db, driftFieldsTable);
   }
 
-  async apply(trx: Transaction<any>, events: readonly RecordedEvent[]): Promise<void> {
+  async apply(trx: Transaction<DynamicDatabase>, events: readonly RecordedEvent[]): Promise<void> {
     const facts = events.map(driftFactOf).filter((f) => f !== null);
     if (facts.length === 0) return;
     const nodeIds = [...new Set(facts.map((f) => f.nodeId))];

@@ -1,5 +1,6 @@
 /** Typed questions of the drift read model. */
 import type { Kysely } from 'kysely';
+import type { DriftTables } from './drift-tables.js';
 import type { DriftKind } from './drift-evolve.js';
 
 export interface DriftFinding {
@@ -17,7 +18,7 @@ function finding(row: any): DriftFinding {
 }
 
 /** Every field that differs from its declaration (optionally of one node or one kind), oldest first. */
-export async function driftFindings(db: Kysely<any>, filter: { nodeId?: string; kind?: Exclude<DriftKind, 'match'> } = {}): Promise<DriftFinding[]> {
+export async function driftFindings(db: Kysely<DriftTables>, filter: { nodeId?: string; kind?: Exclude<DriftKind, 'match'> } = {}): Promise<DriftFinding[]> {
   let query = db.selectFrom('drift_fields').selectAll().where('kind', '<>', 'match');
   if (filter.nodeId) query = query.where('node_id', '=', filter.nodeId);
   if (filter.kind) query = query.where('kind', '=', filter.kind);
@@ -25,6 +26,6 @@ export async function driftFindings(db: Kysely<any>, filter: { nodeId?: string; 
 }
 
 /** Every compared field of one node, drift or not, with the rule that made equal values equal. */
-export async function nodeComparison(db: Kysely<any>, nodeId: string): Promise<DriftFinding[]> {
+export async function nodeComparison(db: Kysely<DriftTables>, nodeId: string): Promise<DriftFinding[]> {
   return (await db.selectFrom('drift_fields').selectAll().where('node_id', '=', nodeId).orderBy('field').execute()).map(finding);
 }

@@ -1,7 +1,7 @@
-import { toMillis, type Row, type TableSpec } from '../support/table.js';
+import { toMillis, type Row, type TableSpec, type TableRow } from '../support/table.js';
 import type { DriftField, DriftKind, NodeDrift } from './drift-evolve.js';
 
-export const driftNodesTable: TableSpec = {
+export const driftNodesTable = {
   name: 'drift_nodes',
   primaryKey: ['node_id'],
   columns: {
@@ -15,9 +15,9 @@ export const driftNodesTable: TableSpec = {
     observed_at: { type: 'timestamptz', nullable: true },
     drift_count: { type: 'integer' },
   },
-};
+} satisfies TableSpec;
 
-export const driftFieldsTable: TableSpec = {
+export const driftFieldsTable = {
   name: 'drift_fields',
   primaryKey: ['node_id', 'field'],
   columns: {
@@ -29,6 +29,12 @@ export const driftFieldsTable: TableSpec = {
     rule: { type: 'text', nullable: true },
     since: { type: 'timestamptz' },
   },
+} satisfies TableSpec;
+
+/** The drift read model's tables, for kysely. */
+export type DriftTables = {
+  drift_nodes: TableRow<typeof driftNodesTable>;
+  drift_fields: TableRow<typeof driftFieldsTable>;
 };
 
 export function driftNodeToRow(state: NodeDrift, driftCount: number): Row {

@@ -3,16 +3,18 @@
  * read it) and every running firmware component. One load and at most three writes per batch.
  */
 import type { Kysely, Transaction } from 'kysely';
-import type { FirmwareInventoryObservedData, NodeInventoryObservedData, RecordedEvent } from '../../events/index.js';
+import { assertNever, eventGuard, isEventOf, type RecordedEvent } from '../../events/index.js';
 import type { Projection } from '../projection.js';
 import { createTable, deleteRows, loadRows, nodeIdOfStream, upsertRows, holdTablesForRebuild, type HeldTables } from '../support/table.js';
 import { emptyInventory, observeFirmware, observeInventory, registerNode, type FirmwareFact, type NodeInventory } from './inventory-evolve.js';
 import { firmwareFromRow, firmwareToRow, inventoryFirmwareTable, inventoryFromRow, inventoryNodesTable, inventoryToRow } from './inventory-tables.js';
+import type { DynamicDatabase } from '../../src/ledger/index.js';
 
 export const inventoryEventTypes = ['NodeRegistered', 'NodeInventoryObserved', 'FirmwareInventoryObserved'] as const;
+const isInventoryEvent = eventGuard(inventoryEventTypes);
 
 function nodeOf(event: RecordedEvent): string | null {
-  if (event.type === 'NodeRegistered') return (event.data as { nodeId: string }).nodeId;
+  if (isEventOf(event, 'NodeRegistered')) return event.data.nodeId;
   return nodeIdOfStream(event.stream);
 }
 
@@ -28,12 +30,12 @@ export class InventoryProjection implements Projection {
     return holdTablesForRebuild(this.tables);
   }
 
-  async createTables(db: Kysely<any>): Promise<void> {
+  async createTables(db: Kysely<DynamicDatabase>): Promise<void> {
     await createTable(db, inventoryNodesTable);
     await createTable(db, inventoryFirmwareTable);
   }
 
-  async apply(trx: Transaction<any>, events: readonly RecordedEvent[]): Promise<void> {
+  async apply(trx: Transaction<DynamicDatabase>, events: readonly RecordedEvent[]): Promise<void> {
     const nodeIds = new Set<string>();
     const firmwareNodes = new Set<string>();
     for (const event of events) {
@@ -55,26 +57,26 @@ export class InventoryProjection implements Projection {
     }
     for (const event of events) {
       const nodeId = nodeOf(event);
-      if (!nodeId) continue;
+      if (!nodeId || !isInventoryEvent(event)) continue;
       const state = states.get(nodeId) ?? emptyInventory(nodeId);
       const at = (event.observedAt ?? event.recordedAt).getTime();
       switch (event.type) {
         case 'NodeRegistered': {
-          const data = event.data as { site: string; rack: string };
+          const data = event.data;
           states.set(nodeId, registerNode(state, data.site, data.rack));
           break;
         }
         case 'NodeInventoryObserved':
-          states.set(nodeId, observeInventory(state, event.data as NodeInventoryObservedData, at));
+          states.set(nodeId, observeInventory(state, event.data, at));
           break;
         case 'FirmwareInventoryObserved': {
-          const next = observeFirmware(state, firmware.get(nodeId) ?? new Map(), event.data as FirmwareInventoryObservedData, at);
+          const next = observeFirmware(state, firmware.get(nodeId) ?? new Map(), event.data, at);
           states.set(nodeId, next.state);
           firmware.set(nodeId, next.firmware);
           break;
         }
         default:
-          break;
+          assertNever(event);
       }
     }
     await upsertRows(trx, inventoryNodesTable, [...states.values()].map(inventoryToRow));

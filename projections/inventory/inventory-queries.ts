@@ -1,5 +1,6 @@
 /** Typed questions of the inventory read model. */
 import { sql, type Kysely } from 'kysely';
+import type { InventoryTables } from './inventory-tables.js';
 
 /** The node attributes the fleet can be counted by. */
 export const inventoryDimensions = ['site', 'rack', 'manufacturer', 'model', 'bmc_firmware', 'bios_version', 'gpu_model', 'gpu_count', 'dialect'] as const;
@@ -11,7 +12,7 @@ export interface InventoryCount {
 }
 
 /** How many nodes have each value of one attribute (most common first). */
-export async function inventoryBy(db: Kysely<any>, dimension: InventoryDimension): Promise<InventoryCount[]> {
+export async function inventoryBy(db: Kysely<InventoryTables>, dimension: InventoryDimension): Promise<InventoryCount[]> {
   if (!inventoryDimensions.includes(dimension)) throw new Error(`unknown inventory dimension '${dimension}'`);
   const rows = await db
     .selectFrom('inventory_nodes')
@@ -24,7 +25,7 @@ export async function inventoryBy(db: Kysely<any>, dimension: InventoryDimension
 }
 
 /** How many nodes run each version of one firmware component (by normalized version). */
-export async function firmwareVersions(db: Kysely<any>, component: string): Promise<Array<{ version: string; nodes: number; firstSeenAt: Date }>> {
+export async function firmwareVersions(db: Kysely<InventoryTables>, component: string): Promise<Array<{ version: string; nodes: number; firstSeenAt: Date }>> {
   const rows = await db
     .selectFrom('inventory_firmware')
     .select(['normalized_version', sql<number>`count(*)::int`.as('nodes'), sql<Date>`min(first_seen_at)`.as('first_seen_at')])
@@ -49,7 +50,7 @@ export interface HeterogeneityRow {
  * the oldest (first seen) first. BMC firmware and BIOS appear as components `BMC` and `BIOS` from the node
  * inventory as well as under their own names from the firmware inventory.
  */
-export async function heterogeneityReport(db: Kysely<any>): Promise<HeterogeneityRow[]> {
+export async function heterogeneityReport(db: Kysely<InventoryTables>): Promise<HeterogeneityRow[]> {
   const result = await sql<any>`
     WITH facts AS (
       SELECT n.manufacturer, n.model, f.component, f.normalized_version AS version, f.first_seen_at, f.node_id

@@ -1,7 +1,7 @@
-import { toMillis, type Row, type TableSpec } from '../support/table.js';
+import { toMillis, type Row, type TableSpec, type TableRow } from '../support/table.js';
 import type { FirmwareFact, NodeInventory } from './inventory-evolve.js';
 
-export const inventoryNodesTable: TableSpec = {
+export const inventoryNodesTable = {
   name: 'inventory_nodes',
   primaryKey: ['node_id'],
   columns: {
@@ -25,9 +25,9 @@ export const inventoryNodesTable: TableSpec = {
     firmware_observed_at: { type: 'timestamptz', nullable: true },
   },
   indexes: [['site', 'rack'], ['manufacturer', 'model']],
-};
+} satisfies TableSpec;
 
-export const inventoryFirmwareTable: TableSpec = {
+export const inventoryFirmwareTable = {
   name: 'inventory_firmware',
   primaryKey: ['node_id', 'component'],
   columns: {
@@ -42,6 +42,12 @@ export const inventoryFirmwareTable: TableSpec = {
     last_observed_at: { type: 'timestamptz' },
   },
   indexes: [['component', 'normalized_version']],
+} satisfies TableSpec;
+
+/** The inventory read model's tables, for kysely. */
+export type InventoryTables = {
+  inventory_nodes: TableRow<typeof inventoryNodesTable>;
+  inventory_firmware: TableRow<typeof inventoryFirmwareTable>;
 };
 
 const nodeColumns: Array<[keyof NodeInventory, string, 'ms' | 'plain']> = [

@@ -11,6 +11,7 @@ import { createTable, loadRows, upsertRows, type Row, holdTablesForRebuild, type
 import { advanceLiveness, defaultLivenessOptions, initialLiveness, type LivenessOptions, type LivenessSink, type NodeLiveness } from './liveness-evolve.js';
 import { forEachLivenessFact, livenessEventTypes, livenessNodeIds } from './liveness-facts.js';
 import { gapToRow, livenessFromRow, livenessNodesTable, livenessGapsTable, livenessToRow } from './liveness-tables.js';
+import type { DynamicDatabase } from '../../src/ledger/index.js';
 
 export class LivenessProjection implements Projection {
   readonly name = 'liveness';
@@ -29,12 +30,12 @@ export class LivenessProjection implements Projection {
     this.options = { ...defaultLivenessOptions, ...options };
   }
 
-  async createTables(db: Kysely<any>): Promise<void> {
+  async createTables(db: Kysely<DynamicDatabase>): Promise<void> {
     await createTable(db, livenessNodesTable);
     await createTable(db, livenessGapsTable);
   }
 
-  async apply(trx: Transaction<any>, events: readonly RecordedEvent[]): Promise<void> {
+  async apply(trx: Transaction<DynamicDatabase>, events: readonly RecordedEvent[]): Promise<void> {
     const nodeIds = new Set<string>();
     for (const event of events) livenessNodeIds(event, nodeIds);
     if (nodeIds.size === 0) return;

@@ -1,5 +1,6 @@
 /** Typed questions analysts and the API ask of the liveness read model. */
 import { sql, type Kysely } from 'kysely';
+import type { LivenessTables } from './liveness-tables.js';
 import { toMillis } from '../support/table.js';
 import type { LivenessStatus } from './liveness-evolve.js';
 
@@ -39,25 +40,25 @@ function nodeView(row: any): LivenessNodeView {
 }
 
 /** Every node that is dark now, longest dark first. */
-export async function darkNodes(db: Kysely<any>): Promise<LivenessNodeView[]> {
+export async function darkNodes(db: Kysely<LivenessTables>): Promise<LivenessNodeView[]> {
   const rows = await db.selectFrom('liveness_nodes').selectAll().where('state', '=', 'dark').orderBy('dark_since').orderBy('node_id').execute();
   return rows.map(nodeView);
 }
 
-export async function nodeLiveness(db: Kysely<any>, nodeId: string): Promise<LivenessNodeView | null> {
+export async function nodeLiveness(db: Kysely<LivenessTables>, nodeId: string): Promise<LivenessNodeView | null> {
   const row = await db.selectFrom('liveness_nodes').selectAll().where('node_id', '=', nodeId).executeTakeFirst();
   return row ? nodeView(row) : null;
 }
 
 /** Seconds since the node's last successful contact at `now`; null if it was never contacted or is unknown. */
-export async function secondsSinceLastContact(db: Kysely<any>, nodeId: string, now: Date): Promise<number | null> {
+export async function secondsSinceLastContact(db: Kysely<LivenessTables>, nodeId: string, now: Date): Promise<number | null> {
   const row = await db.selectFrom('liveness_nodes').select('last_contact_at').where('node_id', '=', nodeId).executeTakeFirst();
   const last = toMillis(row?.last_contact_at);
   return last === null ? null : (now.getTime() - last) / 1000;
 }
 
 /** Gaps of one node or of every node of a rack that overlap [from, to] (an open gap overlaps until now). */
-export async function gapsInPeriod(db: Kysely<any>, scope: { nodeId: string } | { rack: string }, from: Date, to: Date): Promise<LivenessGapView[]> {
+export async function gapsInPeriod(db: Kysely<LivenessTables>, scope: { nodeId: string } | { rack: string }, from: Date, to: Date): Promise<LivenessGapView[]> {
   let query = db
     .selectFrom('liveness_gaps')
     .selectAll()
@@ -73,7 +74,7 @@ export async function gapsInPeriod(db: Kysely<any>, scope: { nodeId: string } | 
  * their state: what a stopped poller would otherwise hide (no outcomes means no misses). Decommissioned nodes and
  * nodes inside a maintenance window are left out; never-contacted nodes count from their registration.
  */
-export async function overdueNodes(db: Kysely<any>, now: Date, intervals = 3): Promise<LivenessNodeView[]> {
+export async function overdueNodes(db: Kysely<LivenessTables>, now: Date, intervals = 3): Promise<LivenessNodeView[]> {
   const rows = await db
     .selectFrom('liveness_nodes')
     .selectAll()

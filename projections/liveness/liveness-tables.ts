@@ -1,8 +1,8 @@
 /** The liveness read model: one row per node, one row per gap. */
-import { toMillis, type Row, type TableSpec } from '../support/table.js';
+import { toMillis, type Row, type TableSpec, type TableRow } from '../support/table.js';
 import type { LivenessGap, LivenessStatus, NodeLiveness } from './liveness-evolve.js';
 
-export const livenessNodesTable: TableSpec = {
+export const livenessNodesTable = {
   name: 'liveness_nodes',
   primaryKey: ['node_id'],
   columns: {
@@ -29,9 +29,9 @@ export const livenessNodesTable: TableSpec = {
     open_gap_went_dark: { type: 'boolean', nullable: true },
   },
   indexes: [['state'], ['rack']],
-};
+} satisfies TableSpec;
 
-export const livenessGapsTable: TableSpec = {
+export const livenessGapsTable = {
   name: 'liveness_gaps',
   primaryKey: ['gap_id'],
   columns: {
@@ -46,6 +46,12 @@ export const livenessGapsTable: TableSpec = {
     ended_by: { type: 'text', nullable: true },
   },
   indexes: [['node_id'], ['rack', 'start_at']],
+} satisfies TableSpec;
+
+/** The liveness read model's tables, for kysely. */
+export type LivenessTables = {
+  liveness_nodes: TableRow<typeof livenessNodesTable>;
+  liveness_gaps: TableRow<typeof livenessGapsTable>;
 };
 
 export function livenessToRow(state: NodeLiveness): Row {

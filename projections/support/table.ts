@@ -15,6 +15,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { sql, type Kysely, type Transaction } from 'kysely';
+import type { DynamicDatabase } from '../../src/ledger/index.js';
 
 export type ColumnType = 'text' | 'integer' | 'bigint' | 'boolean' | 'timestamptz' | 'json' | 'jsonb' | 'double precision';
 
@@ -33,9 +34,29 @@ export interface TableSpec {
 
 export type Row = Record<string, unknown>;
 
-type Db = Kysely<any> | Transaction<any>;
+/** What pg hands back for each column type (the ledger parses int8 to a number and timestamptz to a Date). */
+export interface ColumnValue {
+  text: string;
+  integer: number;
+  bigint: number;
+  boolean: boolean;
+  timestamptz: Date;
+  json: unknown;
+  jsonb: unknown;
+  'double precision': number;
+}
 
-export async function createTable(db: Kysely<any>, spec: TableSpec): Promise<void> {
+/**
+ * The row type of a table spec, for kysely's table interfaces: each column's value, or `null` where it is nullable. A
+ * spec declared with `satisfies TableSpec` keeps its column literals, so the read model's type follows its definition.
+ */
+export type TableRow<S extends TableSpec> = {
+  -readonly [C in keyof S['columns']]: ColumnValue[S['columns'][C]['type']] | (S['columns'][C] extends { nullable: true } ? null : never);
+};
+
+type Db = Kysely<DynamicDatabase> | Transaction<DynamicDatabase>;
+
+export async function createTable(db: Kysely<DynamicDatabase>, spec: TableSpec): Promise<void> {
   let builder = db.schema.createTable(spec.name).ifNotExists();
   for (const [column, { type, nullable }] of Object.entries(spec.columns)) {
     builder = builder.addColumn(column, sql.raw(type), (c) => (nullable ? c : c.notNull()));

@@ -36,7 +36,7 @@
  */
 import { sql, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import type { EventStore, Projection } from '../../src/ledger/index.js';
+import type { EventStore, Projection, DynamicDatabase } from '../../src/ledger/index.js';
 import { AsOfError } from './as-of-error.js';
 import { parsePoint, positionAtOrBefore, recordedAtOf, type AsOfPoint, type PointQuestion } from './as-of-point.js';
 import { dropStale, ensureCatalogue, newEngineKey, viewSchema } from './as-of-storage.js';
@@ -96,7 +96,7 @@ export class AsOfEngine {
   readonly #projections: ReadonlyMap<string, Projection>;
   readonly #options: Required<Omit<AsOfOptions, 'retention'>> & { retention: RetentionPolicy };
   readonly #pool: pg.Pool;
-  readonly #db: Kysely<any>;
+  readonly #db: Kysely<DynamicDatabase>;
   readonly #cache: ViewCache;
   readonly #lock: EngineLock;
   #snapshotter: Snapshotter | null = null;
@@ -132,7 +132,7 @@ export class AsOfEngine {
     // As the store's pool: a lost connection fails the statement in flight, never the process.
     this.#pool.on('error', () => undefined);
     this.#pool.on('connect', (client) => client.on('error', () => undefined));
-    this.#db = new Kysely<any>({ dialect: new PostgresDialect({ pool: this.#pool }) });
+    this.#db = new Kysely<DynamicDatabase>({ dialect: new PostgresDialect({ pool: this.#pool }) });
     this.#lock = new EngineLock(store.connectionString, this.engineKey, this.#options.log);
     this.#cache = new ViewCache(this.#options.cachedViews, {
       nameView: () => viewSchema(this.engineKey, (this.#viewSequence += 1)),
@@ -229,14 +229,14 @@ export class AsOfEngine {
       if (question.position > head.position) {
         throw new AsOfError('ASOF_BEYOND_HEAD', { value, position: question.position, headPosition: head.position }, `position ${question.position} is beyond the head of the log (${head.position})`);
       }
-      const recordedAt = (await recordedAtOf(this.#store.db as unknown as Kysely<any>, question.position))!;
+      const recordedAt = (await recordedAtOf(this.#store.db.withTables<DynamicDatabase>(), question.position))!;
       return { position: question.position, recordedAt, instant: recordedAt };
     }
     const now = this.#options.clock();
     if (question.instant.getTime() > now.getTime()) {
       throw new AsOfError('ASOF_IN_FUTURE', { value, now: now.toISOString(), headPosition: head.position }, `${value} is in the future (the ledger clock reads ${now.toISOString()})`);
     }
-    const db = this.#store.db as unknown as Kysely<any>;
+    const db = this.#store.db.withTables<DynamicDatabase>();
     const position = await positionAtOrBefore(db, question.instant, head);
     if (position === 0) {
       const first = head.position === 0 ? null : await recordedAtOf(db, 1);
@@ -254,7 +254,7 @@ export class AsOfEngine {
    * schema (the query functions of `projections/` take it as their `db`). The view is materialized if needed, shared
    * with concurrent questions about the same position, and cannot be dropped while `query` runs.
    */
-  async read<T>(point: AsOfPoint, projections: readonly string[], query: (db: Kysely<any>) => Promise<T>): Promise<T> {
+  async read<T>(point: AsOfPoint, projections: readonly string[], query: (db: Kysely<DynamicDatabase>) => Promise<T>): Promise<T> {
     if (this.#stopped) throw new AsOfError('ASOF_STOPPED', {}, 'the as-of engine is stopped');
     for (const name of projections) {
       if (!this.#projections.has(name)) throw new AsOfError('ASOF_UNKNOWN_PROJECTION', { projection: name, known: this.projectionNames }, `no projection '${name}' (known: ${this.projectionNames.join(', ')})`);

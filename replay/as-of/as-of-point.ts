@@ -5,7 +5,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { instantSchema } from '../../events/index.js';
-import type { LedgerHead } from '../../src/ledger/index.js';
+import type { LedgerHead, DynamicDatabase } from '../../src/ledger/index.js';
 import { AsOfError } from './as-of-error.js';
 
 /** A point resolved: what an as-of answer reflects. */
@@ -35,7 +35,7 @@ export function parsePoint(text: string): PointQuestion {
 }
 
 /** When `position` was recorded, or null when there is no such position. */
-export async function recordedAtOf(db: Kysely<any>, position: number): Promise<Date | null> {
+export async function recordedAtOf(db: Kysely<DynamicDatabase>, position: number): Promise<Date | null> {
   const row = await db.selectFrom('ledger_events').select('recorded_at').where('position', '=', position).executeTakeFirst();
   return row ? new Date(row.recorded_at as Date) : null;
 }
@@ -46,7 +46,7 @@ export async function recordedAtOf(db: Kysely<any>, position: number): Promise<D
  * density of the log in time. `bench/asof.ts` measures it against the BRIN index on `recorded_at` (whose cost grows
  * with the events recorded near the instant) and against the same search driven from here (a round trip a probe).
  */
-export async function positionAtOrBefore(db: Kysely<any>, instant: Date, head: LedgerHead): Promise<number> {
+export async function positionAtOrBefore(db: Kysely<DynamicDatabase>, instant: Date, head: LedgerHead): Promise<number> {
   if (head.position === 0) return 0;
   if (head.recordedAt.getTime() <= instant.getTime()) return head.position;
   // Invariant: recorded_at(low) <= instant (position 0 stands before the log), and every position above `high` is

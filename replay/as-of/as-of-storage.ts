@@ -17,6 +17,7 @@
  * live engine's periodic sweep.
  */
 import { sql, type Kysely } from 'kysely';
+import type { DynamicDatabase } from '../../src/ledger/index.js';
 
 export const snapshotSchemaPrefix = 'as_of_snapshot_';
 export const viewSchemaPrefix = 'as_of_view_';
@@ -53,7 +54,7 @@ export function engineOfViewSchema(schema: string): number | null {
  * Creates the catalogue tables when absent. Idempotent and safe when two processes start at once (a transaction-scoped
  * advisory lock serializes the `CREATE ... IF NOT EXISTS`, which alone can race on the catalog).
  */
-export async function ensureCatalogue(db: Kysely<any>): Promise<void> {
+export async function ensureCatalogue(db: Kysely<DynamicDatabase>): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await sql`SELECT pg_advisory_xact_lock(${asOfLockSpace}, ${catalogueLock})`.execute(trx);
     await sql`CREATE TABLE IF NOT EXISTS as_of_snapshots (
@@ -80,7 +81,7 @@ export async function ensureCatalogue(db: Kysely<any>): Promise<void> {
 }
 
 /** The keys of the engines alive now: those holding their lock. */
-export async function liveEngines(db: Kysely<any>): Promise<Set<number>> {
+export async function liveEngines(db: Kysely<DynamicDatabase>): Promise<Set<number>> {
   const rows = await sql<{ key: string | number }>`
     SELECT objid::bigint AS key FROM pg_locks WHERE locktype = 'advisory' AND classid = ${asOfLockSpace} AND objsubid = 2 AND granted`.execute(db);
   return new Set(rows.rows.map((row) => Number(row.key)));
@@ -91,7 +92,7 @@ export async function liveEngines(db: Kysely<any>): Promise<Set<number>> {
  * without a catalogue row (none are expected: a snapshot commits its schema and its row together). Never touches the
  * views of a live engine.
  */
-export async function dropStale(db: Kysely<any>): Promise<{ views: string[]; snapshots: string[] }> {
+export async function dropStale(db: Kysely<DynamicDatabase>): Promise<{ views: string[]; snapshots: string[] }> {
   const live = await liveEngines(db);
   const schemas = (await sql<{ nspname: string }>`SELECT nspname FROM pg_namespace WHERE nspname LIKE 'as\\_of\\_%' ORDER BY nspname`.execute(db)).rows.map((row) => row.nspname);
   const catalogued = new Set((await sql<{ schema_name: string }>`SELECT schema_name FROM as_of_snapshots`.execute(db)).rows.map((row) => row.schema_name));

@@ -11,7 +11,7 @@
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { RecordedEvent } from '../../events/index.js';
-import type { EventStore, Projection } from '../../src/ledger/index.js';
+import type { EventStore, Projection, DynamicDatabase } from '../../src/ledger/index.js';
 import { AsOfError } from './as-of-error.js';
 import { claimedTable, withTableOverlay, withTablesInMemory } from '../../projections/index.js';
 import { asOfLockSpace } from './as-of-storage.js';
@@ -40,18 +40,18 @@ export interface MaterializeStats {
  * Copies a snapshot part's tables into `schema` as UNLOGGED tables with their unique indexes (what upserts need). Pages
  * are left 30% free so that the tail's updates stay on their page (HOT: no index entry per update).
  */
-export async function clonePart(trx: Kysely<any>, part: SnapshotPart, schema: string): Promise<void> {
+export async function clonePart(trx: Kysely<DynamicDatabase>, part: SnapshotPart, schema: string): Promise<void> {
   for (const table of part.tables) await sql`CREATE UNLOGGED TABLE ${sql.id(schema, table)} WITH (fillfactor = 70) AS TABLE ${sql.id(part.schema, table)}`.execute(trx);
   for (const index of part.indexes) if (index.unique) await createIndex(trx, schema, index);
 }
 
 /** Builds the indexes of a cloned part that `clonePart` left for after the tail. */
-export async function completeIndexes(trx: Kysely<any>, part: SnapshotPart, schema: string): Promise<void> {
+export async function completeIndexes(trx: Kysely<DynamicDatabase>, part: SnapshotPart, schema: string): Promise<void> {
   for (const index of part.indexes) if (!index.unique) await createIndex(trx, schema, index);
 }
 
 /** Creates the projection's tables in `schema`, UNLOGGED. */
-export async function createViewTables(trx: Kysely<any>, projection: Projection, schema: string): Promise<void> {
+export async function createViewTables(trx: Kysely<DynamicDatabase>, projection: Projection, schema: string): Promise<void> {
   await projection.createTables(trx.withSchema(schema));
   for (const table of projection.tables) await sql`ALTER TABLE ${sql.id(schema, table)} SET UNLOGGED`.execute(trx);
 }
@@ -61,7 +61,7 @@ export async function createViewTables(trx: Kysely<any>, projection: Projection,
  * next page is read while the current one is applied. An event the projection cannot apply is an
  * `ASOF_PROJECTION_FAILED` naming it (the live projection would have stopped on the same event).
  */
-export async function applyTail(trx: Transaction<any>, store: EventStore, projection: Projection, schema: string, from: number, to: number, pageSize: number): Promise<number> {
+export async function applyTail(trx: Transaction<DynamicDatabase>, store: EventStore, projection: Projection, schema: string, from: number, to: number, pageSize: number): Promise<number> {
   const read = (fromPosition: number): Promise<RecordedEvent[]> =>
     fromPosition > to ? Promise.resolve([]) : store.readAll({ fromPosition, toPosition: to, types: projection.eventTypes, limit: pageSize });
   let applied = 0;
@@ -98,7 +98,7 @@ export async function applyTail(trx: Transaction<any>, store: EventStore, projec
  * Makes sure a snapshot part's tables carry their indexes (snapshots taken before views read through to them were
  * stored without): built once, kept with the snapshot. Serialized per snapshot across processes.
  */
-export async function ensureBaseIndexes(db: Kysely<any>, part: SnapshotPart): Promise<void> {
+export async function ensureBaseIndexes(db: Kysely<DynamicDatabase>, part: SnapshotPart): Promise<void> {
   const present = await sql<{ name: string }>`
     SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ${part.schema} AND c.relkind = 'i'`.execute(db);
   const have = new Set(present.rows.map((row) => row.name));
@@ -125,7 +125,7 @@ export function workSchemaOf(schema: string): string {
  *   and that were not claimed.
  * What a question costs is the tail it applies and the rows it reads, not the size of the read model.
  */
-export async function materializeProjection(db: Kysely<any>, store: EventStore, projection: Projection, schema: string, position: number, options: MaterializeOptions): Promise<MaterializeStats> {
+export async function materializeProjection(db: Kysely<DynamicDatabase>, store: EventStore, projection: Projection, schema: string, position: number, options: MaterializeOptions): Promise<MaterializeStats> {
   const work = workSchemaOf(schema);
   let part: SnapshotPart | null = null;
   if (options.useSnapshots) {
@@ -163,7 +163,7 @@ export async function materializeProjection(db: Kysely<any>, store: EventStore, 
   });
 }
 
-async function primaryKeyOf(trx: Kysely<any>, schema: string, table: string): Promise<string[]> {
+async function primaryKeyOf(trx: Kysely<DynamicDatabase>, schema: string, table: string): Promise<string[]> {
   const rows = await sql<{ name: string }>`
     SELECT a.attname AS name FROM pg_index i
       JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
@@ -174,14 +174,14 @@ async function primaryKeyOf(trx: Kysely<any>, schema: string, table: string): Pr
 }
 
 /** The table of `work` that records the primary keys of the rows of `base.table` superseded (its key is theirs). */
-export async function createClaimedTable(trx: Kysely<any>, work: string, base: string, table: string): Promise<void> {
+export async function createClaimedTable(trx: Kysely<DynamicDatabase>, work: string, base: string, table: string): Promise<void> {
   const keys = sql.join((await primaryKeyOf(trx, work, table)).map((key) => sql.id(key)));
   await sql`CREATE UNLOGGED TABLE ${sql.id(work, claimedTable(table))} AS SELECT ${keys} FROM ${sql.id(base, table)} WITH NO DATA`.execute(trx);
   await sql`ALTER TABLE ${sql.id(work, claimedTable(table))} ADD PRIMARY KEY (${keys})`.execute(trx);
 }
 
 /** `schema.table` as the overlay's rows beside the base's rows whose key the overlay did not claim. */
-export async function createReadView(trx: Kysely<any>, schema: string, work: string, base: string | null, table: string): Promise<void> {
+export async function createReadView(trx: Kysely<DynamicDatabase>, schema: string, work: string, base: string | null, table: string): Promise<void> {
   const columns = (
     await sql<{ name: string }>`
       SELECT attname AS name FROM pg_attribute WHERE attrelid = (quote_ident(${work}) || '.' || quote_ident(${table}))::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`.execute(trx)

@@ -6,6 +6,7 @@
  */
 import type { Kysely } from 'kysely';
 import { dropSnapshot, type SnapshotSummary } from './snapshot-store.js';
+import type { DynamicDatabase } from '../../src/ledger/index.js';
 
 export interface RetentionPolicy {
   /** Every snapshot younger than this is kept (0: none is kept for its youth alone). */
@@ -45,7 +46,7 @@ export function snapshotsToPrune(snapshots: readonly SnapshotSummary[], policy: 
 }
 
 /** Drops what the policy lets go; returns what was dropped. */
-export async function pruneSnapshots(db: Kysely<any>, snapshots: readonly SnapshotSummary[], policy: RetentionPolicy, now: Date): Promise<SnapshotSummary[]> {
+export async function pruneSnapshots(db: Kysely<DynamicDatabase>, snapshots: readonly SnapshotSummary[], policy: RetentionPolicy, now: Date): Promise<SnapshotSummary[]> {
   const prune = snapshotsToPrune(snapshots, policy, now);
   for (const snapshot of prune) await dropSnapshot(db, snapshot);
   return prune;

@@ -7,7 +7,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { RecordedEvent } from '../../events/index.js';
 import { evolveRollout, evolveStep, initialRollout, initialStep, rolloutStream, stepStream, type RolloutState, type StepState } from '../../sagas/index.js';
-import type { EventStore } from '../../src/ledger/index.js';
+import type { EventStore, DynamicDatabase } from '../../src/ledger/index.js';
 
 const pageSize = 10_000;
 
@@ -45,7 +45,7 @@ export async function stepAsOf(store: EventStore, rolloutId: string, nodeId: str
 
 /** Every rollout planned at or before `position` (ids in stream order). */
 export async function rolloutsAsOf(store: EventStore, position: number): Promise<RolloutState[]> {
-  const db = store.db as unknown as Kysely<any>;
+  const db = store.db.withTables<DynamicDatabase>();
   // A rollout stream existed at P if its first event is at or before P (one probe of the (stream, stream_version) index each).
   const streams = (
     await sql<{ stream: string }>`

@@ -8,7 +8,7 @@
  * sees both or neither. The catalogue rows and the schema commit together: a crash leaves nothing half made.
  */
 import { sql, type Kysely } from 'kysely';
-import type { Projection } from '../../src/ledger/index.js';
+import type { Projection, DynamicDatabase } from '../../src/ledger/index.js';
 import { asOfLockSpace, snapshotLock, snapshotSchema } from './as-of-storage.js';
 
 /** An index of a read-model table, as a clone rebuilds it: `CREATE [UNIQUE] INDEX <name> ON <table> USING <using>`. */
@@ -45,19 +45,19 @@ export interface SnapshotSummary {
   parts: Array<{ projection: string; version: number; position: number }>;
 }
 
-async function nextSnapshotId(trx: Kysely<any>): Promise<number> {
+async function nextSnapshotId(trx: Kysely<DynamicDatabase>): Promise<number> {
   const rows = await sql<{ id: string | number }>`SELECT nextval(pg_get_serial_sequence('as_of_snapshots', 'id')) AS id`.execute(trx);
   return Number(rows.rows[0]!.id);
 }
 
 /** Tables of `projections` that exist in `schema`. */
-async function existingTables(db: Kysely<any>, schema: string, tables: readonly string[]): Promise<Set<string>> {
+async function existingTables(db: Kysely<DynamicDatabase>, schema: string, tables: readonly string[]): Promise<Set<string>> {
   const rows = await sql<{ tablename: string }>`SELECT tablename FROM pg_tables WHERE schemaname = ${schema} AND tablename = ANY(${[...tables]})`.execute(db);
   return new Set(rows.rows.map((row) => row.tablename));
 }
 
 /** The indexes of `tables` in `schema`, as definitions a clone can rebuild in another schema. */
-export async function indexDefinitions(db: Kysely<any>, schema: string, tables: readonly string[]): Promise<IndexDefinition[]> {
+export async function indexDefinitions(db: Kysely<DynamicDatabase>, schema: string, tables: readonly string[]): Promise<IndexDefinition[]> {
   const rows = await sql<{ table: string; definition: string }>`
     SELECT c.relname AS table, pg_get_indexdef(i.indexrelid) AS definition
       FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -73,20 +73,20 @@ export async function indexDefinitions(db: Kysely<any>, schema: string, tables: 
 /** Only plain column indexes are rebuilt from the catalogue (what `createTable` makes); anything else is refused. */
 const plainIndex = /^[a-z]+ \(("?[A-Za-z0-9_]+"?)(, "?[A-Za-z0-9_]+"?)*\)$/;
 
-export async function createIndex(trx: Kysely<any>, schema: string, index: IndexDefinition): Promise<void> {
+export async function createIndex(trx: Kysely<DynamicDatabase>, schema: string, index: IndexDefinition): Promise<void> {
   if (!plainIndex.test(index.using)) throw new Error(`index ${index.name} of ${index.table} is not a plain column index (${index.using}); it cannot be rebuilt in a view`);
   await sql`CREATE ${sql.raw(index.unique ? 'UNIQUE ' : '')}INDEX ${sql.id(index.name)} ON ${sql.id(schema, index.table)} USING ${sql.raw(index.using)}`.execute(trx);
 }
 
 /** Builds in `schema` every index of `indexes` it lacks (a snapshot's tables, after their rows are in). */
-export async function indexSnapshotTables(trx: Kysely<any>, schema: string, indexes: readonly IndexDefinition[]): Promise<void> {
+export async function indexSnapshotTables(trx: Kysely<DynamicDatabase>, schema: string, indexes: readonly IndexDefinition[]): Promise<void> {
   const present = await sql<{ name: string }>`
     SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ${schema} AND c.relkind = 'i'`.execute(trx);
   const have = new Set(present.rows.map((row) => row.name));
   for (const index of indexes) if (!have.has(index.name)) await createIndex(trx, schema, index);
 }
 
-async function schemaBytes(db: Kysely<any>, schema: string): Promise<number> {
+async function schemaBytes(db: Kysely<DynamicDatabase>, schema: string): Promise<number> {
   const rows = await sql<{ bytes: string | number | null }>`
     SELECT sum(pg_total_relation_size(c.oid)) AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
      WHERE n.nspname = ${schema} AND c.relkind = 'r'`.execute(db);
@@ -97,7 +97,7 @@ async function schemaBytes(db: Kysely<any>, schema: string): Promise<number> {
  * Copies every running projection (at the version this process runs) from the live tables (`public`) into a new
  * snapshot. Returns null when another process is taking one right now, or when no projection could be copied.
  */
-export async function takeSnapshot(db: Kysely<any>, projections: readonly Projection[]): Promise<SnapshotSummary | null> {
+export async function takeSnapshot(db: Kysely<DynamicDatabase>, projections: readonly Projection[]): Promise<SnapshotSummary | null> {
   const started = performance.now();
   const all = projections.flatMap((projection) => [...projection.tables]);
   const present = await existingTables(db, 'public', all);
@@ -144,7 +144,7 @@ export async function takeSnapshot(db: Kysely<any>, projections: readonly Projec
   return summary;
 }
 
-async function insertPart(trx: Kysely<any>, id: number, projection: Projection, position: number, indexes: readonly IndexDefinition[]): Promise<void> {
+async function insertPart(trx: Kysely<DynamicDatabase>, id: number, projection: Projection, position: number, indexes: readonly IndexDefinition[]): Promise<void> {
   await sql`
     INSERT INTO as_of_snapshot_parts (snapshot_id, projection, version, position, tables, indexes)
     VALUES (${id}, ${projection.name}, ${projection.version}, ${position}, ${[...projection.tables]}, ${JSON.stringify(indexes)}::jsonb)`.execute(trx);
@@ -155,7 +155,7 @@ async function insertPart(trx: Kysely<any>, id: number, projection: Projection, 
  * transaction; the caller creates the schema and its tables in the same transaction.
  */
 export async function recordSnapshot(
-  trx: Kysely<any>,
+  trx: Kysely<DynamicDatabase>,
   parts: ReadonlyArray<{ projection: Projection; position: number; indexes: readonly IndexDefinition[] }>,
   headPosition: number,
 ): Promise<{ id: number; schema: string; takenAt: Date; recordedAt: Date }> {
@@ -171,14 +171,14 @@ export async function recordSnapshot(
 }
 
 /** Records the size and cost of a snapshot once its tables are in place; returns the size. */
-export async function measureSnapshot(trx: Kysely<any>, id: number, schema: string, seconds: number): Promise<number> {
+export async function measureSnapshot(trx: Kysely<DynamicDatabase>, id: number, schema: string, seconds: number): Promise<number> {
   const bytes = await schemaBytes(trx, schema);
   await sql`UPDATE as_of_snapshots SET bytes = ${bytes}, seconds = ${seconds} WHERE id = ${id}`.execute(trx);
   return bytes;
 }
 
 /** The newest copy of `projection` (at its current version) at or before `position`, or null. */
-export async function newestPart(db: Kysely<any>, projection: Projection, position: number): Promise<SnapshotPart | null> {
+export async function newestPart(db: Kysely<DynamicDatabase>, projection: Projection, position: number): Promise<SnapshotPart | null> {
   const rows = await sql<{ snapshot_id: string | number; schema_name: string; position: string | number; tables: string[]; indexes: IndexDefinition[] }>`
     SELECT p.snapshot_id, s.schema_name, p.position, p.tables, p.indexes
       FROM as_of_snapshot_parts p JOIN as_of_snapshots s ON s.id = p.snapshot_id
@@ -190,7 +190,7 @@ export async function newestPart(db: Kysely<any>, projection: Projection, positi
 }
 
 /** Every snapshot, oldest first. */
-export async function listSnapshots(db: Kysely<any>): Promise<SnapshotSummary[]> {
+export async function listSnapshots(db: Kysely<DynamicDatabase>): Promise<SnapshotSummary[]> {
   const rows = await sql<{ id: string | number; schema_name: string; taken_at: Date; recorded_at: Date; head_position: string | number; seconds: number; bytes: string | number; origin: 'live' | 'backfill'; parts: Array<{ projection: string; version: number; position: number }> | null }>`
     SELECT s.id, s.schema_name, s.taken_at, s.recorded_at, s.head_position, s.seconds, s.bytes, s.origin,
            (SELECT json_agg(json_build_object('projection', p.projection, 'version', p.version, 'position', p.position) ORDER BY p.projection) FROM as_of_snapshot_parts p WHERE p.snapshot_id = s.id) AS parts
@@ -209,7 +209,7 @@ export async function listSnapshots(db: Kysely<any>): Promise<SnapshotSummary[]>
 }
 
 /** Drops one snapshot: its schema and its rows, together. */
-export async function dropSnapshot(db: Kysely<any>, snapshot: { id: number; schema: string }): Promise<void> {
+export async function dropSnapshot(db: Kysely<DynamicDatabase>, snapshot: { id: number; schema: string }): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await sql`DELETE FROM as_of_snapshots WHERE id = ${snapshot.id}`.execute(trx);
     await sql`DROP SCHEMA IF EXISTS ${sql.id(snapshot.schema)} CASCADE`.execute(trx);
@@ -233,7 +233,7 @@ export interface SnapshotGap {
  * when it copies). Only gaps whose start was recorded after `recordedSince` are named: retention would thin older
  * copies again. Null: none.
  */
-export async function widestGap(db: Kysely<any>, projections: readonly Projection[], every: number, recordedSince: Date): Promise<SnapshotGap | null> {
+export async function widestGap(db: Kysely<DynamicDatabase>, projections: readonly Projection[], every: number, recordedSince: Date): Promise<SnapshotGap | null> {
   const rows = await sql<{ snapshot_id: string | number; schema_name: string; projection: string; version: number; position: string | number; tables: string[]; indexes: IndexDefinition[]; recorded_at: Date }>`
     SELECT p.snapshot_id, s.schema_name, p.projection, p.version, p.position, p.tables, p.indexes, s.recorded_at
       FROM as_of_snapshot_parts p JOIN as_of_snapshots s ON s.id = p.snapshot_id

@@ -8,7 +8,7 @@
  * from the copy before it along the log, so that no question's tail is much longer than the policy says.
  */
 import { sql, type Kysely } from 'kysely';
-import type { Projection } from '../../src/ledger/index.js';
+import type { Projection, DynamicDatabase } from '../../src/ledger/index.js';
 import { pruneSnapshots, type RetentionPolicy } from './retention.js';
 import { listSnapshots, takeSnapshot, type SnapshotSummary } from './snapshot-store.js';
 
@@ -40,7 +40,7 @@ export class Snapshotter {
   #stopped = false;
 
   constructor(
-    private readonly db: Kysely<any>,
+    private readonly db: Kysely<DynamicDatabase>,
     private readonly projections: readonly Projection[],
     private readonly policy: SnapshotPolicy,
     private readonly hooks: SnapshotterHooks,

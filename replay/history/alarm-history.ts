@@ -6,7 +6,8 @@
  * reading). The read model may be behind the head or not built yet: the answer says how far it had applied the log.
  */
 import type { Kysely } from 'kysely';
-import type { RecordedEvent } from '../../events/index.js';
+import { isEventOf, type RecordedEvent } from '../../events/index.js';
+import type { AlarmsTables } from '../../projections/index.js';
 import type { EventStore } from '../../src/ledger/index.js';
 import { alarmRowsFor } from '../../projections/index.js';
 import { projectionCheckpoint, readTypes, tableExists, type PositionRange } from './log-reads.js';
@@ -58,9 +59,9 @@ export async function alarmSource(store: EventStore, window: PositionRange): Pro
 /** Acknowledgements recorded in the range, optionally only of the given alarms. */
 export function acknowledgements(events: readonly RecordedEvent[], alarmIds?: ReadonlySet<string>): AlarmAck[] {
   return events
-    .filter((event) => event.type === 'AlarmAcknowledged')
+    .filter((event) => isEventOf(event, 'AlarmAcknowledged'))
     .map((event) => {
-      const data = event.data as { alarmId: string; note?: string };
+      const data = event.data;
       const actor = event.actor as { id: string; role?: string };
       return { alarmId: data.alarmId, position: event.position, at: event.recordedAt.toISOString(), by: actor.id, role: actor.role ?? null, note: data.note ?? null };
     })
@@ -99,7 +100,7 @@ function latestAcks(acks: readonly AlarmAck[]): Map<string, AlarmAck> {
 export async function nodeAlarms(store: EventStore, nodeId: string, window: PositionRange & { fromAt: string | null; toAt: string | null }): Promise<{ alarms: AlarmRecord[]; source: AlarmSource }> {
   const source = await alarmSource(store, window);
   if (!source.available) return { alarms: [], source };
-  const db = store.db as unknown as Kysely<any>;
+  const db = store.db.withTables<AlarmsTables>();
   const fromAt = window.fromAt ? new Date(window.fromAt) : null;
   const rows = await alarmRowsFor.ofNode(db, nodeId, window.through, fromAt);
   if (rows.length === 0) return { alarms: [], source };
@@ -118,7 +119,7 @@ export async function alarmChanges(
   const source = await alarmSource(store, window);
   const acknowledgedBase = acksInWindow.map((ack) => ({ ...ack, kind: null, summary: null, nodeId: null }));
   if (!source.available) return { opened: [], closed: [], acknowledged: acknowledgedBase, source };
-  const db = store.db as unknown as Kysely<any>;
+  const db = store.db.withTables<AlarmsTables>();
   const fromAt = window.fromAt ? new Date(window.fromAt) : null;
   const toAt = window.toAt ? new Date(window.toAt) : null;
   const [openedRows, closedRows] = await Promise.all([

@@ -4,7 +4,7 @@
  * projection's rule (`observeFirmware`: idle slots and absent parts are not running firmware; a version is the same
  * when its normalized form is). A version that changed and changed back within the window is no change. Pure.
  */
-import type { FirmwareInventoryObservedData, RecordedEvent } from '../../events/index.js';
+import { isEventOf, type RecordedEvent } from '../../events/index.js';
 import { emptyInventory, observeFirmware, type FirmwareFact } from '../../projections/index.js';
 import type { PositionRange } from './log-reads.js';
 
@@ -22,8 +22,9 @@ export interface FirmwareChange {
 }
 
 function runningFirmware(nodeId: string, event: RecordedEvent): Map<string, FirmwareFact> {
+  if (!isEventOf(event, 'FirmwareInventoryObserved')) throw new Error(`event ${event.position} (${event.type}) is not a firmware observation`);
   const at = (event.observedAt ?? event.recordedAt).getTime();
-  return observeFirmware(emptyInventory(nodeId), new Map(), event.data as FirmwareInventoryObservedData, at).firmware;
+  return observeFirmware(emptyInventory(nodeId), new Map(), event.data, at).firmware;
 }
 
 /** `observations`: per node, its FirmwareInventoryObserved events up to the end of the window, in log order. */

@@ -10,7 +10,7 @@
  * `liveness-replay.ts`). Nothing is read from the live read models except alarms, whose identities only that model
  * holds. Lists are capped (`maxItems`); counts never are.
  */
-import type { RecordedEvent } from '../../events/index.js';
+import { payloadString, type RecordedEvent } from '../../events/index.js';
 import { defaultLivenessOptions, driftEventTypes, driftFactOf, type LivenessOptions } from '../../projections/index.js';
 import type { EventStore } from '../../src/ledger/index.js';
 import { acknowledgements, alarmChanges, type AlarmAck, type AlarmRecord, type AlarmSource } from './alarm-history.js';
@@ -123,7 +123,7 @@ const iso = (ms: number | null): string | null => (ms === null ? null : new Date
 
 function intentOf(event: RecordedEvent): IntentRecord {
   const actor = event.actor as { id: string; role?: string };
-  const nodeId = (event.data as { nodeId?: unknown }).nodeId;
+  const nodeId = payloadString(event, 'nodeId');
   return {
     position: event.position,
     at: event.recordedAt.toISOString(),
@@ -131,7 +131,7 @@ function intentOf(event: RecordedEvent): IntentRecord {
     type: event.type,
     by: actor.id,
     role: actor.role ?? null,
-    nodeId: typeof nodeId === 'string' ? nodeId : null,
+    nodeId: nodeId ?? null,
     summary: summarizeEvent(event),
   };
 }

@@ -7,9 +7,9 @@
  * cost less to finish one by one through the node index.
  */
 import type { Kysely } from 'kysely';
-import type { PollOutcomesBatch, RecordedEvent } from '../../events/index.js';
+import { isEventOf, type EventOf, type RecordedEvent } from '../../events/index.js';
 import { forEachLivenessFact, type LivenessOptions } from '../../projections/index.js';
-import type { EventStore } from '../../src/ledger/index.js';
+import type { EventStore, DynamicDatabase } from '../../src/ledger/index.js';
 import { FoldStartFinder, mergeFacts, type PositionedFact } from './liveness-replay.js';
 import { countPollBatches, readNamingNode, readPollsOf, readTypes, type PositionRange } from './log-reads.js';
 import { nodeIndexesPresent } from '../../src/ledger/index.js';
@@ -78,7 +78,7 @@ export async function nodeLivenessFacts(
   nodeId: string,
   window: PositionRange,
   options: LivenessOptions,
-): Promise<{ facts: PositionedFact[]; windowPolls: RecordedEvent<'PollOutcomesRecorded', PollOutcomesBatch>[] }> {
+): Promise<{ facts: PositionedFact[]; windowPolls: RecordedEvent<EventOf<'PollOutcomesRecorded'>>[] }> {
   const only = new Set([nodeId]);
   const [lifecycleEvents, windowPolls] = await Promise.all([readNamingNode(store, nodeId, { after: 0, through: window.through }, lifecycleTypes), readPollsOf(store, [nodeId], window)]);
   const lifecycle = new Map<string, PositionedFact[]>();
@@ -128,8 +128,8 @@ export async function fleetLivenessFacts(store: EventStore, window: PositionRang
   // When to stop scanning and finish node by node through the node index (a node silent for days should not make the
   // diff read days of every node's polls): once the scan has cost what finishing alone would. Finishing alone costs
   // about the node's own batches below the cursor each, which the window's batches tell: rows per batch over nodes.
-  const perNodeShare = windowBatches.length > 0 && inWindow.size > 0 ? windowBatches.reduce((sum, e) => sum + (e.data as PollOutcomesBatch).nodeIds.length, 0) / windowBatches.length / inWindow.size : null;
-  const batchesBelow = unresolved.size > 0 && perNodeShare !== null && (await nodeIndexesPresent(store.db as unknown as Kysely<any>)) ? await countPollBatches(store, cursor) : null;
+  const perNodeShare = windowBatches.length > 0 && inWindow.size > 0 ? windowBatches.reduce((sum, e) => sum + (isEventOf(e, 'PollOutcomesRecorded') ? e.data.nodeIds.length : 0), 0) / windowBatches.length / inWindow.size : null;
+  const batchesBelow = unresolved.size > 0 && perNodeShare !== null && (await nodeIndexesPresent(store.db.withTables<DynamicDatabase>())) ? await countPollBatches(store, cursor) : null;
   const aloneCost = (): number => (batchesBelow === null || perNodeShare === null ? Number.POSITIVE_INFINITY : unresolved.size * Math.max(1, batchesBelow * perNodeShare));
   let examined = 0;
   // The next page is asked for before this one is folded in, so PostgreSQL reads while this process parses.

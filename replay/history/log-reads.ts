@@ -5,8 +5,8 @@
  * nodes is not shipped for one). Every read pages by position; events come out as consumers see them (upcast).
  */
 import { sql, type Kysely } from 'kysely';
-import type { PollOutcomesBatch, RecordedEvent } from '../../events/index.js';
-import { storedEvent, type EventStore } from '../../src/ledger/index.js';
+import type { EventOf, PollOutcomesBatch, RecordedEvent } from '../../events/index.js';
+import { storedEvent, type EventStore, type LedgerDatabase } from '../../src/ledger/index.js';
 
 const pageSize = 5_000;
 
@@ -16,8 +16,8 @@ export interface PositionRange {
   through: number;
 }
 
-function dbOf(store: EventStore): Kysely<any> {
-  return store.db as unknown as Kysely<any>;
+function dbOf(store: EventStore): Kysely<LedgerDatabase> {
+  return store.db;
 }
 
 /** A stored row as consumers see it: its data lifted to the current version of its type. */
@@ -97,7 +97,7 @@ export async function readPollsOf(
   nodeIds: readonly string[],
   range: PositionRange,
   options: { newestFirst?: boolean; limit?: number } = {},
-): Promise<{ events: RecordedEvent<'PollOutcomesRecorded', PollOutcomesBatch>[]; scannedTo: number | null }> {
+): Promise<{ events: RecordedEvent<EventOf<'PollOutcomesRecorded'>>[]; scannedTo: number | null }> {
   if (range.through <= range.after || nodeIds.length === 0) return { events: [], scannedTo: null };
   const direction = options.newestFirst ? sql`DESC` : sql`ASC`;
   const limit = options.limit ?? 1_000_000;
@@ -133,7 +133,7 @@ export async function readPollsOf(
         latencyMs: rows.map((r) => r[3]),
         offsetMs: rows.map((r) => r[4]),
       };
-      return eventOfRow(store, { ...row, data }) as RecordedEvent<'PollOutcomesRecorded', PollOutcomesBatch>;
+      return eventOfRow(store, { ...row, data }) as RecordedEvent<EventOf<'PollOutcomesRecorded'>>;
     });
   // Batches stored before the columnar form (version 1), in the part of the range examined: read whole, lifted,
   // then cut down the same way.
@@ -150,14 +150,14 @@ export async function readPollsOf(
   if (olderRows.length === 0) return { events, scannedTo };
   const wanted = new Set(nodeIds);
   const lifted = olderRows
-    .map((row: any) => onlyNodes(eventOfRow(store, row) as RecordedEvent<'PollOutcomesRecorded', PollOutcomesBatch>, wanted))
+    .map((row: any) => onlyNodes(eventOfRow(store, row) as RecordedEvent<EventOf<'PollOutcomesRecorded'>>, wanted))
     .filter((event) => event.data.nodeIds.length > 0);
   return { events: [...events, ...lifted].sort((a, b) => (options.newestFirst ? b.position - a.position : a.position - b.position)), scannedTo };
 }
 
 const manyNodes = 64;
 
-async function readWholePolls(store: EventStore, nodeIds: ReadonlySet<string>, range: PositionRange, newestFirst: boolean, limit: number): Promise<{ events: RecordedEvent<'PollOutcomesRecorded', PollOutcomesBatch>[]; scannedTo: number | null }> {
+async function readWholePolls(store: EventStore, nodeIds: ReadonlySet<string>, range: PositionRange, newestFirst: boolean, limit: number): Promise<{ events: RecordedEvent<EventOf<'PollOutcomesRecorded'>>[]; scannedTo: number | null }> {
   const rows = await dbOf(store)
     .selectFrom('ledger_events')
     .selectAll()
@@ -168,13 +168,13 @@ async function readWholePolls(store: EventStore, nodeIds: ReadonlySet<string>, r
     .limit(limit)
     .execute();
   const events = rows
-    .map((row: any) => onlyNodes(eventOfRow(store, row) as RecordedEvent<'PollOutcomesRecorded', PollOutcomesBatch>, nodeIds))
+    .map((row: any) => onlyNodes(eventOfRow(store, row) as RecordedEvent<EventOf<'PollOutcomesRecorded'>>, nodeIds))
     .filter((event) => event.data.nodeIds.length > 0);
   return { events, scannedTo: rows.length === limit ? Number(rows[rows.length - 1]!.position) : null };
 }
 
 /** A batch cut down to some nodes' columns. */
-export function onlyNodes(event: RecordedEvent<'PollOutcomesRecorded', PollOutcomesBatch>, nodeIds: ReadonlySet<string>): RecordedEvent<'PollOutcomesRecorded', PollOutcomesBatch> {
+export function onlyNodes(event: RecordedEvent<EventOf<'PollOutcomesRecorded'>>, nodeIds: ReadonlySet<string>): RecordedEvent<EventOf<'PollOutcomesRecorded'>> {
   const batch = event.data;
   const keep = batch.nodeIds.flatMap((id, i) => (nodeIds.has(id) ? [i] : []));
   return {

@@ -5,7 +5,7 @@
  * would move as the log grows, and an auditor's question must get the same answer when asked again.
  */
 import type { Kysely } from 'kysely';
-import type { EventStore } from '../../src/ledger/index.js';
+import type { EventStore, LedgerDatabase } from '../../src/ledger/index.js';
 import { HistoryError } from './history-error.js';
 
 /** One end of a window as a caller gives it: a log position (0 is before the first event) or an instant. */
@@ -48,7 +48,7 @@ function describe(point: PointInput): string {
   return 'position' in point ? `position ${point.position}` : point.instant.toISOString();
 }
 
-async function recordedAt(db: Kysely<any>, position: number): Promise<Date | null> {
+async function recordedAt(db: Kysely<LedgerDatabase>, position: number): Promise<Date | null> {
   if (position === 0) return null;
   const row = await db.selectFrom('ledger_events').select('recorded_at').where('position', '=', position).executeTakeFirst();
   return row ? new Date(row.recorded_at) : null;
@@ -56,7 +56,7 @@ async function recordedAt(db: Kysely<any>, position: number): Promise<Date | nul
 
 /** The last position recorded at or before `instant` (0: the log begins after it). */
 export async function positionAt(store: EventStore, instant: Date): Promise<number> {
-  const db = store.db as unknown as Kysely<any>;
+  const db = store.db;
   const head = await store.head();
   if (head.position === 0 || head.recordedAt.getTime() <= instant.getTime()) return head.position;
   let low = 0;
@@ -78,7 +78,7 @@ async function resolvePoint(store: EventStore, parameter: 'from' | 'to', point: 
     if (point.position > head.position) {
       throw new HistoryError('HISTORY_POINT_BEYOND_HEAD', { parameter, value: String(point.position), headPosition: head.position }, `${parameter} (position ${point.position}) is beyond the head of the log (${head.position})`);
     }
-    const at = await recordedAt(store.db as unknown as Kysely<any>, point.position);
+    const at = await recordedAt(store.db, point.position);
     return { position: point.position, at: at?.toISOString() ?? null };
   }
   if (point.instant.getTime() > now.getTime() + 1_000) {

@@ -3,7 +3,9 @@
  * not in the fleet (never registered, or decommissioned since) is a join, one of a node in the fleet at another
  * place is a move, a decommission of a node in the fleet is a leave. Pure: lifecycle events in log order in.
  */
-import type { RecordedEvent } from '../../events/index.js';
+import { assertNever, eventGuard, type RecordedEvent } from '../../events/index.js';
+
+const isMembershipEvent = eventGuard(['NodeRegistered', 'NodeDecommissioned']);
 import type { PositionRange } from './log-reads.js';
 
 export interface MembershipChange {
@@ -32,12 +34,13 @@ export function membershipChanges(events: readonly RecordedEvent[], window: Posi
   const nodes = new Map<string, { present: boolean; site: string | null; rack: string | null }>();
   const changes: MembershipChanges = { joined: [], left: [], moved: [] };
   for (const event of events) {
+    if (!isMembershipEvent(event)) continue;
     const inWindow = event.position > window.after && event.position <= window.through;
     const actor = event.actor as { id: string; role?: string };
     const base = { position: event.position, at: event.recordedAt.toISOString(), by: actor.id, role: actor.role ?? null };
     switch (event.type) {
       case 'NodeRegistered': {
-        const data = event.data as { nodeId: string; site: string; rack: string };
+        const data = event.data;
         const before = nodes.get(data.nodeId);
         if (inWindow) {
           if (!before?.present) changes.joined.push({ nodeId: data.nodeId, site: data.site, rack: data.rack, ...base });
@@ -49,14 +52,14 @@ export function membershipChanges(events: readonly RecordedEvent[], window: Posi
         break;
       }
       case 'NodeDecommissioned': {
-        const data = event.data as { nodeId: string; reason: string };
+        const data = event.data;
         const before = nodes.get(data.nodeId);
         if (inWindow && before?.present) changes.left.push({ nodeId: data.nodeId, site: before.site, rack: before.rack, reason: data.reason, ...base });
         nodes.set(data.nodeId, { present: false, site: before?.site ?? null, rack: before?.rack ?? null });
         break;
       }
       default:
-        break;
+        assertNever(event);
     }
   }
   return changes;

@@ -7,7 +7,7 @@
  * by their `StepStarted`), acknowledgements of its alarms, and its rows of the poll-outcome batches. Silences are the
  * liveness projection's gaps, replayed with its rule from the log (not read from its table, which holds only now).
  */
-import type { PollOutcomesBatch, RecordedEvent } from '../../events/index.js';
+import { isEventOf, type RecordedEvent } from '../../events/index.js';
 import { defaultLivenessOptions, type LivenessOptions, type LivenessStatus } from '../../projections/index.js';
 import type { EventStore } from '../../src/ledger/index.js';
 import { nodeAlarms, type AlarmRecord, type AlarmSource } from './alarm-history.js';
@@ -117,8 +117,8 @@ function entryOf(store: EventStore, event: RecordedEvent): TimelineEntry {
     summary: summarizeEvent(event),
   };
   if (actor.kind === 'operator') entry.actor = { id: actor.id, role: actor.role ?? null };
-  if (event.type === 'PollOutcomesRecorded') {
-    const batch = event.data as PollOutcomesBatch;
+  if (isEventOf(event, 'PollOutcomesRecorded')) {
+    const batch = event.data;
     const start = Date.parse(batch.windowStart);
     entry.polls = batch.nodeIds.map((_, i) => ({ work: batch.work[i]!, outcome: batch.outcomes[i]!, at: new Date(start + batch.offsetMs[i]!).toISOString(), latencyMs: batch.latencyMs[i]! }));
     entry.observedAt = entry.polls[0]?.at ?? entry.observedAt;
@@ -146,7 +146,7 @@ export async function nodeTimeline(store: EventStore, nodeId: string, options: N
     stepStreams.length > 0 ? readStreams(store, stepStreams, range) : Promise.resolve([]),
     alarmIds.size > 0 ? readTypes(store, ['AlarmAcknowledged'], range) : Promise.resolve([]),
   ]);
-  const ackEvents = acks.filter((event) => alarmIds.has((event.data as { alarmId: string }).alarmId));
+  const ackEvents = acks.filter((event) => isEventOf(event, 'AlarmAcknowledged') && alarmIds.has(event.data.alarmId));
 
   const byPosition = new Map<number, RecordedEvent>();
   for (const event of [...own, ...naming, ...steps, ...ackEvents, ...liveness.windowPolls]) byPosition.set(event.position, event);

@@ -3,7 +3,7 @@
  * by an operator), the rollouts' own milestones, and provisioning stages. A step's events after `StepStarted` do not
  * repeat the rollout and node; they are read from the step stream's first event. Pure.
  */
-import type { RecordedEvent } from '../../events/index.js';
+import { payloadString, type RecordedEvent } from '../../events/index.js';
 import { summarizeEvent } from './event-summary.js';
 
 export const stepChangeOf = {
@@ -66,8 +66,9 @@ export function stepChanges(events: readonly RecordedEvent[], firstOfStream: Rea
   return events.flatMap((event) => {
     const change = stepChangeOf[event.type as keyof typeof stepChangeOf];
     if (!change) return [];
-    const started = (event.type === 'StepStarted' ? event : firstOfStream.get(event.stream))?.data as { rolloutId?: string; nodeId?: string; component?: string; targetVersion?: string } | undefined;
-    const named = (event.data as { nodeId?: string }).nodeId;
+    const first = event.type === 'StepStarted' ? event : firstOfStream.get(event.stream);
+    const started = first && { rolloutId: payloadString(first, 'rolloutId'), nodeId: payloadString(first, 'nodeId'), component: payloadString(first, 'component'), targetVersion: payloadString(first, 'targetVersion') };
+    const named = payloadString(event, 'nodeId');
     return [
       {
         change,
@@ -89,7 +90,6 @@ export function sagaMilestones(events: readonly RecordedEvent[], types: readonly
   return events
     .filter((event) => wanted.has(event.type))
     .map((event) => {
-      const data = event.data as { rolloutId?: string; nodeId?: string };
-      return { type: event.type, subject: data.rolloutId ?? data.nodeId ?? event.stream, position: event.position, at: event.recordedAt.toISOString(), summary: summarizeEvent(event), by: byOf(event) };
+      return { type: event.type, subject: payloadString(event, 'rolloutId') ?? payloadString(event, 'nodeId') ?? event.stream, position: event.position, at: event.recordedAt.toISOString(), summary: summarizeEvent(event), by: byOf(event) };
     });
 }

@@ -5,11 +5,10 @@
  *
  * `evolveCapacity` updates the state in place (a site holds tens of thousands of acquire/release pairs) and returns it.
  */
-import type { EventData } from '../../events/index.js';
-import type { SiteCapSet, SlotAcquired, SlotReleased } from '../../events/index.js';
+import { assertNever, isCapacityStreamEvent, type DataOf } from '../../events/index.js';
 import type { SagaEvent } from '../saga-event.js';
 
-export type Slot = EventData<typeof SlotAcquired>;
+export type Slot = DataOf<'SlotAcquired'>;
 
 export interface CapacityState {
   site: string;
@@ -31,25 +30,27 @@ export function capacityStream(site: string): string {
 
 export function evolveCapacity(state: CapacityState, event: SagaEvent): CapacityState {
   state.version += 1;
+  // Events of other types in the stream count toward its version only.
+  if (!isCapacityStreamEvent(event)) return state;
   switch (event.type) {
     case 'SiteCapSet':
-      state.siteCap = (event.data as EventData<typeof SiteCapSet>).cap;
+      state.siteCap = event.data.cap;
       break;
     case 'SlotAcquired': {
-      const slot = event.data as Slot;
+      const slot = event.data;
       state.slots.set(slot.slotId, slot);
       state.slotByNode.set(slot.nodeId, slot.slotId);
       break;
     }
     case 'SlotReleased': {
-      const released = event.data as EventData<typeof SlotReleased>;
+      const released = event.data;
       const slot = state.slots.get(released.slotId);
       state.slots.delete(released.slotId);
       if (slot && state.slotByNode.get(slot.nodeId) === released.slotId) state.slotByNode.delete(slot.nodeId);
       break;
     }
     default:
-      break;
+      return assertNever(event);
   }
   return state;
 }

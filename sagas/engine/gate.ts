@@ -8,6 +8,7 @@ import type { EventData } from '../../events/index.js';
 import { livenessStatesOf, openAlarmCountOf } from '../../projections/index.js';
 import type { GateEvaluated } from '../../events/index.js';
 import type { RolloutPlan } from '../firmware-rollout/rollout-planner.js';
+import type { ReadModelDatabase } from '../../projections/index.js';
 
 export type GateRecord = Omit<EventData<typeof GateEvaluated>, 'rolloutId' | 'wave'>;
 
@@ -20,7 +21,7 @@ export function gateVerdict(inputs: GateRecord['inputs'], values: GateRecord['va
 }
 
 /** Reads liveness for `nodes` and the liveness projection's lag. */
-export async function readGateInputs(db: Kysely<any>, nodes: readonly string[], gate: RolloutPlan['gate'], now: number): Promise<GateRecord> {
+export async function readGateInputs(db: Kysely<ReadModelDatabase>, nodes: readonly string[], gate: RolloutPlan['gate'], now: number): Promise<GateRecord> {
   const head = await sql<{ position: string }>`SELECT position FROM ledger_head`.execute(db);
   const headPosition = Number(head.rows[0]?.position ?? 0);
   const checkpoint = await sql<{ position: string; updated_at: Date; status: string }>`SELECT position, updated_at, status FROM projection_checkpoints WHERE name = 'liveness'`.execute(db);

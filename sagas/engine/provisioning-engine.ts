@@ -11,6 +11,7 @@ import { openAlarmLinesOf } from '../../projections/index.js';
 import type { Actor, ProposedEvent } from '../../events/index.js';
 import { DriverError, RedfishDriver, type RedfishDriverOptions } from '../../src/drivers/index.js';
 import type { EventStore } from '../../src/ledger/index.js';
+import type { ReadModelDatabase } from '../../projections/index.js';
 import { capacityStream, evolveCapacity, initialCapacity } from '../capacity/capacity-evolve.js';
 import { defaultStepTiming, type StepTiming } from '../firmware-rollout/step-decide.js';
 import { decideProvision } from '../provisioning/provision-decide.js';
@@ -144,8 +145,8 @@ export class ProvisioningEngine {
               break;
             case 'collect-inventory': {
               const observations = await driver!.observe({ only: ['NodeInventoryObserved', 'FirmwareInventoryObserved'] });
-              const inventory = observations.find((o) => o.type === 'NodeInventoryObserved')?.data as Record<string, any> | undefined;
-              const firmwareObservation = observations.find((o) => o.type === 'FirmwareInventoryObserved')?.data as { components: Array<{ id: string; component: string; version: string }> } | undefined;
+              const inventory = observations.find((o) => o.type === 'NodeInventoryObserved')?.data;
+              const firmwareObservation = observations.find((o) => o.type === 'FirmwareInventoryObserved')?.data;
               const firmware: Record<string, string> = {};
               for (const component of firmwareObservation?.components ?? []) {
                 firmware[component.id.slice(0, 200)] = component.version.slice(0, 200);
@@ -304,7 +305,7 @@ export class ProvisioningEngine {
   }
 }
 
-async function openAlarmsOf(db: Kysely<any>, nodeId: string): Promise<string[]> {
+async function openAlarmsOf(db: Kysely<ReadModelDatabase>, nodeId: string): Promise<string[]> {
   const rows = await openAlarmLinesOf(db, nodeId, 20).catch(() => [] as Array<{ kind: string; summary: string }>);
   return rows.map((row) => `alarm ${row.kind}: ${row.summary}`.slice(0, 300));
 }

@@ -5,9 +5,10 @@
  */
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import type { Actor } from '../../events/index.js';
+import { assertNever, isEventOf, type Actor } from '../../events/index.js';
 import { firmwareOfComponent, rolloutCandidateRows } from '../../projections/index.js';
 import type { EventStore } from '../../src/ledger/index.js';
+import type { ReadModelDatabase } from '../../projections/index.js';
 import { planRollout, type Candidate, type RolloutPlan, type RolloutRequest } from '../firmware-rollout/rollout-planner.js';
 import { evolveRollout, initialRollout, outcomeCounts, rolloutStream, type RolloutState } from '../firmware-rollout/rollout-evolve.js';
 import { stepStream } from '../firmware-rollout/step-evolve.js';
@@ -33,7 +34,7 @@ export function previewRollout(request: RolloutRequest, candidates: readonly Can
 }
 
 /** The fleet as the projections see it: topology, inventory, liveness, and cordons from the log. */
-export async function fleetCandidates(db: Kysely<any>, component: string): Promise<Candidate[]> {
+export async function fleetCandidates(db: Kysely<ReadModelDatabase>, component: string): Promise<Candidate[]> {
   const rows = await rolloutCandidateRows(db);
   const versions = new Map<string, string>();
   const notUpdateable = new Set<string>();
@@ -135,6 +136,8 @@ export async function applyRolloutVerb(store: EventStore, rolloutId: string, com
       events.push({ type: 'NodeVerbApplied', data: { rolloutId, nodeId: command.nodeId, verb: command.action, reason: command.reason } });
       break;
     }
+    default:
+      assertNever(command, 'rollout verb');
   }
   await store.append(rolloutStream(rolloutId), events.map((event) => ({ ...event, actor })), { expectedVersion: state.version });
   if (command.verb === 'node' && state.dispatched.has(command.nodeId)) {
@@ -185,9 +188,9 @@ export interface ProvisioningRequest {
 
 /** Starts provisioning a registered node (its site and rack come from its registration). */
 export async function startProvisioning(store: EventStore, request: ProvisioningRequest, actor: Actor): Promise<ProvisionState> {
-  const registration = (await store.readStream(`node-${request.nodeId}`)).filter((event) => event.type === 'NodeRegistered').pop();
+  const registration = (await store.readStream(`node-${request.nodeId}`)).filter((event) => isEventOf(event, 'NodeRegistered')).pop();
   if (!registration) throw new SagaError('SAGA_NOT_FOUND', `node ${request.nodeId} is not registered`, { nodeId: request.nodeId });
-  const { site, rack } = registration.data as { site: string; rack: string };
+  const { site, rack } = registration.data;
   const data = {
     nodeId: request.nodeId,
     site,

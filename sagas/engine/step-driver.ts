@@ -3,7 +3,7 @@
  * by provisioning's firmware baseline. Writes go intent first, request second, submission third; see
  * `rollout-engine.ts` for why that order makes kill -9 safe.
  */
-import type { ProposedEvent, SagaLeaseStamp } from '../../events/index.js';
+import { assertNever, type ProposedEvent, type SagaLeaseStamp } from '../../events/index.js';
 import { DriverError, RedfishDriver, type RedfishDriverOptions } from '../../src/drivers/index.js';
 import type { EventStore } from '../../src/ledger/index.js';
 import type { RolloutPlan } from '../firmware-rollout/rollout-planner.js';
@@ -169,6 +169,8 @@ export async function driveFirmwareStep(options: StepDriverOptions): Promise<voi
             await append([{ type: 'StepHeld', data: { nodeId, hold: action.hold, reason: action.reason.slice(0, 2000) } }]);
             options.log?.('node held', { rolloutId, nodeId, hold: action.hold, reason: action.reason });
             break;
+          default:
+            assertNever(action, 'step action');
         }
       } catch (error) {
         if (error instanceof DriverError) {

@@ -3,20 +3,8 @@
  * which nodes were dispatched and what became of them, gate verdicts, and the sticky stops (pause, halt, abort).
  * Updated in place (a rollout of 25,000 nodes holds as many outcomes) and returned.
  */
-import type { EventData } from '../../events/index.js';
-import type {
-  GateEvaluated,
-  NodeDispatched,
-  NodeOutcome,
-  NodeOutcomeRecorded,
-  NodeVerbApplied,
-  RolloutCapTightened,
-  RolloutHalted,
-  RolloutPaused,
-  RolloutPlanned,
-  WaveAdvanced,
-  WaveOpened,
-} from '../../events/index.js';
+import { assertNever, isRolloutStreamEvent } from '../../events/index.js';
+import type { NodeOutcome } from '../../events/index.js';
 import { actorName, type SagaEvent } from '../saga-event.js';
 import type { RolloutPlan, RolloutTarget } from './rollout-planner.js';
 
@@ -79,9 +67,11 @@ export function rolloutStream(rolloutId: string): string {
 
 export function evolveRollout(state: RolloutState, event: SagaEvent): RolloutState {
   state.version += 1;
+  // Events of other types in the stream count toward its version only.
+  if (!isRolloutStreamEvent(event)) return state;
   switch (event.type) {
     case 'RolloutPlanned': {
-      const { plan } = event.data as EventData<typeof RolloutPlanned>;
+      const { plan } = event.data;
       state.plan = plan;
       state.status = 'awaiting-approval';
       state.cap = plan.capPerSite;
@@ -102,16 +92,16 @@ export function evolveRollout(state: RolloutState, event: SagaEvent): RolloutSta
       if (state.status === 'awaiting-approval') state.status = 'running';
       break;
     case 'WaveOpened':
-      state.openWave = (event.data as EventData<typeof WaveOpened>).wave;
+      state.openWave = event.data.wave;
       state.currentWave = state.openWave;
       break;
     case 'NodeDispatched': {
-      const data = event.data as EventData<typeof NodeDispatched>;
+      const data = event.data;
       state.dispatched.set(data.nodeId, { wave: data.wave, slotId: data.slotId });
       break;
     }
     case 'NodeOutcomeRecorded': {
-      const data = event.data as EventData<typeof NodeOutcomeRecorded>;
+      const data = event.data;
       if (state.outcomes.has(data.nodeId)) break;
       state.outcomes.set(data.nodeId, { wave: data.wave, outcome: data.outcome });
       const progress = state.waveProgress[data.wave];
@@ -126,7 +116,7 @@ export function evolveRollout(state: RolloutState, event: SagaEvent): RolloutSta
       break;
     }
     case 'GateEvaluated': {
-      const data = event.data as EventData<typeof GateEvaluated>;
+      const data = event.data;
       const previous = state.gate.get(data.wave);
       state.gate.set(data.wave, {
         verdict: data.verdict,
@@ -136,18 +126,18 @@ export function evolveRollout(state: RolloutState, event: SagaEvent): RolloutSta
       break;
     }
     case 'WaveAdvanced':
-      state.currentWave = (event.data as EventData<typeof WaveAdvanced>).to;
+      state.currentWave = event.data.to;
       break;
     case 'RolloutPaused':
       if (state.status === 'running') {
         state.status = 'paused';
-        state.stopReason = (event.data as EventData<typeof RolloutPaused>).reason;
+        state.stopReason = event.data.reason;
       }
       break;
     case 'RolloutHalted':
       if (state.status === 'running' || state.status === 'paused') {
         state.status = 'halted';
-        state.stopReason = (event.data as EventData<typeof RolloutHalted>).reason;
+        state.stopReason = event.data.reason;
       }
       break;
     case 'RolloutResumed':
@@ -163,14 +153,14 @@ export function evolveRollout(state: RolloutState, event: SagaEvent): RolloutSta
     case 'RolloutAborted':
       if (state.status !== 'completed') {
         state.status = 'aborted';
-        state.stopReason = (event.data as { reason: string }).reason;
+        state.stopReason = event.data.reason;
       }
       break;
     case 'RolloutCapTightened':
-      state.cap = Math.min(state.cap, (event.data as EventData<typeof RolloutCapTightened>).cap);
+      state.cap = Math.min(state.cap, event.data.cap);
       break;
     case 'NodeVerbApplied': {
-      const data = event.data as EventData<typeof NodeVerbApplied>;
+      const data = event.data;
       if (data.verb === 'skip' && !state.dispatched.has(data.nodeId)) state.skippedBeforeDispatch.add(data.nodeId);
       break;
     }
@@ -179,7 +169,7 @@ export function evolveRollout(state: RolloutState, event: SagaEvent): RolloutSta
       state.completedAt = event.recordedAt;
       break;
     default:
-      break;
+      return assertNever(event);
   }
   return state;
 }

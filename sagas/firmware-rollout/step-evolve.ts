@@ -5,23 +5,7 @@
  * complete the node. `intent` (an intent with no submission) is only ever seen after a crash: the engine never
  * decides between recording an intent and sending it.
  */
-import type { EventData } from '../../events/index.js';
-import type {
-  ActivationRequested,
-  BmcTaskObserved,
-  ReconcileProbed,
-  RetryScheduled,
-  StepFailed,
-  StepHeld,
-  StepOperatorAction,
-  StepQuarantined,
-  StepStarted,
-  StepSucceeded,
-  UpdateIntentRecorded,
-  UpdateSubmissionFailed,
-  UpdateSubmitted,
-  VersionObserved,
-} from '../../events/index.js';
+import { assertNever, isStepStreamEvent } from '../../events/index.js';
 import type { SagaEvent } from '../saga-event.js';
 
 export type StepPhase =
@@ -100,14 +84,16 @@ const activationMessages = /AwaitToActivate|ResetRequired|ActivityRequired|reboo
 export function evolveStep(state: StepState, event: SagaEvent): StepState {
   const next: StepState = { ...state, version: state.version + 1 };
   const at = event.recordedAt;
+  // Events of other types in the stream count toward its version only.
+  if (!isStepStreamEvent(event)) return next;
   switch (event.type) {
     case 'StepStarted':
       next.phase = 'started';
-      next.slotId = (event.data as EventData<typeof StepStarted>).slotId;
+      next.slotId = event.data.slotId;
       next.startedAt = at;
       break;
     case 'VersionObserved': {
-      const data = event.data as EventData<typeof VersionObserved>;
+      const data = event.data;
       next.lastVersion = data.version;
       next.readNo = data.readNo;
       next.lastReadAt = at;
@@ -127,7 +113,7 @@ export function evolveStep(state: StepState, event: SagaEvent): StepState {
       break;
     }
     case 'UpdateIntentRecorded': {
-      const data = event.data as EventData<typeof UpdateIntentRecorded>;
+      const data = event.data;
       next.phase = 'intent';
       next.key = data.idempotencyKey;
       next.attempt = data.attempt;
@@ -144,7 +130,7 @@ export function evolveStep(state: StepState, event: SagaEvent): StepState {
       break;
     }
     case 'UpdateSubmitted': {
-      const data = event.data as EventData<typeof UpdateSubmitted>;
+      const data = event.data;
       next.phase = 'submitted';
       next.taskMonitor = data.taskMonitor;
       next.probes = 0;
@@ -153,13 +139,13 @@ export function evolveStep(state: StepState, event: SagaEvent): StepState {
       break;
     }
     case 'UpdateSubmissionFailed': {
-      const data = event.data as EventData<typeof UpdateSubmissionFailed>;
+      const data = event.data;
       next.cause = `${data.code}: ${data.message}`;
       next.phase = data.outcomeKnown ? 'retry-needed' : 'reconcile';
       break;
     }
     case 'BmcTaskObserved': {
-      const data = event.data as EventData<typeof BmcTaskObserved>;
+      const data = event.data;
       next.taskState = data.taskState;
       next.taskStatus = data.taskStatus;
       next.lastActivityAt = at;
@@ -178,7 +164,7 @@ export function evolveStep(state: StepState, event: SagaEvent): StepState {
       break;
     case 'ActivationRequested':
       next.phase = 'activating';
-      next.activationAt = (event.data as EventData<typeof ActivationRequested>).at;
+      next.activationAt = event.data.at;
       next.lastActivityAt = at;
       next.mismatchedReads = 0;
       break;
@@ -186,7 +172,7 @@ export function evolveStep(state: StepState, event: SagaEvent): StepState {
       next.phase = 'verifying';
       break;
     case 'ReconcileProbed': {
-      const data = event.data as EventData<typeof ReconcileProbed>;
+      const data = event.data;
       next.probes = state.probes + 1;
       next.lastProbeAt = at;
       next.lastVersion = data.version;
@@ -209,7 +195,7 @@ export function evolveStep(state: StepState, event: SagaEvent): StepState {
       break;
     }
     case 'RetryScheduled': {
-      const data = event.data as EventData<typeof RetryScheduled>;
+      const data = event.data;
       next.phase = 'retry-wait';
       next.notBefore = data.notBefore;
       next.attempt = data.attempt - 1; // the attempt number is taken when its intent is recorded
@@ -217,7 +203,7 @@ export function evolveStep(state: StepState, event: SagaEvent): StepState {
       break;
     }
     case 'StepHeld': {
-      const data = event.data as EventData<typeof StepHeld>;
+      const data = event.data;
       next.phase = 'held';
       next.hold = data.hold;
       next.cause = data.reason;
@@ -225,20 +211,20 @@ export function evolveStep(state: StepState, event: SagaEvent): StepState {
     }
     case 'StepSucceeded':
       next.phase = 'succeeded';
-      next.outcome = (event.data as EventData<typeof StepSucceeded>).outcome;
+      next.outcome = event.data.outcome;
       break;
     case 'StepFailed':
       next.phase = 'failed';
       next.outcome = 'failed';
-      next.cause = (event.data as EventData<typeof StepFailed>).cause;
+      next.cause = event.data.cause;
       break;
     case 'StepQuarantined':
       next.phase = 'quarantined';
       next.outcome = 'quarantined';
-      next.cause = (event.data as EventData<typeof StepQuarantined>).evidence;
+      next.cause = event.data.evidence;
       break;
     case 'StepOperatorAction': {
-      const verb = (event.data as EventData<typeof StepOperatorAction>).verb;
+      const verb = event.data.verb;
       if (verb === 'retry' && !terminalPhases.has(state.phase)) {
         next.phase = 'retry-wait';
         next.notBefore = at;
@@ -259,7 +245,7 @@ export function evolveStep(state: StepState, event: SagaEvent): StepState {
       break;
     }
     default:
-      break;
+      return assertNever(event);
   }
   return next;
 }

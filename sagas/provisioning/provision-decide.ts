@@ -7,7 +7,7 @@
  *   updated quarantines the node at `baselining`;
  * - burn-in reads the node every interval until its end; any problem quarantines it at `burn-in`.
  */
-import type { EventData } from '../../events/index.js';
+import { assertNever, type EventData } from '../../events/index.js';
 import type { InventoryCollected, ProvisioningStarted } from '../../events/index.js';
 import { versionMatches } from '../firmware-rollout/step-decide.js';
 import type { ProvisionState } from './provision-evolve.js';
@@ -80,6 +80,6 @@ export function decideProvision(state: ProvisionState, now: number): { action: P
       if (now >= state.burnInUntil) return at({ kind: 'ready' });
       return at({ kind: 'observe-burn-in' }, Math.min(state.burnInUntil, (state.lastObservationAt ?? now) + spec.burnInIntervalMs));
     default:
-      return at({ kind: 'wait' });
+      return assertNever(state.stage, 'provisioning stage');
   }
 }

@@ -4,16 +4,7 @@
  * (each component through the same update step as a rollout), burn-in, ready. A quarantined node waits for an
  * operator to release it at a stage they name; abandoned and ready are final.
  */
-import type { EventData } from '../../events/index.js';
-import type {
-  BaselineComponentSettled,
-  BurnInObserved,
-  BurnInStarted,
-  InventoryCollected,
-  ProvisioningQuarantined,
-  ProvisioningStarted,
-  QuarantineReleased,
-} from '../../events/index.js';
+import { assertNever, isProvisionStreamEvent, type DataOf } from '../../events/index.js';
 import type { SagaEvent } from '../saga-event.js';
 
 export type ProvisionStage = 'none' | 'registering' | 'inventorying' | 'validating' | 'baselining' | 'burn-in' | 'ready' | 'quarantined' | 'abandoned';
@@ -22,9 +13,9 @@ export interface ProvisionState {
   version: number;
   nodeId: string;
   stage: ProvisionStage;
-  spec: EventData<typeof ProvisioningStarted> | undefined;
+  spec: DataOf<'ProvisioningStarted'> | undefined;
   accessFailures: number;
-  observed: EventData<typeof InventoryCollected> | undefined;
+  observed: DataOf<'InventoryCollected'> | undefined;
   /** Outcome per baseline component in the current pass through baselining. */
   settled: Map<string, string>;
   /** Passes through baselining (a release that re-enters it starts a new pass, with new step streams). */
@@ -48,9 +39,11 @@ export function provisionStream(nodeId: string): string {
 
 export function evolveProvision(state: ProvisionState, event: SagaEvent): ProvisionState {
   const next: ProvisionState = { ...state, version: state.version + 1 };
+  // Events of other types in the stream count toward its version only.
+  if (!isProvisionStreamEvent(event)) return next;
   switch (event.type) {
     case 'ProvisioningStarted':
-      next.spec = event.data as EventData<typeof ProvisioningStarted>;
+      next.spec = event.data;
       next.stage = 'registering';
       next.startedAt = event.recordedAt;
       break;
@@ -63,7 +56,7 @@ export function evolveProvision(state: ProvisionState, event: SagaEvent): Provis
       next.lastObservationAt = event.recordedAt;
       break;
     case 'InventoryCollected':
-      next.observed = event.data as EventData<typeof InventoryCollected>;
+      next.observed = event.data;
       next.stage = 'validating';
       break;
     case 'BomValidated':
@@ -72,19 +65,19 @@ export function evolveProvision(state: ProvisionState, event: SagaEvent): Provis
       next.settled = new Map();
       break;
     case 'BaselineComponentSettled': {
-      const data = event.data as EventData<typeof BaselineComponentSettled>;
+      const data = event.data;
       next.settled = new Map(state.settled).set(data.component, data.outcome);
       break;
     }
     case 'BurnInStarted':
       next.stage = 'burn-in';
-      next.burnInUntil = (event.data as EventData<typeof BurnInStarted>).until;
+      next.burnInUntil = event.data.until;
       next.lastObservationAt = event.recordedAt;
       next.unreachableInARow = 0;
       next.burnInProblems = [];
       break;
     case 'BurnInObserved': {
-      const data = event.data as EventData<typeof BurnInObserved>;
+      const data = event.data;
       next.lastObservationAt = event.recordedAt;
       next.unreachableInARow = data.reachable ? 0 : state.unreachableInARow + 1;
       if (data.reachable) next.burnInProblems = data.problems;
@@ -94,13 +87,13 @@ export function evolveProvision(state: ProvisionState, event: SagaEvent): Provis
       next.stage = 'ready';
       break;
     case 'ProvisioningQuarantined': {
-      const data = event.data as EventData<typeof ProvisioningQuarantined>;
+      const data = event.data;
       next.stage = 'quarantined';
       next.quarantine = { stage: data.stage, reason: data.reason, keepsSlot: data.keepsSlot };
       break;
     }
     case 'QuarantineReleased': {
-      const data = event.data as EventData<typeof QuarantineReleased>;
+      const data = event.data;
       if (state.stage !== 'quarantined') break;
       next.quarantine = undefined;
       next.accessFailures = 0;
@@ -112,11 +105,14 @@ export function evolveProvision(state: ProvisionState, event: SagaEvent): Provis
       if (data.resumeAt === 'burn-in' || data.resumeAt === 'ready') next.burnInUntil = undefined;
       break;
     }
+    case 'BomMismatchDetected':
+      // The differences are recorded for the operator; the stage changes with the quarantine appended beside them.
+      break;
     case 'ProvisioningAbandoned':
       next.stage = 'abandoned';
       break;
     default:
-      break;
+      return assertNever(event);
   }
   return next;
 }

@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import type { AsOfEngine } from '../../replay/as-of/index.js';
 import type { AuditService } from '../../replay/audit/index.js';
 import type { ClusterMembership } from '../cluster/index.js';
-import type { EventStore, ProjectionStatusSource } from '../ledger/index.js';
+import type { EventStore, ProjectionStatusSource, DynamicDatabase } from '../ledger/index.js';
 import type { Poller } from '../poller/index.js';
 import type { Simulator } from '../sim/index.js';
 import type { ReadReplica } from './read-replica.js';
@@ -21,12 +21,12 @@ export interface ApiContext {
   poller: Poller | null;
   simulator: Simulator | null;
   /** The read models' database (the store's): the primary. */
-  db: Kysely<any>;
+  db: Kysely<DynamicDatabase>;
   /**
    * Where read-only queries may go: the streaming replica's pool when `DATABASE_READ_URL` is set, else `db`. A read
    * through it states no position by itself; the query routes read through `replica.answer`, which does.
    */
-  readDb: Kysely<any>;
+  readDb: Kysely<DynamicDatabase>;
   /** The streaming replica the query routes read from (with its lag); null: every read goes to the primary. */
   replica: ReadReplica | null;
   now: () => Date;

@@ -9,7 +9,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type
 import { hasZodFastifySchemaValidationErrors, jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Kysely } from 'kysely';
 import type { ClusterMembership } from '../cluster/index.js';
-import { firstUnstorablePart, isLedgerError, ledgerErrorCatalogue, type EventStore, type ProjectionStatusSource } from '../ledger/index.js';
+import { firstUnstorablePart, isLedgerError, ledgerErrorCatalogue, type EventStore, type ProjectionStatusSource, type DynamicDatabase } from '../ledger/index.js';
 import type { Poller } from '../poller/index.js';
 import type { Simulator } from '../sim/index.js';
 import type { ApiContext, ZodApp } from './api-context.js';
@@ -100,7 +100,7 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
 
   const replica = options.readDatabaseUrl ? new ReadReplica(options.readDatabaseUrl) : null;
   if (replica) app.addHook('onClose', async () => replica.close());
-  const db = options.store.db as unknown as Kysely<any>;
+  const db = options.store.db as unknown as Kysely<DynamicDatabase>;
   const partial: Omit<ApiContext, 'timeAppend'> = {
     store: options.store,
     runner: options.runner ?? null,

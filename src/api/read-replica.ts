@@ -22,7 +22,7 @@
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { boundedConnection, redactConnectionString, type ConnectionBounds } from '../ledger/index.js';
+import { boundedConnection, redactConnectionString, type ConnectionBounds, type DynamicDatabase } from '../ledger/index.js';
 import { ApiError } from './api-error.js';
 import { within } from '../within.js';
 
@@ -88,7 +88,7 @@ const replayLagMs = sql<number | null>`CASE
   ELSE greatest(0, extract(epoch FROM clock_timestamp() - pg_last_xact_replay_timestamp()) * 1000)::float8 END`;
 
 /** The smallest checkpoint of `projections` and the log's head, in the current snapshot of `db`. */
-async function snapshotPosition(db: Kysely<any>, projections: readonly string[]): Promise<SnapshotPosition> {
+async function snapshotPosition(db: Kysely<DynamicDatabase>, projections: readonly string[]): Promise<SnapshotPosition> {
   const { rows } = await sql<{ position: number | null; head: number | null; replay_lsn: string | null; lag_ms: number | null }>`
     SELECT (SELECT min(position) FROM projection_checkpoints WHERE name = ANY(${[...projections]}::text[]))::bigint AS position,
            (SELECT position FROM ledger_head)::bigint AS head,
@@ -99,7 +99,7 @@ async function snapshotPosition(db: Kysely<any>, projections: readonly string[])
 }
 
 /** The primary's head and WAL write position. */
-async function primaryPosition(db: Kysely<any>): Promise<{ head: number; lsn: string }> {
+async function primaryPosition(db: Kysely<DynamicDatabase>): Promise<{ head: number; lsn: string }> {
   const { rows } = await sql<{ head: number; lsn: string }>`SELECT (SELECT position FROM ledger_head)::bigint AS head, pg_current_wal_lsn()::text AS lsn`.execute(db);
   return { head: Number(rows[0]!.head), lsn: rows[0]!.lsn };
 }
@@ -146,7 +146,7 @@ export interface ReadReplicaOptions {
 
 /** The replica's own pool and Kysely instance, and the reads routed to it. */
 export class ReadReplica {
-  readonly db: Kysely<any>;
+  readonly db: Kysely<DynamicDatabase>;
   /** Where reads go, without the password. */
   readonly location: string;
   readonly #pool: pg.Pool;
@@ -156,7 +156,7 @@ export class ReadReplica {
     this.#pool = new pg.Pool({ ...boundedConnection(connectionString, options.connectionBounds), max: options.poolSize ?? 8 });
     // An idle connection the replica drops (it restarted) must not take the process down; the next read reconnects.
     this.#pool.on('error', () => undefined);
-    this.db = new Kysely<any>({ dialect: new PostgresDialect({ pool: this.#pool }) });
+    this.db = new Kysely<DynamicDatabase>({ dialect: new PostgresDialect({ pool: this.#pool }) });
   }
 
   /**
@@ -165,10 +165,10 @@ export class ReadReplica {
    */
   async answer<T extends object>(
     reply: FastifyReply,
-    primary: Kysely<any>,
+    primary: Kysely<DynamicDatabase>,
     projections: readonly string[],
     minPosition: number | undefined,
-    query: (db: Kysely<any>) => Promise<T>,
+    query: (db: Kysely<DynamicDatabase>) => Promise<T>,
     log?: FastifyBaseLogger,
   ): Promise<T & { readFrom: ReadOrigin }> {
     let reason: ReadOrigin['reason'] = 'min-position';
@@ -197,7 +197,7 @@ export class ReadReplica {
   }
 
   /** The replica's state and lag, for readiness and metrics. */
-  async status(primary: Kysely<any>): Promise<ReplicaStatus> {
+  async status(primary: Kysely<DynamicDatabase>): Promise<ReplicaStatus> {
     const primaryNow = within(primaryPosition(primary), primaryWaitMs);
     try {
       const { rows } = await sql<{ in_recovery: boolean; paused: boolean | null; head: number | null; replay_lsn: string | null; lag_ms: number | null }>`
@@ -231,7 +231,7 @@ export class ReadReplica {
 }
 
 /** The primary answers in the same kind of snapshot, stating the position it reflects. */
-async function fromPrimary<T extends object>(reply: FastifyReply, primary: Kysely<any>, projections: readonly string[], query: (db: Kysely<any>) => Promise<T>, reason: NonNullable<ReadOrigin['reason']>): Promise<T & { readFrom: ReadOrigin }> {
+async function fromPrimary<T extends object>(reply: FastifyReply, primary: Kysely<DynamicDatabase>, projections: readonly string[], query: (db: Kysely<DynamicDatabase>) => Promise<T>, reason: NonNullable<ReadOrigin['reason']>): Promise<T & { readFrom: ReadOrigin }> {
   return primary
     .transaction()
     .setIsolationLevel('repeatable read')

@@ -79,9 +79,9 @@ export function observationContentHash(nodeId: string, observation: DriverObserv
     .update(
       canonicalObservationJson(
         observation.type === 'SensorsObserved'
-          ? sensorsForHash(observation.data as Record<string, unknown>)
+          ? sensorsForHash(observation.data)
           : observation.type === 'NetworkDeviceObserved'
-            ? networkDeviceForHash(observation.data as Record<string, unknown>)
+            ? networkDeviceForHash(observation.data)
             : observation.data,
       ),
     )

@@ -6,6 +6,7 @@ export * from './open-ledger.js';
 export { postmasterPid, startEmbeddedPostgres, redactConnectionString, type EmbeddedOptions, type EmbeddedPostgresHandle } from './embedded-postgres.js';
 export { migrateToLatest } from './migrations/index.js';
 export { historyMigrations, nodeIndexesPresent, nodeIndexNames } from './migrations/0004-history-node-index.js';
+export type { DynamicDatabase, LedgerDatabase } from './database.js';
 export { canonicalJson, chainHash, firstUnstorablePart, genesisHash } from './canonical-json.js';
 export { canonicalEvent, storedEvent } from './event-row.js';
 export { fastTimestamptzParser, parseIsoTimestamptz, pgTimestamptzParser } from './timestamp-parser.js';

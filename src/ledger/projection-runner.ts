@@ -6,6 +6,7 @@ import type { HeldTableSet, Projection } from './projection.js';
 import type { EventStore } from './event-store.js';
 import { nameUuid } from './name-uuid.js';
 import { boundedConnection } from './connection-bounds.js';
+import type { DynamicDatabase } from './database.js';
 
 export interface ProjectionStatus {
   name: string;
@@ -124,8 +125,8 @@ export class ProjectionRunner {
     };
   }
 
-  get db(): Kysely<any> {
-    return this.store.db as unknown as Kysely<any>;
+  get db(): Kysely<DynamicDatabase> {
+    return this.store.db as unknown as Kysely<DynamicDatabase>;
   }
 
   /** Creates every projection's tables and starts each one (live, or standby if another instance runs it). */
@@ -327,7 +328,7 @@ export class ProjectionRunner {
    * position, so a crash and retry appends it once), then, in one transaction with `work` (the batch's prefix and the
    * checkpoint), the dead-letter row. A set-aside event that itself cannot be applied raises no further event.
    */
-  async #setAside(projection: Projection, failure: ProjectionFailure, work: (trx: Transaction<any>) => Promise<void>, options: { record?: boolean } = {}): Promise<void> {
+  async #setAside(projection: Projection, failure: ProjectionFailure, work: (trx: Transaction<DynamicDatabase>) => Promise<void>, options: { record?: boolean } = {}): Promise<void> {
     if (failure.type !== 'ProjectionEventSetAside') {
       await this.store.append(`projection-${projection.name}`, [
         {
@@ -590,7 +591,7 @@ export class ProjectionRunner {
     const checkpoints = new Map<string, { position: number; updatedAt: Date }>();
     if (standby.length > 0) {
       const rows = await this.db.selectFrom('projection_checkpoints').select(['name', 'position', 'updated_at']).where('name', 'in', standby).execute();
-      for (const row of rows) checkpoints.set(row.name, { position: Number(row.position), updatedAt: new Date(row.updated_at as unknown as string) });
+      for (const row of rows) checkpoints.set(String(row.name), { position: Number(row.position), updatedAt: new Date(row.updated_at as unknown as string) });
     }
     return [...this.#live.values()].map((live) => {
       const shared = live.status.state === 'standby' ? checkpoints.get(live.status.name) : undefined;
@@ -661,7 +662,7 @@ class CheckpointMovedError extends Error {}
 class LockLostError extends Error {}
 
 /** Moves a projection's checkpoint from `from` to `to`, refusing when another writer moved it meanwhile. */
-async function moveCheckpoint(trx: Transaction<any>, name: string, from: number, to: number): Promise<void> {
+async function moveCheckpoint(trx: Transaction<DynamicDatabase>, name: string, from: number, to: number): Promise<void> {
   const moved = await trx.updateTable('projection_checkpoints').set({ position: to, updated_at: new Date() }).where('name', '=', name).where('position', '=', from).executeTakeFirst();
   if (Number(moved.numUpdatedRows) !== 1) throw new CheckpointMovedError(`checkpoint of ${name} moved under this instance (expected ${from})`);
 }
@@ -707,7 +708,7 @@ interface DependentView {
 type ViewsRestored = { restored: string[]; lost: Array<{ view: string; reason: string }> };
 
 /** Every view and materialized view that depends on `tables` in public, directly or through other views, oldest first. */
-async function dependentViews(trx: Kysely<any>, tables: readonly string[]): Promise<DependentView[]> {
+async function dependentViews(trx: Kysely<DynamicDatabase>, tables: readonly string[]): Promise<DependentView[]> {
   const { rows } = await sql<{ name: string; kind: 'v' | 'm'; definition: string; owner: string; grants: Array<{ grantee: string; privilege: string }> | null }>`
     WITH RECURSIVE deps(oid) AS (
       SELECT DISTINCT r.ev_class FROM pg_depend d JOIN pg_rewrite r ON r.oid = d.objid
@@ -728,7 +729,7 @@ async function dependentViews(trx: Kysely<any>, tables: readonly string[]): Prom
 }
 
 /** Makes each view again (each in a savepoint: one that no longer fits is reported, the swap goes on). */
-async function restoreViews(trx: Kysely<any>, views: readonly DependentView[]): Promise<ViewsRestored> {
+async function restoreViews(trx: Kysely<DynamicDatabase>, views: readonly DependentView[]): Promise<ViewsRestored> {
   const result: ViewsRestored = { restored: [], lost: [] };
   for (const [index, view] of views.entries()) {
     const savepoint = sql.raw(`restore_view_${index}`);

@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { RecordedEvent } from '../../events/index.js';
+import type { DynamicDatabase } from './database.js';
 
 /**
  * A read model derived from the log. The runner gives `apply` a transaction bound to the schema the
@@ -27,12 +28,12 @@ export interface Projection {
    */
   holdTables?(): HeldTableSet;
   /** Creates its tables (if absent) in the schema `db` is bound to. */
-  createTables(db: Kysely<any>): Promise<void>;
+  createTables(db: Kysely<DynamicDatabase>): Promise<void>;
   /**
    * Applies a batch of events in position order. Throwing stops the projection with the error recorded
    * against the event; it is never skipped.
    */
-  apply(trx: Transaction<any>, events: readonly RecordedEvent[]): Promise<void>;
+  apply(trx: Transaction<DynamicDatabase>, events: readonly RecordedEvent[]): Promise<void>;
 }
 
 /**
@@ -47,7 +48,7 @@ export interface HeldTableSet {
   rollback(): void;
   /** Rows held now. */
   readonly rows: number;
-  flush(db: Kysely<any>, options?: { evict?: boolean }): Promise<void>;
+  flush(db: Kysely<DynamicDatabase>, options?: { evict?: boolean }): Promise<void>;
 }
 
 /** Raised by `apply` to name the event it could not apply and why. */

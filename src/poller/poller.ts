@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { PollOutcomeKind, RecordedEvent } from '../../events/index.js';
+import { assertNever, eventGuard, type PollOutcomeKind, type RecordedEvent } from '../../events/index.js';
 import { changedObservations, DriverError, isExpandQuery, storableValue, type ReadValidators } from '../drivers/index.js';
 import { nameUuid, type EventStore, type ProposedEvent } from '../ledger/index.js';
 import { DueQueue } from './due-queue.js';
@@ -9,6 +9,10 @@ import { credentialRefusal, pollAddress, pollProtocols, pollWorks, type PollProt
 import { recordedObservationHashes } from './recorded-observations.js';
 import { conditionalWorks, ProtocolVisitor, type Visitor, type VisitResult } from './redfish-visitor.js';
 import { latchesCredentials, outcomeOfError, retryWithinVisit } from './visit-outcome.js';
+
+/** The intents that change what the poller polls (followed from the log). */
+const pollerIntentTypes = ['NodeRegistered', 'NodeDecommissioned', 'MaintenanceWindowSet', 'LockoutLatched', 'LockoutLatchCleared'] as const;
+const isPollerIntent = eventGuard(pollerIntentTypes);
 
 /** Distinct path lists kept for sharing (`#pathLists`); a fleet of more shapes than this keeps the rest per BMC. */
 const maxPathLists = 2_000;
@@ -896,7 +900,7 @@ export class Poller {
    */
   followIntents(signal: AbortSignal, fromPosition = 1): Promise<void> {
     return this.options.store.follow(
-      { fromPosition, types: ['NodeRegistered', 'NodeDecommissioned', 'MaintenanceWindowSet', 'LockoutLatched', 'LockoutLatchCleared'] },
+      { fromPosition, types: pollerIntentTypes },
       (batch) => {
         for (const event of batch.events) this.#applyIntent(event);
       },
@@ -905,11 +909,12 @@ export class Poller {
   }
 
   #applyIntent(event: RecordedEvent): void {
-    const data = event.data as Record<string, unknown> & { nodeId: string };
+    if (!isPollerIntent(event)) return;
     switch (event.type) {
       case 'NodeRegistered': {
-        const bmc = data.bmc as { protocol: string; address: string; credentialRef: string; sessionLimit?: number };
-        if (!pollProtocols.includes(bmc.protocol as PollProtocol)) {
+        const { data } = event;
+        const { bmc } = data;
+        if (!pollProtocols.includes(bmc.protocol)) {
           // The intent schema admits no other protocol; a newer one than this poller knows is said, not dropped silently.
           this.options.log?.('node not polled: its BMC protocol is not one this poller speaks', { nodeId: data.nodeId, protocol: bmc.protocol });
           return;
@@ -917,9 +922,9 @@ export class Poller {
         this.addTarget(
           {
             nodeId: data.nodeId,
-            site: String(data.site),
-            rack: String(data.rack),
-            protocol: bmc.protocol as PollProtocol,
+            site: data.site,
+            rack: data.rack,
+            protocol: bmc.protocol,
             baseUrl: pollAddress(bmc.protocol, bmc.address),
             credentialRef: bmc.credentialRef,
             sessionLimit: bmc.sessionLimit,
@@ -930,20 +935,23 @@ export class Poller {
         return;
       }
       case 'NodeDecommissioned':
-        this.removeTarget(data.nodeId);
+        this.removeTarget(event.data.nodeId);
         return;
       case 'MaintenanceWindowSet':
-        this.setMaintenance(data.nodeId, Date.parse(String(data.until)));
+        this.setMaintenance(event.data.nodeId, Date.parse(event.data.until));
         return;
       case 'LockoutLatched': {
-        if (this.options.cluster) this.#knownLatches.set(data.nodeId, String(data.credentialFingerprint));
+        const { data } = event;
+        if (this.options.cluster) this.#knownLatches.set(data.nodeId, data.credentialFingerprint);
         const state = this.#states.get(data.nodeId);
-        if (state) state.latch = { fingerprint: String(data.credentialFingerprint) };
+        if (state) state.latch = { fingerprint: data.credentialFingerprint };
         return;
       }
       case 'LockoutLatchCleared':
-        this.clearLatch(data.nodeId);
+        this.clearLatch(event.data.nodeId);
         return;
+      default:
+        assertNever(event);
     }
   }
 }

@@ -8,7 +8,7 @@
  * the whole fleet's inventory, firmware and event logs again (which made every restart append one observation of
  * each kind per node, and SEL entries already recorded a second time).
  */
-import type { DriverObservation } from '../../events/index.js';
+import { isEventOf, type DriverObservation } from '../../events/index.js';
 import { observationContentHash } from '../drivers/index.js';
 import type { EventStore } from '../ledger/index.js';
 
@@ -31,11 +31,11 @@ export async function recordedObservationHashes(store: EventStore, nodeId: strin
   const hashes = new Map<string, string>();
   const selKeys = new Map<string, string[]>();
   for (const row of rows) {
-    if (row.type !== 'SelEntriesObserved') {
+    if (!isEventOf(row, 'SelEntriesObserved')) {
       hashes.set(row.type, observationContentHash(nodeId, { type: row.type, data: row.data } as DriverObservation));
       continue;
     }
-    const { logs = [], entries = [] } = row.data as { logs?: string[]; entries?: Array<{ log: string; key: string }> };
+    const { logs = [], entries = [] } = row.data;
     for (const log of logs) if (!selKeys.has(log)) selKeys.set(log, []);
     for (const entry of entries) {
       const keys = selKeys.get(entry.log) ?? [];

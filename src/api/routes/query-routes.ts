@@ -44,6 +44,7 @@ import { ApiError } from '../api-error.js';
 import { queryRoles, type ApiContext, type ZodApp } from '../api-context.js';
 import { keyAfter, keysetPage, pageOf, pageQuery } from '../paging.js';
 import type { ReadOrigin } from '../read-replica.js';
+import type { DynamicDatabase } from '../../ledger/index.js';
 
 /** The `asOf` query parameter: a log position (1 or more) or an RFC 3339 instant with a zone. */
 export const asOfParameter = z
@@ -185,7 +186,7 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
     request: FastifyRequest<{ Querystring: { asOf?: string | undefined; minPosition?: number | undefined } }>,
     reply: FastifyReply,
     projections: readonly string[],
-    query: (db: Kysely<any>, now: Date) => Promise<T>,
+    query: (db: Kysely<DynamicDatabase>, now: Date) => Promise<T>,
   ): Promise<T | (T & { asOf: AsOfAnswer }) | (T & { readFrom: ReadOrigin })> {
     const { asOf, minPosition } = request.query;
     if (asOf === undefined) {

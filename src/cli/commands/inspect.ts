@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { isDriverError, RedfishDriver, startMockupServer, type MockupServer } from '../../drivers/index.js';
-import type { DriverObservation } from '../../../events/index.js';
+import { assertNever, type DriverObservation } from '../../../events/index.js';
 
 export const summary = 'print the normalized observation of a Redfish BMC (or a Mockup-Creator folder with --mockup)';
 
@@ -57,8 +57,14 @@ function humanSummary(dialect: string, observations: DriverObservation[], authen
         lines.push(`sensors    ${temperatures.length} temperatures (max ${hottest ?? '?'} Cel), ${fans.length} fans, ${powerSupplies.length} PSUs${powerConsumedWatts != null ? `, ${powerConsumedWatts} W` : ''}`);
         break;
       }
-      default:
+      case 'GpuTelemetryObserved':
+      case 'GpuXidObserved':
+      case 'NetworkDeviceObserved':
+      case 'SelEntriesObserved':
+        // Counted in the unrecognized and unreadable totals only; `--json` prints them whole.
         break;
+      default:
+        assertNever(observation, 'observation');
     }
   }
   return [`dialect    ${dialect}  (auth: ${authentication})`, ...lines, `unrecognized paths: ${unrecognized}   unreadable resources: ${unreadable}`, ''].join('\n');

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { hostname } from 'node:os';
 import type { Kysely } from 'kysely';
-import { fleetProjections, livenessStateCounts, openAlarms, ThreadedProjectionRunner } from '../../../projections/index.js';
+import { fleetProjections, livenessStateCounts, openAlarms, ThreadedProjectionRunner, type AlarmsTables, type LivenessTables } from '../../../projections/index.js';
 import { readFileSync } from 'node:fs';
 import { serveApi } from '../../api/index.js';
 import { serveKurrent, type KurrentServer } from '../../kurrent/index.js';
@@ -64,7 +64,7 @@ const usage = `fleet-ledger start [options]
                     reflects and the replica's lag (intents, the log, rollouts and history stay on the primary)
 `;
 
-async function livenessSummary(db: Kysely<any>): Promise<Record<string, number>> {
+async function livenessSummary(db: Kysely<LivenessTables>): Promise<Record<string, number>> {
   try {
     return await livenessStateCounts(db);
   } catch {
@@ -392,8 +392,8 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
   const report = setInterval(() => {
     void (async () => {
       const head = await store.head();
-      const liveness = await livenessSummary(store.db as unknown as Kysely<any>);
-      const alarms = await openAlarms(store.db as unknown as Kysely<any>).catch(() => []);
+      const liveness = await livenessSummary(store.db.withTables<LivenessTables>());
+      const alarms = await openAlarms(store.db.withTables<AlarmsTables>()).catch(() => []);
       const lag = Math.max(0, ...(await runner.status()).map((s) => s.lagPositions));
       const stats = poller?.stats();
       logger.info({ head: head.position, liveness, openAlarms: alarms.length, projectionLagPositions: lag, polls: stats?.outcomes }, `fleet: ${Object.entries(liveness).map(([k, v]) => `${v} ${k}`).join(', ') || 'no liveness yet'}; ${alarms.length} open alarms; log at ${head.position}`);

@@ -22,6 +22,7 @@
  * `ledger_events` (the migrating role), never as the app role.
  */
 import { sql, type Kysely, type Migration } from 'kysely';
+import type { DynamicDatabase } from '../database.js';
 
 export const nodeIndexNames = ['ledger_events_node_id', 'ledger_events_poll_node_ids', 'ledger_events_poll_rows_v1'] as const;
 
@@ -40,7 +41,7 @@ export async function down(db: Kysely<unknown>): Promise<void> {
 export const historyMigrations: Record<string, Migration> = { '0004-history-node-index': { up, down } };
 
 /** Whether the node indexes exist: without them a timeline or a diff is correct but reads the whole log. */
-export async function nodeIndexesPresent(db: Kysely<any>): Promise<boolean> {
+export async function nodeIndexesPresent(db: Kysely<DynamicDatabase>): Promise<boolean> {
   const rows = await sql<{ indexname: string }>`SELECT indexname FROM pg_indexes WHERE tablename = 'ledger_events' AND indexname = ANY(${[...nodeIndexNames]})`.execute(db);
   return rows.rows.length === nodeIndexNames.length;
 }
