@@ -3,9 +3,9 @@ import pg from 'pg';
 import { Observable, Subject } from 'rxjs';
 import { fleetCatalogue, type EventCatalogue, type ProposedEvent, type RecordedEvent } from '../../events/index.js';
 import type { AppendOptions, AppendResult, ExpectedVersion } from './append-types.js';
-import { chainHash, chainHashBytes, genesisHash } from './canonical-json.js';
+import { chainHashBytes } from './canonical-json.js';
 import type { LedgerDatabase, LedgerEventsTable } from './database.js';
-import { canonicalEvent, recordedEvent, storedEvent, type EventRow } from './event-row.js';
+import { recordedEvent, type EventRow } from './event-row.js';
 import { LedgerError, isLedgerError } from './ledger-error.js';
 import { arrayLiteral, arrayParameter } from './sql-literal.js';
 import { migrateToLatest } from './migrations/index.js';
@@ -13,6 +13,7 @@ import { boundedConnection, type ConnectionBounds } from './connection-bounds.js
 import { chainText, contentDigest, prepareAppend, type PreparedEvent } from './prepare-append.js';
 import { StorageReserve, isDiskFullError } from './storage-reserve.js';
 import { fastTimestamptzParser, pgTimestamptzParser } from './timestamp-parser.js';
+import { verifyLog, type ChainVerification } from './verify-log.js';
 
 /** An ordered, limited page of the log, before a byte bound is put on it. */
 type EventPage = SelectQueryBuilder<LedgerDatabase, 'ledger_events', Selectable<LedgerEventsTable>>;
@@ -117,9 +118,7 @@ export interface LedgerHead {
   recordedAt: Date;
 }
 
-export type ChainVerification =
-  | { ok: true; from: number; to: number; checked: number }
-  | { ok: false; from: number; to: number; checked: number; firstBrokenPosition: number; reason: string };
+export type { ChainVerification } from './verify-log.js';
 
 /** Counters for metrics: what group commit is doing. */
 export interface AppendStats {
@@ -1327,44 +1326,10 @@ export class EventStore {
 
   /**
    * Recomputes the hash chain over [from, to] (default: the whole log) and reports the first position
-   * whose row was altered, deleted, inserted or moved.
+   * whose row was altered, deleted, inserted or moved; head and rows are read in one snapshot (`verify-log.ts`).
    */
   async verifyChain(options: { from?: number; to?: number } = {}): Promise<ChainVerification> {
-    const head = await this.head();
-    const from = Math.max(1, options.from ?? 1);
-    const to = Math.min(options.to ?? head.position, head.position);
-    let prevHash = genesisHash;
-    if (from > 1) {
-      const before = await this.db.selectFrom('ledger_events').select('hash').where('position', '=', from - 1).executeTakeFirst();
-      if (!before) return { ok: false, from, to, checked: 0, firstBrokenPosition: from - 1, reason: 'row is missing' };
-      prevHash = before.hash.toString('hex');
-    }
-    let expected = from;
-    let checked = 0;
-    while (expected <= to) {
-      const rows = await this.db.selectFrom('ledger_events').selectAll().where('position', '>=', expected).where('position', '<=', to).orderBy('position').limit(5000).execute();
-      if (rows.length === 0) break;
-      for (const raw of rows) {
-        const event = storedEvent(raw as unknown as EventRow);
-        const broken = (reason: string): ChainVerification => ({ ok: false, from, to, checked, firstBrokenPosition: expected, reason });
-        if (event.position !== expected) return broken(`row is missing (next stored row is position ${event.position})`);
-        if (event.prevHash !== prevHash) return broken('prev_hash does not match the hash of the row before');
-        const hash = chainHash(prevHash, canonicalEvent(event));
-        if (hash !== event.hash) return broken('content does not match its hash');
-        prevHash = hash;
-        expected += 1;
-        checked += 1;
-      }
-    }
-    if (expected <= to) return { ok: false, from, to, checked, firstBrokenPosition: expected, reason: 'row is missing' };
-    if (to === head.position && to > 0 && prevHash !== head.hash) {
-      return { ok: false, from, to, checked, firstBrokenPosition: to, reason: 'last row does not match the recorded head' };
-    }
-    const beyond = await this.db.selectFrom('ledger_events').select('position').where('position', '>', head.position).orderBy('position').limit(1).executeTakeFirst();
-    if (to === head.position && beyond) {
-      return { ok: false, from, to, checked, firstBrokenPosition: Number(beyond.position), reason: 'row beyond the recorded head' };
-    }
-    return { ok: true, from, to, checked };
+    return this.#read('verify', () => verifyLog(this.db, options));
   }
 
   /** Waits for queued appends, stops subscriptions and closes connections. */
