@@ -5,6 +5,8 @@
 import { join } from 'node:path';
 import pg from 'pg';
 import { Checkpointer, loadOrCreateSigner, type SignerFile } from './checkpointer.js';
+import { LogIntegrityMonitor, type IntegrityAlarm } from './log-integrity.js';
+import { inSnapshot, readLogFacts } from './log-snapshot.js';
 import { MerkleFollower, readMerkleState } from './merkle-store.js';
 
 export interface AuditServiceOptions {
@@ -16,6 +18,12 @@ export interface AuditServiceOptions {
   publishDir?: string | false;
   checkpointIntervalMs?: number;
   followerIntervalMs?: number;
+  /** Between two online integrity checks (`log-integrity.ts`). Default 5 s. */
+  integrityIntervalMs?: number;
+  /** The store whose appends must never reuse a signed position (its `refusePositionsUpTo` is called). */
+  store?: { refusePositionsUpTo(size: number): void };
+  /** Called once when the log is found to disagree with its tree or checkpoints (a critical alarm). */
+  onAlarm?: (alarm: IntegrityAlarm) => void;
   log?: (message: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -30,6 +38,8 @@ export interface AuditStatus {
   lastCheckpoint?: { size: number; at: string };
   checkpointError?: string;
   publishDir?: string;
+  /** Present when the log disagrees with its Merkle tree or published checkpoint: signing has stopped. */
+  integrityAlarm?: IntegrityAlarm;
 }
 
 export class AuditService {
@@ -40,6 +50,7 @@ export class AuditService {
     readonly follower: MerkleFollower,
     readonly checkpointer: Checkpointer,
     readonly publishDir: string | undefined,
+    readonly integrity: LogIntegrityMonitor,
   ) {}
 
   static async start(options: AuditServiceOptions): Promise<AuditService> {
@@ -50,17 +61,38 @@ export class AuditService {
       const { origin } = await readMerkleState(pool);
       const signer = loadOrCreateSigner(options.keyPath ?? join(options.dataDir, 'checkpoint-signer.key'), origin);
       const publishDir = options.publishDir === false ? undefined : (options.publishDir ?? join(options.dataDir, 'transparency'));
-      const follower = new MerkleFollower({ connectionString: options.connectionString, ...(options.followerIntervalMs ? { intervalMs: options.followerIntervalMs } : {}), ...(options.log ? { log: options.log } : {}) });
+      const store = options.store;
+      const integrity = new LogIntegrityMonitor({
+        pool,
+        verifierKey: signer.verifierKey,
+        ...(publishDir ? { publishDir } : {}),
+        ...(options.integrityIntervalMs ? { intervalMs: options.integrityIntervalMs } : {}),
+        ...(store ? { seal: (size: number) => store.refusePositionsUpTo(size) } : {}),
+        ...(options.onAlarm ? { onAlarm: options.onAlarm } : {}),
+        ...(options.log ? { log: options.log } : {}),
+      });
+      // At start, before anything is signed: a log tampered with while the ledger was stopped (tail deleted, a row
+      // rewritten, an older copy restored) raises the alarm now, not when an auditor next looks.
+      await integrity.checkNow().catch((error: unknown) => options.log?.('the integrity check at start could not read the log; it is tried again while running', { error: error instanceof Error ? error.message : String(error) }));
+      const follower = new MerkleFollower({
+        connectionString: options.connectionString,
+        ...(options.followerIntervalMs ? { intervalMs: options.followerIntervalMs } : {}),
+        ...(options.log ? { log: options.log } : {}),
+        ...(store ? { onTreeSize: (size: number) => store.refusePositionsUpTo(size) } : {}),
+        onStopped: () => void integrity.checkNow().catch(() => undefined),
+      });
       const checkpointer = new Checkpointer({
         connectionString: options.connectionString,
         signer,
         ...(publishDir ? { publishDir } : {}),
         intervalMs: options.checkpointIntervalMs ?? 10_000,
         ...(options.log ? { log: options.log } : {}),
+        maySign: (client) => integrity.assertMaySign(client),
       });
       follower.start();
       checkpointer.start();
-      return new AuditService(pool, signer, origin, follower, checkpointer, publishDir);
+      integrity.start();
+      return new AuditService(pool, signer, origin, follower, checkpointer, publishDir, integrity);
     } catch (error) {
       await pool.end();
       throw error;
@@ -74,24 +106,28 @@ export class AuditService {
   }
 
   async status(): Promise<AuditStatus> {
-    const state = await readMerkleState(this.pool);
-    const head = Number((await this.pool.query<{ position: string }>('SELECT position FROM ledger_head')).rows[0]!.position);
-    const last = (await this.pool.query<{ size: string; published_at: Date }>('SELECT size, published_at FROM ledger_checkpoints ORDER BY size DESC LIMIT 1')).rows[0];
+    // Tree size, head and newest checkpoint in one statement (one snapshot): a commit between separate reads made the
+    // lag jump, and a tree larger than the head was shown as "lag 0".
+    const facts = await inSnapshot(this.pool, (client) => readLogFacts(client));
+    const alarm = this.integrity.status.alarm;
     return {
       origin: this.origin,
       verifierKey: this.signer.verifierKey,
-      treeSize: state.size,
-      headPosition: head,
-      lagPositions: Math.max(0, head - state.size),
+      treeSize: facts.treeSize,
+      headPosition: facts.headPosition,
+      // Negative when the tree is beyond the log (never for an intact one): shown as it is, not as 0.
+      lagPositions: facts.headPosition - facts.treeSize,
       followerActive: this.follower.status.active,
       ...(this.follower.status.error ? { followerError: this.follower.status.error } : {}),
-      ...(last ? { lastCheckpoint: { size: Number(last.size), at: last.published_at.toISOString() } } : {}),
+      ...(facts.newestCheckpointAt ? { lastCheckpoint: { size: facts.newestCheckpointSize, at: facts.newestCheckpointAt.toISOString() } } : {}),
       ...(this.checkpointer.status.error ? { checkpointError: this.checkpointer.status.error } : {}),
       ...(this.publishDir ? { publishDir: this.publishDir } : {}),
+      ...(alarm ? { integrityAlarm: alarm } : {}),
     };
   }
 
   async stop(): Promise<void> {
+    await this.integrity.stop();
     await this.checkpointer.stop();
     await this.follower.stop();
     await this.pool.end();

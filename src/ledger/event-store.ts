@@ -527,6 +527,8 @@ export class EventStore {
     unsupported: false,
   };
   readonly connectionString: string;
+  /** Leaves of the Merkle tree (and checkpoints) this ledger has folded or signed: no append may take those positions. */
+  #signedSize = 0;
   readonly #connectionBounds: EventStoreOptions['connectionBounds'];
   readonly #feedPoolSize: number;
   #feedDb: Kysely<LedgerDatabase> | null = null;
@@ -752,6 +754,8 @@ export class EventStore {
   #speculate(batch: PendingAppend[]): { assembled: Assembled; recordedAt: Date; guard: WriteGuard } | null {
     const head = this.#speculation.head;
     if (!head || this.#speculation.unsupported || this.stats.batches < this.#speculation.pausedUntilBatch) return null;
+    // The long way checks the signed size under the lock.
+    if (head.position < this.#signedSize) return null;
     for (const pending of batch) {
       for (const event of pending.events) if (leaseOf(event) !== undefined) return null;
     }
@@ -868,6 +872,10 @@ export class EventStore {
     }
 
     const position = Number(headRow.position);
+    // Read under the lock, so no commit can move the head between this check and the write (see `refusePositionsUpTo`).
+    if (position < this.#signedSize) {
+      throw new LedgerError('LEDGER_POSITION_SIGNED', { position: position + 1, signedSize: this.#signedSize }, `append refused, nothing was committed: position ${position + 1} is already in the signed Merkle tree of ${this.#signedSize} leaves (the log's head ${position} is behind what was signed)`);
+    }
     const hash: Buffer = Buffer.from(headRow.hash, 'hex');
     // What the next batch may assume: the versions known are kept only while the head is the one this process left
     // (nobody else wrote since), and the ones just read are current.
@@ -1170,6 +1178,17 @@ export class EventStore {
     if (options.types && options.types.length > 0) query = query.where('type', 'in', [...options.types]);
     if (options.streamPrefix) query = query.where(sql<boolean>`stream LIKE ${`${escapeLike(options.streamPrefix)}%`}`);
     return query.orderBy('position', 'asc').limit(options.limit ?? 1000);
+  }
+
+  /**
+   * Refuses from now on every append that would take a position at or below `size` (`LEDGER_POSITION_SIGNED`): the
+   * transparency log calls it with the size of the tree it folded and the checkpoints it signed or published. On an
+   * intact log the head is never behind those, so this costs nothing; on a log whose tail was deleted and whose head
+   * was rewound (or an older copy restored), the next append would reuse a signed position and never be signed itself.
+   * Only grows.
+   */
+  refusePositionsUpTo(size: number): void {
+    if (size > this.#signedSize) this.#signedSize = size;
   }
 
   /** The last committed position and its hash (position 0 and the genesis hash for an empty log). */
