@@ -10,7 +10,7 @@
  * same ids as the live run.
  */
 import type { Kysely, Transaction } from 'kysely';
-import type { GpuTelemetryObservedData, GpuXidObservedData, PollOutcomesBatch, RecordedEvent } from '../../events/index.js';
+import { LedgerIntegrityAlarmRaised, type GpuTelemetryObservedData, type GpuXidObservedData, type PollOutcomesBatch, type RecordedEvent } from '../../events/index.js';
 import {
   componentsOfRack,
   defaultBlastRadiusOptions,
@@ -90,7 +90,7 @@ function openAlarmRow(alarm: { alarmId: string; kind: string; severity: string; 
 }
 
 export const alarmsEventTypes = [
-  ...new Set([...livenessEventTypes, ...driftEventTypes, 'TopologyDeclared', 'GpuXidObserved', 'GpuTelemetryObserved', 'AlarmAcknowledged', 'StepHeld', 'StepOperatorAction', 'ProjectionEventSetAside']),
+  ...new Set([...livenessEventTypes, ...driftEventTypes, 'TopologyDeclared', 'GpuXidObserved', 'GpuTelemetryObserved', 'AlarmAcknowledged', 'StepHeld', 'StepOperatorAction', 'ProjectionEventSetAside', 'LedgerIntegrityAlarmRaised']),
 ] as const;
 
 export class AlarmsProjection implements Projection {
@@ -275,6 +275,26 @@ export class AlarmsProjection implements Projection {
               site: null,
               rack: null,
               summary: `projection ${d.projection} set event ${d.position} (${d.type}, ${d.stream}) aside: ${d.reason.slice(0, 300)}`,
+              evidence: { ...d },
+              at,
+              position,
+            }),
+          );
+          break;
+        }
+        case 'LedgerIntegrityAlarmRaised': {
+          // Typed by its schema (the catalogue validated it when it was appended), not by a cast.
+          const d = LedgerIntegrityAlarmRaised.schema.parse(event.data);
+          book.open(
+            openAlarmRow({
+              alarmId: `ledger-integrity:${d.code}:${position}`,
+              kind: 'ledger-integrity',
+              severity: 'critical',
+              nodeId: null,
+              component: 'ledger',
+              site: null,
+              rack: null,
+              summary: `ledger integrity (${d.code}): ${d.summary.slice(0, 400)}; checkpoint signing stopped`,
               evidence: { ...d },
               at,
               position,

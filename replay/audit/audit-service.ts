@@ -4,6 +4,7 @@
  */
 import { join } from 'node:path';
 import pg from 'pg';
+import { isLedgerError, nameUuid, type EventStore } from '../../src/ledger/index.js';
 import { Checkpointer, loadOrCreateSigner, type SignerFile } from './checkpointer.js';
 import { LogIntegrityMonitor, type IntegrityAlarm } from './log-integrity.js';
 import { inSnapshot, readLogFacts } from './log-snapshot.js';
@@ -20,8 +21,11 @@ export interface AuditServiceOptions {
   followerIntervalMs?: number;
   /** Between two online integrity checks (`log-integrity.ts`). Default 5 s. */
   integrityIntervalMs?: number;
-  /** The store whose appends must never reuse a signed position (its `refusePositionsUpTo` is called). */
-  store?: { refusePositionsUpTo(size: number): void };
+  /**
+   * The store whose appends must never reuse a signed position (its `refusePositionsUpTo` is called), and where an
+   * integrity alarm is recorded (`LedgerIntegrityAlarmRaised`, which the alarms projection opens as critical).
+   */
+  store?: Pick<EventStore, 'refusePositionsUpTo' | 'append'>;
   /** Called once when the log is found to disagree with its tree or checkpoints (a critical alarm). */
   onAlarm?: (alarm: IntegrityAlarm) => void;
   log?: (message: string, fields?: Record<string, unknown>) => void;
@@ -40,6 +44,26 @@ export interface AuditStatus {
   publishDir?: string;
   /** Present when the log disagrees with its Merkle tree or published checkpoint: signing has stopped. */
   integrityAlarm?: IntegrityAlarm;
+}
+
+/**
+ * Records the alarm in the log, once (its id is derived from the finding and the time it was found), so the alarms
+ * projection opens it as critical and auditors see when the ledger noticed. Refused when the head is behind what was
+ * signed (the append would reuse a signed position): then `/readyz`, the metric and the process log raise it alone.
+ */
+async function recordAlarm(store: Pick<EventStore, 'append'>, alarm: IntegrityAlarm, log: AuditServiceOptions['log']): Promise<void> {
+  try {
+    await store.append('ledger-integrity', [
+      {
+        eventId: nameUuid(`ledger-integrity\u0000${alarm.code}\u0000${alarm.detectedAt}`),
+        type: 'LedgerIntegrityAlarmRaised',
+        data: { code: alarm.code, summary: alarm.summary.slice(0, 2000), detectedAt: alarm.detectedAt },
+        actor: { kind: 'system', id: 'ledger-integrity' },
+      },
+    ]);
+  } catch (error) {
+    log?.('the integrity alarm is not recorded in the log (the append was refused): /readyz, the metric and the process log raise it', { code: isLedgerError(error) ? error.code : String(error) });
+  }
 }
 
 export class AuditService {
@@ -68,7 +92,10 @@ export class AuditService {
         ...(publishDir ? { publishDir } : {}),
         ...(options.integrityIntervalMs ? { intervalMs: options.integrityIntervalMs } : {}),
         ...(store ? { seal: (size: number) => store.refusePositionsUpTo(size) } : {}),
-        ...(options.onAlarm ? { onAlarm: options.onAlarm } : {}),
+        onAlarm: (alarm: IntegrityAlarm) => {
+          options.onAlarm?.(alarm);
+          if (store) void recordAlarm(store, alarm, options.log);
+        },
         ...(options.log ? { log: options.log } : {}),
       });
       // At start, before anything is signed: a log tampered with while the ledger was stopped (tail deleted, a row

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { LedgerIntegrityAlarmRaised } from '../../events/index.js';
 import { AuditService } from '../../replay/audit/index.js';
 import { buildApi } from '../../src/api/index.js';
 import { chainHash, EventStore } from '../../src/ledger/index.js';
@@ -89,6 +90,15 @@ async function expectAlarmed(ledger: Ledger, code: string): Promise<void> {
   await expect(ledger.audit.checkpointer.checkpointNow()).rejects.toMatchObject({ code: 'AUDIT_SIGNING_STOPPED' });
 }
 
+/** The alarm as recorded in the log (`LedgerIntegrityAlarmRaised`, opened as critical by the alarms projection). */
+async function alarmEvents(ledger: Ledger): Promise<Array<{ code: string }>> {
+  for (let waited = 0; ; waited += 100) {
+    const events = await ledger.store.readStream('ledger-integrity');
+    if (events.length > 0 || waited >= 2_000) return events.map((event) => ({ code: LedgerIntegrityAlarmRaised.schema.parse(event.data).code }));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 async function expectPositionRefused(ledger: Ledger, position: number, signedSize: number): Promise<void> {
   await expect(ledger.store.append('node-after-tamper', [cordon('n1', 'after the tampering')])).rejects.toMatchObject({ code: 'LEDGER_POSITION_SIGNED', retryable: false, details: { position, signedSize } });
   expect((await ledger.store.head()).position).toBe(position - 1);
@@ -125,6 +135,8 @@ describe('tampering is noticed online', () => {
     await expectAlarmed(again, 'AUDIT_TREE_BEYOND_LOG');
     expect(await again.audit.status()).toMatchObject({ treeSize: 300, headPosition: 250, lagPositions: -50 });
     await expectPositionRefused(again, 251, 300);
+    // Not in the log: that append would reuse a signed position too
+    expect(await alarmEvents(again)).toEqual([]);
   });
 
   it('the tail deleted, the head rewound and the tree rebuilt from the rows while stopped: the published checkpoint shows it', async () => {
@@ -160,6 +172,8 @@ describe('tampering is noticed online', () => {
     // The chain alone passes it; the leaves the tree recorded when it was signed do not
     expect(await again.store.verifyChain()).toMatchObject({ ok: true });
     await expectAlarmed(again, 'AUDIT_LEAF_MISMATCH');
+    // The log still takes appends past what was signed: the alarm is recorded there, once
+    expect(await alarmEvents(again)).toEqual([{ code: 'AUDIT_LEAF_MISMATCH' }]);
   });
 
   it('an older copy of the database restored while stopped (head behind the published checkpoint): alarm at the next start', async () => {
