@@ -158,10 +158,21 @@ export class LogIntegrityMonitor {
   }
 
   async #check(sweep: 'page' | 'all'): Promise<IntegrityFinding | null> {
-    const finding = await inSnapshot(this.options.pool, (client) => this.#judgeSizes(client));
+    const finding = await inSnapshot(this.options.pool, (client) => this.#judgeSizes(client, { raise: false }));
     this.status.checks += 1;
     this.status.error = undefined;
-    if (finding) return finding;
+    if (finding?.code === 'AUDIT_LEAF_MISMATCH' && !this.status.alarm) {
+      // The last leaf shows a rewrite; the alarm names the first row rewritten, as the offline verifier would (one
+      // sweep of the whole log, once: the alarm is raised only once).
+      this.status.sweptTo = 0;
+      return this.#raise((await this.#sweep('all')) ?? finding);
+    }
+    if (finding) return this.#raise(finding);
+    return this.#sweep(sweep);
+  }
+
+  /** The next page of rows against their leaves (`all`: up to the tree's end); a mismatch found is raised. */
+  async #sweep(sweep: 'page' | 'all'): Promise<IntegrityFinding | null> {
     for (;;) {
       const { finding: leafFinding, wrapped } = await inSnapshot(this.options.pool, (client) => this.#sweepPage(client));
       if (leafFinding) return this.#raise(leafFinding);
@@ -170,14 +181,14 @@ export class LogIntegrityMonitor {
   }
 
   /** The size judgement in the caller's snapshot; seals the signed positions either way. */
-  async #judgeSizes(client: pg.ClientBase): Promise<IntegrityFinding | null> {
+  async #judgeSizes(client: pg.ClientBase, options: { raise: boolean } = { raise: true }): Promise<IntegrityFinding | null> {
     const facts = await readLogFacts(client);
     const published = this.#published();
     this.options.seal?.(signedSizeOf(facts, published));
     const reachable = published && published.size <= facts.treeSize && published.size <= facts.headPosition;
     const rootAtPublished = reachable ? await rootAt(client, published.size) : null;
     const finding = judgeLog(facts, published, rootAtPublished);
-    return finding ? this.#raise(finding) : null;
+    return finding && options.raise ? this.#raise(finding) : finding;
   }
 
   /** The newest checkpoint in the published folder, or null (none published, or no folder). A bad signature is an error. */

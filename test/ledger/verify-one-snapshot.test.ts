@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { buildApi } from '../../src/api/index.js';
+import { bearer, tokenTable } from '../api/support/api-harness.js';
 import { useFreshStore } from '../support/fresh-store.js';
 import { cordon } from '../support/ledger-fixtures.js';
 
@@ -36,5 +38,23 @@ describe('verify under a concurrent writer', () => {
     for (const verdict of verdicts) expect(verdict.to).toBe(verdict.headPosition);
     expect(appended).toBeGreaterThan(20);
     expect(new Set(verdicts.map((verdict) => verdict.headPosition)).size).toBeGreaterThan(1);
+  });
+
+  it('GET /v1/verify answers intact under a concurrent writer, with the head its rows were judged against', async () => {
+    const app = await buildApi({ store: store(), tokens: tokenTable });
+    let writing = true;
+    const writer = (async () => {
+      for (let i = 0; writing; i++) await store().append(`node-api-${i % 9}`, [cordon(`n${i % 11}`, `api ${i}`)]);
+    })();
+    const answers = [];
+    try {
+      for (let round = 0; round < 20; round++) answers.push((await app.inject({ method: 'GET', url: '/v1/verify', headers: bearer('auditor') })).json());
+    } finally {
+      writing = false;
+      await writer;
+      await app.close();
+    }
+    expect(answers.filter((answer) => !answer.ok)).toEqual([]);
+    for (const answer of answers) expect(answer.to).toBe(answer.headPosition);
   });
 });

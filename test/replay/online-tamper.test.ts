@@ -172,6 +172,8 @@ describe('tampering is noticed online', () => {
     // The chain alone passes it; the leaves the tree recorded when it was signed do not
     expect(await again.store.verifyChain()).toMatchObject({ ok: true });
     await expectAlarmed(again, 'AUDIT_LEAF_MISMATCH');
+    // Named at the first row rewritten, as the offline verifier names it
+    expect(again.audit.integrity.status.alarm?.finding).toMatchObject({ position: 120 });
     // The log still takes appends past what was signed: the alarm is recorded there, once
     expect(await alarmEvents(again)).toEqual([{ code: 'AUDIT_LEAF_MISMATCH' }]);
   });
