@@ -97,8 +97,9 @@ export interface LogIntegrityOptions {
   publishDir?: string;
   /** Between two checks while running. Default 5 s. */
   intervalMs?: number;
-  /** Rows compared with their leaves per check. Default 50,000. */
+  /** Rows compared with their leaves per check: at most this many (default 20,000) and this many stored bytes (default 2 MiB). */
   sweepRows?: number;
+  sweepBytes?: number;
   /** Seals the positions already signed against reuse (the store's `refusePositionsUpTo`). */
   seal?: (size: number) => void;
   /** Called once, when the first disagreement is found. */
@@ -214,11 +215,21 @@ export class LogIntegrityMonitor {
   async #sweepPage(client: pg.ClientBase): Promise<{ finding: IntegrityFinding | null; wrapped: boolean }> {
     const size = Number((await client.query<{ size: string }>('SELECT size FROM ledger_merkle_state')).rows[0]?.size ?? 0);
     const from = this.status.sweptTo + 1;
-    const to = Math.min(size, this.status.sweptTo + (this.options.sweepRows ?? 50_000));
-    if (from > to) {
+    const last = Math.min(size, this.status.sweptTo + (this.options.sweepRows ?? 20_000));
+    if (from > last) {
       this.status.sweptTo = 0;
       return { finding: null, wrapped: true };
     }
+    // Bounded in bytes as well as rows, so a stretch of large events (poll batches) is not read and hashed at once on
+    // the API's thread: the page ends at the last row whose running stored size is within `sweepBytes`.
+    const cut = (
+      await client.query<{ cut: string | null }>(
+        `SELECT max(position) AS cut FROM (SELECT position, sum(pg_column_size(data) + pg_column_size(actor)) OVER (ORDER BY position) AS running
+           FROM ledger_events WHERE position >= $1 AND position <= $2) page WHERE running <= $3`,
+        [from, last, this.options.sweepBytes ?? 2 * 2 ** 20],
+      )
+    ).rows[0]?.cut;
+    const to = Math.max(from, Math.min(last, cut === null || cut === undefined ? from : Number(cut)));
     const leaves = await recordedLeaves(client, from, to);
     const rows = (await client.query('SELECT * FROM ledger_events WHERE position >= $1 AND position <= $2 ORDER BY position', [Math.max(1, from - 1), to])).rows;
     let prev: string | null = from === 1 ? genesisHash : null;

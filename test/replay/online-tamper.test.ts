@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LedgerIntegrityAlarmRaised } from '../../events/index.js';
-import { AuditService } from '../../replay/audit/index.js';
+import { AuditService, LogIntegrityMonitor } from '../../replay/audit/index.js';
 import { buildApi } from '../../src/api/index.js';
 import { chainHash, EventStore } from '../../src/ledger/index.js';
 import { canonicalEvent, storedEvent } from '../../src/ledger/event-row.js';
@@ -90,6 +90,17 @@ async function expectAlarmed(ledger: Ledger, code: string): Promise<void> {
   await expect(ledger.audit.checkpointer.checkpointNow()).rejects.toMatchObject({ code: 'AUDIT_SIGNING_STOPPED' });
 }
 
+/** A monitor of its own on the ledger's database, reading in small pages (a stretch of large events cuts a page short). */
+async function smallPageFinding(ledger: Ledger): Promise<unknown> {
+  const pool = new pg.Pool({ connectionString: ledger.url, max: 2 });
+  try {
+    const monitor = new LogIntegrityMonitor({ pool, verifierKey: ledger.audit.signer.verifierKey, publishDir: ledger.publishDir, sweepRows: 7, sweepBytes: 600 });
+    return await monitor.checkNow({ sweep: 'all' });
+  } finally {
+    await pool.end();
+  }
+}
+
 /** The alarm as recorded in the log (`LedgerIntegrityAlarmRaised`, opened as critical by the alarms projection). */
 async function alarmEvents(ledger: Ledger): Promise<Array<{ code: string }>> {
   for (let waited = 0; ; waited += 100) {
@@ -119,6 +130,7 @@ describe('tampering is noticed online', () => {
     const again = await start(ledger.url, ledger.publishDir, ledger.drop);
     expect(await again.audit.integrity.checkNow({ sweep: 'all' })).toBeNull();
     expect(again.audit.integrity.status.alarm).toBeNull();
+    expect(await smallPageFinding(again)).toBeNull();
     expect((await again.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
     await again.store.append('node-later', [cordon('n1', 'later')]);
     expect(await again.audit.checkpointNow()).toMatchObject({ size: 121 });
@@ -174,6 +186,7 @@ describe('tampering is noticed online', () => {
     await expectAlarmed(again, 'AUDIT_LEAF_MISMATCH');
     // Named at the first row rewritten, as the offline verifier names it
     expect(again.audit.integrity.status.alarm?.finding).toMatchObject({ position: 120 });
+    expect(await smallPageFinding(again)).toMatchObject({ code: 'AUDIT_LEAF_MISMATCH', position: 120 });
     // The log still takes appends past what was signed: the alarm is recorded there, once
     expect(await alarmEvents(again)).toEqual([{ code: 'AUDIT_LEAF_MISMATCH' }]);
   });
