@@ -89,6 +89,7 @@ export class AuditService {
       const integrity = new LogIntegrityMonitor({
         pool,
         verifierKey: signer.verifierKey,
+        origin,
         ...(publishDir ? { publishDir } : {}),
         ...(options.integrityIntervalMs ? { intervalMs: options.integrityIntervalMs } : {}),
         ...(store ? { seal: (size: number) => store.refusePositionsUpTo(size) } : {}),

@@ -95,6 +95,8 @@ export interface LogIntegrityOptions {
   verifierKey: string;
   /** The folder checkpoints are published to (its `checkpoint` file); none: only the stored ones are compared. */
   publishDir?: string;
+  /** This log's origin: a published checkpoint of another origin is not compared. */
+  origin?: string;
   /** Between two checks while running. Default 5 s. */
   intervalMs?: number;
   /** Rows compared with their leaves per check: at most this many (default 20,000) and this many stored bytes (default 2 MiB). */
@@ -199,10 +201,15 @@ export class LogIntegrityMonitor {
     if (!existsSync(path)) return null;
     try {
       const opened = openCheckpoint(readFileSync(path, 'utf8'), this.options.verifierKey);
+      // Another log's checkpoint (a database created again beside a folder kept from before): not this log's history.
+      if (this.options.origin !== undefined && opened.origin !== this.options.origin) {
+        this.#warnOnce('the published checkpoint is of another log (origin differs): not compared', { published: opened.origin, origin: this.options.origin });
+        return null;
+      }
       return { size: opened.size, root: opened.root };
     } catch (error) {
       // Not signed by this ledger's key (the key was replaced, or the file was): nothing it says can be believed.
-      this.options.log?.('the published checkpoint does not verify with the signing key: not compared', { error: error instanceof Error ? error.message : String(error) });
+      this.#warnOnce('the published checkpoint does not verify with the signing key: not compared', { error: error instanceof Error ? error.message : String(error) });
       return null;
     }
   }
@@ -251,6 +258,15 @@ export class LogIntegrityMonitor {
     if (expected <= to) return { finding: { code: 'AUDIT_LEAF_MISMATCH', position: expected, reason: 'the row is missing' }, wrapped: false };
     this.status.sweptTo = to;
     return { finding: null, wrapped: false };
+  }
+
+  readonly #warned = new Set<string>();
+
+  /** Said once per process, not at every check. */
+  #warnOnce(message: string, fields: Record<string, unknown>): void {
+    if (this.#warned.has(message)) return;
+    this.#warned.add(message);
+    this.options.log?.(message, fields);
   }
 
   #raise(finding: IntegrityFinding): IntegrityFinding {

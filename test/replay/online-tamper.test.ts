@@ -136,6 +136,16 @@ describe('tampering is noticed online', () => {
     expect(await again.audit.checkpointNow()).toMatchObject({ size: 121 });
   });
 
+  it('a new database beside a folder another log published to raises nothing (another origin is not this history)', async () => {
+    const other = await ledgerWith(50, 'other-origin');
+    await stop(other);
+    const db = await freshDatabase(backends()[0]!.adminUrl!);
+    const fresh = await start(db.url, other.publishDir, db.drop);
+    expect(await fresh.audit.integrity.checkNow({ sweep: 'all' })).toBeNull();
+    await fresh.store.append('node-fresh', [cordon('n1', 'first of a new log')]);
+    expect(await fresh.audit.checkpointNow()).toMatchObject({ size: 1 });
+  });
+
   it('the tail deleted and the head rewound while stopped: alarm at the next start, and the next append does not reuse a signed position', async () => {
     // Given a ledger whose 300 events were signed and published, stopped
     const ledger = await ledgerWith(300, 'tail');
