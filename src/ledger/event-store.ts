@@ -850,14 +850,15 @@ export class EventStore {
          (SELECT json_build_object('position', position, 'hash', encode(hash, 'hex'), 'recorded_at', recorded_at) FROM ledger_head) AS head,
          clock_timestamp() AS db_now,
          now() AS db_began,
+         greatest((SELECT size FROM ledger_merkle_state), (SELECT max(size) FROM ledger_checkpoints), 0) AS signed_size,
          (SELECT coalesce(json_agg(json_build_array(stream, version)), '[]'::json) FROM ledger_streams WHERE stream = ANY(${arrayLiteral(streams, 'text')})) AS versions,
          (SELECT coalesce(json_agg(json_build_object('event_id', event_id, 'stream', stream, 'stream_version', stream_version, 'position', position, 'type', type,
                    'schema_version', schema_version, 'observed_at', observed_at, 'actor', actor, 'correlation_id', correlation_id, 'causation_id', causation_id, 'data', data)), '[]'::json)
             FROM ledger_events WHERE event_id = ANY(${arrayLiteral(eventIds, 'uuid')})) AS existing`,
     )) as unknown as pg.QueryResult[];
     const receivedAt = Date.now();
-    const state = results[results.length - 1] as pg.QueryResult<{ head: { position: number; hash: string; recorded_at: string }; db_now: Date; db_began: Date; versions: Array<[string, number]>; existing: ExistingRow[] }>;
-    const { head: headRow, db_now: dbNow, db_began: dbBegan, versions: versionRows, existing } = state.rows[0]!;
+    const state = results[results.length - 1] as pg.QueryResult<{ head: { position: number; hash: string; recorded_at: string }; db_now: Date; db_began: Date; signed_size: number; versions: Array<[string, number]>; existing: ExistingRow[] }>;
+    const { head: headRow, db_now: dbNow, db_began: dbBegan, signed_size: signedInDatabase, versions: versionRows, existing } = state.rows[0]!;
     const versions = new Map<string, number>(versionRows);
     const known = new Map<string, StoredIdentity>(existing.map((row) => [row.event_id, storedIdentity(row)]));
     const leases = new Map<string, { epoch: number; owner: string | null; released: boolean }>();
@@ -873,8 +874,11 @@ export class EventStore {
 
     const position = Number(headRow.position);
     // Read under the lock, so no commit can move the head between this check and the write (see `refusePositionsUpTo`).
-    if (position < this.#signedSize) {
-      throw new LedgerError('LEDGER_POSITION_SIGNED', { position: position + 1, signedSize: this.#signedSize }, `append refused, nothing was committed: position ${position + 1} is already in the signed Merkle tree of ${this.#signedSize} leaves (the log's head ${position} is behind what was signed)`);
+    // The tree and checkpoints stored in the database bound every writer (any process, any thread); what this process
+    // was told (a checkpoint published outside the database) bounds its own appends too.
+    const signedSize = Math.max(this.#signedSize, Number(signedInDatabase));
+    if (position < signedSize) {
+      throw new LedgerError('LEDGER_POSITION_SIGNED', { position: position + 1, signedSize }, `append refused, nothing was committed: position ${position + 1} is already in the signed Merkle tree of ${signedSize} leaves (the log's head ${position} is behind what was signed)`);
     }
     const hash: Buffer = Buffer.from(headRow.hash, 'hex');
     // What the next batch may assume: the versions known are kept only while the head is the one this process left

@@ -157,6 +157,13 @@ describe('tampering is noticed online', () => {
     await expectAlarmed(again, 'AUDIT_TREE_BEYOND_LOG');
     expect(await again.audit.status()).toMatchObject({ treeSize: 300, headPosition: 250, lagPositions: -50 });
     await expectPositionRefused(again, 251, 300);
+    // Any other writer too (another process, a worker thread): the tree stored in the database bounds every append
+    const other = await EventStore.open({ connectionString: ledger.url });
+    try {
+      await expect(other.append('node-other-writer', [cordon('n2', 'from another process')])).rejects.toMatchObject({ code: 'LEDGER_POSITION_SIGNED', details: { position: 251, signedSize: 300 } });
+    } finally {
+      await other.close();
+    }
     // Not in the log: that append would reuse a signed position too
     expect(await alarmEvents(again)).toEqual([]);
   });
