@@ -25,6 +25,7 @@ import { leafHash } from '../merkle/rfc9162.js';
 import { openCheckpoint } from './checkpointer.js';
 import { AuditError, recordedLeaves, rootAt } from './merkle-store.js';
 import { inSnapshot, readLogFacts, type LogFacts } from './log-snapshot.js';
+import { MissingTileError } from './tiles.js';
 
 /** One disagreement between the log, its tree and its checkpoints, with what shows it. */
 export type IntegrityFinding =
@@ -189,12 +190,19 @@ export class LogIntegrityMonitor {
     const published = this.#published();
     this.options.seal?.(signedSizeOf(facts, published));
     const reachable = published && published.size <= facts.treeSize && published.size <= facts.headPosition;
-    const rootAtPublished = reachable ? await rootAt(client, published.size) : null;
+    const rootAtPublished = reachable ? await rootAt(client, published.size).catch((error: unknown) => {
+      // Within the tree's recorded size, a node it cannot give means its tiles were cut: it gives no root at all.
+      if (error instanceof MissingTileError) return Buffer.alloc(32);
+      throw error;
+    }) : null;
     const finding = judgeLog(facts, published, rootAtPublished);
     return finding && options.raise ? this.#raise(finding) : finding;
   }
 
-  /** The newest checkpoint in the published folder, or null (none published, or no folder). A bad signature is an error. */
+  /**
+   * The newest checkpoint in the published folder, or null: none published, no folder, another log's, or one this
+   * key does not verify (said once in the log).
+   */
   #published(): PublishedCheckpoint | null {
     if (!this.options.publishDir) return null;
     const path = join(this.options.publishDir, 'checkpoint');
@@ -237,7 +245,14 @@ export class LogIntegrityMonitor {
       )
     ).rows[0]?.cut;
     const to = Math.max(from, Math.min(last, cut === null || cut === undefined ? from : Number(cut)));
-    const leaves = await recordedLeaves(client, from, to);
+    let leaves: Buffer[];
+    try {
+      leaves = await recordedLeaves(client, from, to);
+    } catch (error) {
+      // The tree's state counts leaves its tiles no longer hold: the tree itself was cut.
+      if (error instanceof AuditError && error.code === 'AUDIT_BEYOND_TREE') return { finding: { code: 'AUDIT_LEAF_MISMATCH', position: error.position ?? from, reason: 'the tree has no recorded leaf for it' }, wrapped: false };
+      throw error;
+    }
     const rows = (await client.query('SELECT * FROM ledger_events WHERE position >= $1 AND position <= $2 ORDER BY position', [Math.max(1, from - 1), to])).rows;
     let prev: string | null = from === 1 ? genesisHash : null;
     let expected = from;

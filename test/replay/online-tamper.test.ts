@@ -183,6 +183,14 @@ describe('tampering is noticed online', () => {
     await expectPositionRefused(again, 251, 300);
   });
 
+  it("the tree's tiles deleted while stopped (its state left): alarm at the next start", async () => {
+    const ledger = await ledgerWith(300, 'tiles');
+    await stop(ledger);
+    await asSuperuser(ledger.url, (admin) => admin.query('DELETE FROM ledger_merkle_tiles').then(() => undefined));
+    const again = await start(ledger.url, ledger.publishDir, ledger.drop);
+    await expectAlarmed(again, 'AUDIT_CHECKPOINT_MISMATCH');
+  });
+
   it('a row rewritten with every later hash and the head recomputed while stopped: alarm at the next start', async () => {
     const ledger = await ledgerWith(300, 'rewritten');
     await stop(ledger);
