@@ -262,9 +262,10 @@ export class MerkleFollower {
       const state = await readMerkleState(client);
       const head = Number((await client.query<{ position: string }>('SELECT position FROM ledger_head')).rows[0]!.position);
       this.status.head = head;
+      // Sealed first: when the head is behind the tree, those are exactly the positions no append may take again.
+      this.options.onTreeSize?.(state.size);
       // Never an intact log's state (the tree only folds committed rows): rows were deleted and the head rewound.
       if (head < state.size) throw new AuditError('AUDIT_TREE_BEYOND_LOG', `the Merkle tree has ${state.size} leaves but the log's head is ${head}: rows were deleted and the head rewound`, head + 1);
-      this.options.onTreeSize?.(state.size);
       const rows = (
         await client.query<{ position: string; prev_hash: Buffer; hash: Buffer }>('SELECT position, prev_hash, hash FROM ledger_events WHERE position > $1 AND position <= $2 ORDER BY position LIMIT $3', [state.size, head, batchSize])
       ).rows;
