@@ -21,4 +21,21 @@ export const ProjectionEventSetAside = defineEvent({
   }),
 });
 
-export const systemEvents = [ProjectionEventSetAside] as const;
+/**
+ * The ledger found its own log disagreeing with its Merkle tree or a checkpoint it published (the online tamper check):
+ * recorded for operators (a critical alarm) and auditors when the log still takes appends. When the head is behind
+ * what was signed, no append is taken (it would reuse a signed position): the alarm is then raised by `/readyz`, the
+ * metric and the process log only.
+ */
+export const LedgerIntegrityAlarmRaised = defineEvent({
+  family: 'system',
+  type: 'LedgerIntegrityAlarmRaised',
+  description: 'The ledger found its log disagreeing with its Merkle tree or a published checkpoint, and stopped signing checkpoints.',
+  schema: z.object({
+    code: z.enum(['AUDIT_TREE_BEYOND_LOG', 'AUDIT_HEAD_BEHIND_CHECKPOINT', 'AUDIT_LEAF_MISMATCH', 'AUDIT_CHECKPOINT_MISMATCH']),
+    summary: z.string().max(2000),
+    detectedAt: z.string().max(40),
+  }),
+});
+
+export const systemEvents = [ProjectionEventSetAside, LedgerIntegrityAlarmRaised] as const;

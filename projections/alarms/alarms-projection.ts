@@ -100,6 +100,7 @@ export const alarmsEventTypes = [
   'StepHeld',
   'StepOperatorAction',
   'ProjectionEventSetAside',
+  'LedgerIntegrityAlarmRaised',
 ] as const;
 const isAlarmsEvent = eventGuard(alarmsEventTypes);
 
@@ -173,6 +174,7 @@ export class AlarmsProjection implements Projection {
         case 'AlarmAcknowledged':
         case 'StepOperatorAction':
         case 'ProjectionEventSetAside':
+        case 'LedgerIntegrityAlarmRaised':
           // They change alarms by id or stream, not a node's state.
           break;
         default:
@@ -297,6 +299,25 @@ export class AlarmsProjection implements Projection {
               site: null,
               rack: null,
               summary: `projection ${d.projection} set event ${d.position} (${d.type}, ${d.stream}) aside: ${d.reason.slice(0, 300)}`,
+              evidence: { ...d },
+              at,
+              position,
+            }),
+          );
+          break;
+        }
+        case 'LedgerIntegrityAlarmRaised': {
+          const d = event.data;
+          book.open(
+            openAlarmRow({
+              alarmId: `ledger-integrity:${d.code}:${position}`,
+              kind: 'ledger-integrity',
+              severity: 'critical',
+              nodeId: null,
+              component: 'ledger',
+              site: null,
+              rack: null,
+              summary: `ledger integrity (${d.code}): ${d.summary.slice(0, 400)}; checkpoint signing stopped`,
               evidence: { ...d },
               at,
               position,

@@ -8,6 +8,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, wri
 import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { formatCheckpoint, generateSignerKey, openNote, parseCheckpoint, parseSignerKey, signNote, verifierKeyOf } from '../checkpoint/index.js';
+import { inSnapshot } from './log-snapshot.js';
 import { loadTiles, readMerkleState, rootAt } from './merkle-store.js';
 import { tilePath, tilesOfTree, type TileKey } from './tiles.js';
 
@@ -63,6 +64,11 @@ export interface CheckpointerOptions {
   publishDir?: string;
   intervalMs?: number;
   log?: (message: string, fields?: Record<string, unknown>) => void;
+  /**
+   * Asked inside the snapshot a checkpoint is signed from, before anything is signed or published: throws to refuse
+   * (the online integrity check, `LogIntegrityMonitor.assertMaySign`). None: sign whatever the tree holds.
+   */
+  maySign?: (client: pg.ClientBase) => Promise<void>;
 }
 
 /**
@@ -113,25 +119,36 @@ export class Checkpointer {
   }
 
   async #checkpoint(): Promise<Checkpoint | null> {
-    const state = await readMerkleState(this.#pool);
-    const last = (await this.#pool.query<{ size: string }>('SELECT max(size) AS size FROM ledger_checkpoints')).rows[0]?.size;
-    const lastSize = last === null || last === undefined ? 0 : Number(last);
-    if (state.size === 0 || state.size <= lastSize) {
+    // The judgement, the tree's state, the newest stored checkpoint and the root are read in one snapshot, and the
+    // checkpoint is stored in it: what is signed is what was judged (see `log-snapshot.ts`).
+    const signed = await inSnapshot(
+      this.#pool,
+      async (client) => {
+        await this.options.maySign?.(client);
+        const state = await readMerkleState(client);
+        const last = (await client.query<{ size: string | null }>('SELECT max(size) AS size FROM ledger_checkpoints')).rows[0]?.size;
+        const lastSize = last === null || last === undefined ? 0 : Number(last);
+        if (state.size === 0 || state.size <= lastSize) return { lastSize, checkpoint: null };
+        const at = new Date();
+        // The stored root is the follower's; recompute it from the tiles, so a checkpoint never signs a root its tiles
+        // do not give (a proof built from them would not verify).
+        const root = await rootAt(client, state.size);
+        if (!root.equals(state.root)) throw new Error(`the tiles give another root for size ${state.size} than the follower recorded: not signing`);
+        const note = signNote(checkpointText(state.origin, state.size, root, at), [this.options.signer.signerKey]);
+        const keyId = this.options.signer.verifierKey.split('+')[1]!;
+        await client.query('INSERT INTO ledger_checkpoints (size, root, signed_note, key_id, published_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (size) DO NOTHING', [state.size, root, note, keyId, at]);
+        return { lastSize, checkpoint: { size: state.size, root, note, publishedAt: at } };
+      },
+      { write: true },
+    );
+    const { lastSize, checkpoint } = signed;
+    if (!checkpoint) {
       if (this.#published === 0 && lastSize > 0) await this.#publishLatest();
       return null;
     }
-    const at = new Date();
-    // The stored root is the follower's; recompute it from the tiles, so a checkpoint never signs a root its tiles
-    // do not give (a proof built from them would not verify).
-    const root = await rootAt(this.#pool, state.size);
-    if (!root.equals(state.root)) throw new Error(`the tiles give another root for size ${state.size} than the follower recorded: not signing`);
-    const note = signNote(checkpointText(state.origin, state.size, root, at), [this.options.signer.signerKey]);
-    const keyId = this.options.signer.verifierKey.split('+')[1]!;
-    await this.#pool.query('INSERT INTO ledger_checkpoints (size, root, signed_note, key_id, published_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (size) DO NOTHING', [state.size, root, note, keyId, at]);
-    const checkpoint = { size: state.size, root, note, publishedAt: at };
     if (this.options.publishDir) await this.#publish(checkpoint, lastSize);
-    this.status.lastSize = state.size;
-    this.status.lastAt = at;
+    this.status.lastSize = checkpoint.size;
+    this.status.lastAt = checkpoint.publishedAt;
     this.status.error = undefined;
     return checkpoint;
   }

@@ -37,8 +37,27 @@ export interface ExportOptions {
   to?: number;
 }
 
-/** Lines of an export of [from, to] (default: up to the newest signed checkpoint). */
+/**
+ * Lines of an export of [from, to] (default: up to the newest signed checkpoint). Everything is read in one REPEATABLE
+ * READ READ ONLY transaction held for the whole stream: the header, the checkpoints, the rows and their leaves are of
+ * one state of the log, whatever commits while a long export is written.
+ */
 export async function* exportLines(pool: pg.Pool, options: ExportOptions = {}): AsyncGenerator<string> {
+  const client = await pool.connect();
+  let done = false;
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    yield* exportInSnapshot(client, options);
+    await client.query('COMMIT');
+    done = true;
+  } finally {
+    // Stopped early (the reader went away) or failed: the transaction is rolled back and the connection not reused.
+    if (!done) await client.query('ROLLBACK').catch(() => undefined);
+    client.release(!done);
+  }
+}
+
+async function* exportInSnapshot(pool: pg.ClientBase, options: ExportOptions): AsyncGenerator<string> {
   const state = await readMerkleState(pool);
   const from = options.from ?? 1;
   const newest = (await pool.query<{ size: string }>('SELECT max(size) AS size FROM ledger_checkpoints')).rows[0]?.size;

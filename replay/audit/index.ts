@@ -5,3 +5,5 @@ export { AuditError, consistencyProof, inclusionProof, MerkleFollower, readMerkl
 export { exportLines, exportMagic, type ExportHeader } from './export.js';
 export { verifyExport, type VerifyOptions, type VerifyReport } from './verify-export.js';
 export { tilePath, tilesOfTree } from './tiles.js';
+export { describeFinding, judgeLog, LogIntegrityMonitor, type IntegrityAlarm, type IntegrityCode, type IntegrityFinding } from './log-integrity.js';
+export { inSnapshot, readLogFacts, type LogFacts } from './log-snapshot.js';

@@ -31,7 +31,7 @@ export async function readMerkleState(db: pg.ClientBase | pg.Pool): Promise<Merk
 
 export class AuditError extends Error {
   constructor(
-    readonly code: 'AUDIT_NOT_INITIALISED' | 'AUDIT_CHAIN_BROKEN' | 'AUDIT_BEYOND_TREE' | 'AUDIT_BAD_RANGE',
+    readonly code: 'AUDIT_NOT_INITIALISED' | 'AUDIT_CHAIN_BROKEN' | 'AUDIT_BEYOND_TREE' | 'AUDIT_BAD_RANGE' | 'AUDIT_TREE_BEYOND_LOG' | 'AUDIT_SIGNING_STOPPED',
     message: string,
     readonly position?: number,
   ) {
@@ -150,6 +150,10 @@ export interface FollowerOptions {
   intervalMs?: number;
   batchSize?: number;
   log?: (message: string, fields?: Record<string, unknown>) => void;
+  /** The tree's size after each batch (the store seals those positions against reuse). */
+  onTreeSize?: (size: number) => void;
+  /** The follower stopped on an error (the integrity check is asked at once, not at its next interval). */
+  onStopped?: (error: unknown) => void;
 }
 
 /** Advisory lock key of the one follower per database ('merk' in ASCII). */
@@ -173,6 +177,7 @@ export class MerkleFollower {
     this.#running ??= this.#run().catch((error: unknown) => {
       this.status.error = error instanceof Error ? error.message : String(error);
       this.options.log?.('the Merkle follower stopped', { error: this.status.error });
+      this.options.onStopped?.(error);
     });
   }
 
@@ -250,18 +255,24 @@ export class MerkleFollower {
   async #stepNow(client: pg.Client): Promise<number> {
     const started = performance.now();
     const batchSize = this.options.batchSize ?? 5_000;
-    await client.query('BEGIN');
+    // One snapshot for the head, the tree's state and the rows: a commit landing between two reads can neither be
+    // half-folded nor make the head look behind the tree.
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
     try {
       const state = await readMerkleState(client);
-      const rows = (
-        await client.query<{ position: string; prev_hash: Buffer; hash: Buffer }>('SELECT position, prev_hash, hash FROM ledger_events WHERE position > $1 AND position <= (SELECT position FROM ledger_head) ORDER BY position LIMIT $2', [state.size, batchSize])
-      ).rows;
       const head = Number((await client.query<{ position: string }>('SELECT position FROM ledger_head')).rows[0]!.position);
       this.status.head = head;
+      // Sealed first: when the head is behind the tree, those are exactly the positions no append may take again.
+      this.options.onTreeSize?.(state.size);
+      // Never an intact log's state (the tree only folds committed rows): rows were deleted and the head rewound.
+      if (head < state.size) throw new AuditError('AUDIT_TREE_BEYOND_LOG', `the Merkle tree has ${state.size} leaves but the log's head is ${head}: rows were deleted and the head rewound`, head + 1);
+      const rows = (
+        await client.query<{ position: string; prev_hash: Buffer; hash: Buffer }>('SELECT position, prev_hash, hash FROM ledger_events WHERE position > $1 AND position <= $2 ORDER BY position LIMIT $3', [state.size, head, batchSize])
+      ).rows;
       if (rows.length === 0) {
         await client.query('COMMIT');
         this.status.size = state.size;
-        this.status.lagPositions = Math.max(0, head - state.size);
+        this.status.lagPositions = head - state.size;
         return 0;
       }
       const accumulator = new MerkleAccumulator({ size: state.size, peaks: state.peaks.map((peak) => peak.toString('hex')) });
@@ -302,8 +313,9 @@ export class MerkleFollower {
         lastHash,
       ]);
       await client.query('COMMIT');
+      this.options.onTreeSize?.(next.size);
       this.status.size = next.size;
-      this.status.lagPositions = Math.max(0, head - next.size);
+      this.status.lagPositions = head - next.size;
       this.status.lastBatchMs = performance.now() - started;
       return rows.length;
     } catch (error) {

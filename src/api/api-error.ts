@@ -57,6 +57,7 @@ export const ledgerErrorStatus: Record<LedgerErrorCode, number> = {
   LEDGER_DATA_DIR_LOCKED: 503,
   LEDGER_EMBEDDED_START_FAILED: 503,
   LEDGER_CLOSED: 503,
+  LEDGER_POSITION_SIGNED: 503,
   LEDGER_STALE_EPOCH: 409,
 };
 

@@ -64,6 +64,17 @@ export function createMetrics(ctx: Omit<ApiContext, 'timeAppend'>, options: { pr
     },
   });
   new Gauge({
+    name: 'fleet_ledger_integrity_alarm',
+    help: 'Critical: 1 while the log disagrees with its Merkle tree or a published checkpoint (signing stopped), by finding code; absent without the audit service',
+    labelNames: ['code'] as const,
+    registers,
+    collect() {
+      this.reset();
+      const alarm = ctx.audit?.integrity.status.alarm;
+      if (alarm) this.set({ code: alarm.code }, 1);
+    },
+  });
+  new Gauge({
     name: 'fleet_ledger_checkpoint_tree_size',
     help: 'Tree size of the newest checkpoint this process signed',
     registers,

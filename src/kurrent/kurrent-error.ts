@@ -88,6 +88,7 @@ function toCallError(error: unknown): KurrentCallError {
       case 'LEDGER_CLOSED':
       case 'LEDGER_DATA_DIR_LOCKED':
       case 'LEDGER_EMBEDDED_START_FAILED':
+      case 'LEDGER_POSITION_SIGNED':
         return new KurrentCallError(status.UNAVAILABLE, error.message, { 'fleet-ledger-code': error.code, retryable: String(error.retryable) });
       default: {
         const unknown: never = error;

@@ -3,9 +3,9 @@ import pg from 'pg';
 import { Observable, Subject } from 'rxjs';
 import { fleetCatalogue, type EventCatalogue, type ProposedEvent, type RecordedEvent } from '../../events/index.js';
 import type { AppendOptions, AppendResult, ExpectedVersion } from './append-types.js';
-import { chainHash, chainHashBytes, genesisHash } from './canonical-json.js';
+import { chainHashBytes } from './canonical-json.js';
 import type { LedgerDatabase, LedgerEventsTable } from './database.js';
-import { canonicalEvent, recordedEvent, storedEvent, type EventRow } from './event-row.js';
+import { recordedEvent, type EventRow } from './event-row.js';
 import { LedgerError, isLedgerError } from './ledger-error.js';
 import { arrayLiteral, arrayParameter } from './sql-literal.js';
 import { migrateToLatest } from './migrations/index.js';
@@ -13,6 +13,7 @@ import { boundedConnection, type ConnectionBounds } from './connection-bounds.js
 import { chainText, contentDigest, prepareAppend, type PreparedEvent } from './prepare-append.js';
 import { StorageReserve, isDiskFullError } from './storage-reserve.js';
 import { fastTimestamptzParser, pgTimestamptzParser } from './timestamp-parser.js';
+import { verifyLog, type ChainVerification } from './verify-log.js';
 
 /** An ordered, limited page of the log, before a byte bound is put on it. */
 type EventPage = SelectQueryBuilder<LedgerDatabase, 'ledger_events', Selectable<LedgerEventsTable>>;
@@ -117,9 +118,7 @@ export interface LedgerHead {
   recordedAt: Date;
 }
 
-export type ChainVerification =
-  | { ok: true; from: number; to: number; checked: number }
-  | { ok: false; from: number; to: number; checked: number; firstBrokenPosition: number; reason: string };
+export type { ChainVerification } from './verify-log.js';
 
 /** Counters for metrics: what group commit is doing. */
 export interface AppendStats {
@@ -528,6 +527,8 @@ export class EventStore {
     unsupported: false,
   };
   readonly connectionString: string;
+  /** Leaves of the Merkle tree (and checkpoints) this ledger has folded or signed: no append may take those positions. */
+  #signedSize = 0;
   readonly #connectionBounds: EventStoreOptions['connectionBounds'];
   readonly #feedPoolSize: number;
   #feedDb: Kysely<LedgerDatabase> | null = null;
@@ -753,6 +754,8 @@ export class EventStore {
   #speculate(batch: PendingAppend[]): { assembled: Assembled; recordedAt: Date; guard: WriteGuard } | null {
     const head = this.#speculation.head;
     if (!head || this.#speculation.unsupported || this.stats.batches < this.#speculation.pausedUntilBatch) return null;
+    // The long way checks the signed size under the lock.
+    if (head.position < this.#signedSize) return null;
     for (const pending of batch) {
       for (const event of pending.events) if (leaseOf(event) !== undefined) return null;
     }
@@ -847,14 +850,15 @@ export class EventStore {
          (SELECT json_build_object('position', position, 'hash', encode(hash, 'hex'), 'recorded_at', recorded_at) FROM ledger_head) AS head,
          clock_timestamp() AS db_now,
          now() AS db_began,
+         greatest((SELECT size FROM ledger_merkle_state), (SELECT max(size) FROM ledger_checkpoints), 0) AS signed_size,
          (SELECT coalesce(json_agg(json_build_array(stream, version)), '[]'::json) FROM ledger_streams WHERE stream = ANY(${arrayLiteral(streams, 'text')})) AS versions,
          (SELECT coalesce(json_agg(json_build_object('event_id', event_id, 'stream', stream, 'stream_version', stream_version, 'position', position, 'type', type,
                    'schema_version', schema_version, 'observed_at', observed_at, 'actor', actor, 'correlation_id', correlation_id, 'causation_id', causation_id, 'data', data)), '[]'::json)
             FROM ledger_events WHERE event_id = ANY(${arrayLiteral(eventIds, 'uuid')})) AS existing`,
     )) as unknown as pg.QueryResult[];
     const receivedAt = Date.now();
-    const state = results[results.length - 1] as pg.QueryResult<{ head: { position: number; hash: string; recorded_at: string }; db_now: Date; db_began: Date; versions: Array<[string, number]>; existing: ExistingRow[] }>;
-    const { head: headRow, db_now: dbNow, db_began: dbBegan, versions: versionRows, existing } = state.rows[0]!;
+    const state = results[results.length - 1] as pg.QueryResult<{ head: { position: number; hash: string; recorded_at: string }; db_now: Date; db_began: Date; signed_size: number; versions: Array<[string, number]>; existing: ExistingRow[] }>;
+    const { head: headRow, db_now: dbNow, db_began: dbBegan, signed_size: signedInDatabase, versions: versionRows, existing } = state.rows[0]!;
     const versions = new Map<string, number>(versionRows);
     const known = new Map<string, StoredIdentity>(existing.map((row) => [row.event_id, storedIdentity(row)]));
     const leases = new Map<string, { epoch: number; owner: string | null; released: boolean }>();
@@ -869,6 +873,13 @@ export class EventStore {
     }
 
     const position = Number(headRow.position);
+    // Read under the lock, so no commit can move the head between this check and the write (see `refusePositionsUpTo`).
+    // The tree and checkpoints stored in the database bound every writer (any process, any thread); what this process
+    // was told (a checkpoint published outside the database) bounds its own appends too.
+    const signedSize = Math.max(this.#signedSize, Number(signedInDatabase));
+    if (position < signedSize) {
+      throw new LedgerError('LEDGER_POSITION_SIGNED', { position: position + 1, signedSize }, `append refused, nothing was committed: position ${position + 1} is already in the signed Merkle tree of ${signedSize} leaves (the log's head ${position} is behind what was signed)`);
+    }
     const hash: Buffer = Buffer.from(headRow.hash, 'hex');
     // What the next batch may assume: the versions known are kept only while the head is the one this process left
     // (nobody else wrote since), and the ones just read are current.
@@ -1173,6 +1184,17 @@ export class EventStore {
     return query.orderBy('position', 'asc').limit(options.limit ?? 1000);
   }
 
+  /**
+   * Refuses from now on every append that would take a position at or below `size` (`LEDGER_POSITION_SIGNED`): the
+   * transparency log calls it with the size of the tree it folded and the checkpoints it signed or published. On an
+   * intact log the head is never behind those, so this costs nothing; on a log whose tail was deleted and whose head
+   * was rewound (or an older copy restored), the next append would reuse a signed position and never be signed itself.
+   * Only grows.
+   */
+  refusePositionsUpTo(size: number): void {
+    if (size > this.#signedSize) this.#signedSize = size;
+  }
+
   /** The last committed position and its hash (position 0 and the genesis hash for an empty log). */
   async head(): Promise<LedgerHead> {
     return this.#headOn(this.db);
@@ -1327,44 +1349,10 @@ export class EventStore {
 
   /**
    * Recomputes the hash chain over [from, to] (default: the whole log) and reports the first position
-   * whose row was altered, deleted, inserted or moved.
+   * whose row was altered, deleted, inserted or moved; head and rows are read in one snapshot (`verify-log.ts`).
    */
   async verifyChain(options: { from?: number; to?: number } = {}): Promise<ChainVerification> {
-    const head = await this.head();
-    const from = Math.max(1, options.from ?? 1);
-    const to = Math.min(options.to ?? head.position, head.position);
-    let prevHash = genesisHash;
-    if (from > 1) {
-      const before = await this.db.selectFrom('ledger_events').select('hash').where('position', '=', from - 1).executeTakeFirst();
-      if (!before) return { ok: false, from, to, checked: 0, firstBrokenPosition: from - 1, reason: 'row is missing' };
-      prevHash = before.hash.toString('hex');
-    }
-    let expected = from;
-    let checked = 0;
-    while (expected <= to) {
-      const rows = await this.db.selectFrom('ledger_events').selectAll().where('position', '>=', expected).where('position', '<=', to).orderBy('position').limit(5000).execute();
-      if (rows.length === 0) break;
-      for (const raw of rows) {
-        const event = storedEvent(raw as unknown as EventRow);
-        const broken = (reason: string): ChainVerification => ({ ok: false, from, to, checked, firstBrokenPosition: expected, reason });
-        if (event.position !== expected) return broken(`row is missing (next stored row is position ${event.position})`);
-        if (event.prevHash !== prevHash) return broken('prev_hash does not match the hash of the row before');
-        const hash = chainHash(prevHash, canonicalEvent(event));
-        if (hash !== event.hash) return broken('content does not match its hash');
-        prevHash = hash;
-        expected += 1;
-        checked += 1;
-      }
-    }
-    if (expected <= to) return { ok: false, from, to, checked, firstBrokenPosition: expected, reason: 'row is missing' };
-    if (to === head.position && to > 0 && prevHash !== head.hash) {
-      return { ok: false, from, to, checked, firstBrokenPosition: to, reason: 'last row does not match the recorded head' };
-    }
-    const beyond = await this.db.selectFrom('ledger_events').select('position').where('position', '>', head.position).orderBy('position').limit(1).executeTakeFirst();
-    if (to === head.position && beyond) {
-      return { ok: false, from, to, checked, firstBrokenPosition: Number(beyond.position), reason: 'row beyond the recorded head' };
-    }
-    return { ok: true, from, to, checked };
+    return this.#read('verify', () => verifyLog(this.db, options));
   }
 
   /** Waits for queued appends, stops subscriptions and closes connections. */

@@ -17,3 +17,4 @@ export type { HeldTableSet, Projection } from './projection.js';
 export { nameUuid } from './name-uuid.js';
 export { boundedConnection, defaultConnectionBounds, type ConnectionBounds } from './connection-bounds.js';
 export { ensureLedgerRoles, ledgerRoles, roleConnectionString, type LedgerRoleName } from './roles.js';
+export { inLogSnapshot, verifyLog } from './verify-log.js';

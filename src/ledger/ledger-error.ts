@@ -14,6 +14,8 @@ export interface LedgerErrorDetails {
   LEDGER_DATA_DIR_LOCKED: { dataDir: string; pid: number };
   LEDGER_EMBEDDED_START_FAILED: { dataDir: string; cause: string };
   LEDGER_CLOSED: { operation: string };
+  /** `position`: the one the append would have taken; `signedSize`: the leaves already signed or folded into the tree. */
+  LEDGER_POSITION_SIGNED: { position: number; signedSize: number };
   /** `shard` for a poll lease, `saga` for a saga's lease: the one whose epoch the append carried. */
   LEDGER_STALE_EPOCH: { stream: string; epoch: number; currentEpoch: number | null; owner: string | null } & ({ shard: string } | { saga: string });
 }
@@ -40,6 +42,10 @@ export const ledgerErrorCatalogue: Record<LedgerErrorCode, { retryable: boolean;
   LEDGER_DATA_DIR_LOCKED: { retryable: false, meaning: 'another live process owns the embedded data folder' },
   LEDGER_EMBEDDED_START_FAILED: { retryable: false, meaning: 'the embedded PostgreSQL could not be initialised or started' },
   LEDGER_CLOSED: { retryable: false, meaning: 'the ledger has been closed' },
+  LEDGER_POSITION_SIGNED: {
+    retryable: false,
+    meaning: "the append would take a position the ledger has already signed (the log's head is behind its Merkle tree or a published checkpoint: rows deleted or an older copy restored); nothing was committed; an operator must resolve the log first",
+  },
   LEDGER_STALE_EPOCH: {
     retryable: false,
     meaning: "the events were written under a poll lease or saga lease whose epoch is no longer current (another process took the shard or the saga over, or the shard was released); nothing was committed",

@@ -89,6 +89,15 @@ for (const backend of backends()) {
       expect((await alarmsOfNode(harness.db, node!)).filter((alarm) => alarm.kind === 'saga-hold').map((alarm) => alarm.status)).toEqual(['closed']);
     });
 
+    it('the ledger finding its log tampered with is a critical alarm', async () => {
+      const data = { code: 'AUDIT_LEAF_MISMATCH', summary: 'position 120 no longer matches the leaf the tree recorded for it', detectedAt: '2026-12-07T15:00:00.000Z' };
+      await harness.store.append('ledger-integrity', [{ type: 'LedgerIntegrityAlarmRaised', data, actor: { kind: 'system', id: 'ledger-integrity' } }]);
+      await project(harness.store, [new AlarmsProjection(), new TopologyProjection()]);
+      const [alarm] = await openAlarms(harness.db, { kind: 'ledger-integrity' });
+      expect(alarm).toMatchObject({ status: 'open', severity: 'critical', component: 'ledger', nodeId: null });
+      expect(alarm!.summary).toContain('AUDIT_LEAF_MISMATCH');
+    });
+
     it('independent failures raise no root-cause alarm', async () => {
       const nodes = await fleet('if', [
         { rack: 'r1', pdu: 'P1', tor: 'T1' },

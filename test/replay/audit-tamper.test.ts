@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuditService, exportLines, verifyExport } from '../../replay/audit/index.js';
+import { AuditService, Checkpointer, exportLines, loadOrCreateSigner, verifyExport } from '../../replay/audit/index.js';
 import { chainHash, EventStore } from '../../src/ledger/index.js';
 import { canonicalEvent, storedEvent } from '../../src/ledger/event-row.js';
 import { run as witness } from '../../src/cli/commands/witness.js';
@@ -85,6 +85,21 @@ async function rebuildTree(ledger: Ledger): Promise<void> {
   await ledger.audit.follower.catchUp();
 }
 
+/**
+ * The ledger itself refuses to sign a log that disagrees with what it published (`log-integrity.ts`); the attacker who
+ * also took the signing key runs a signer without that check, and the offline verifier and the witness must still
+ * name what it signed.
+ */
+async function attackerSigns(ledger: Ledger): Promise<void> {
+  await expect(ledger.audit.checkpointNow()).rejects.toMatchObject({ code: 'AUDIT_SIGNING_STOPPED' });
+  const signer = new Checkpointer({ connectionString: ledger.url, signer: loadOrCreateSigner(keyPath, ledger.audit.origin), publishDir: ledger.publishDir });
+  try {
+    await signer.checkpointNow();
+  } finally {
+    await signer.stop();
+  }
+}
+
 /** The witness, run as its CLI would be, reading the folder the ledger publishes to. */
 async function witnessOnce(ledger: Ledger, key: string, state: string): Promise<number> {
   return witness(['--log-key', key, '--state', state, '--from-dir', ledger.publishDir]);
@@ -150,7 +165,7 @@ describe('the offline verifier, against a checkpoint published before the tamper
     await ledger.admin.query('DELETE FROM ledger_checkpoints WHERE size > 250');
     await ledger.admin.query('UPDATE ledger_head SET position = 250, hash = (SELECT hash FROM ledger_events WHERE position = 250)');
     await rebuildTree(ledger);
-    await ledger.audit.checkpointNow();
+    await attackerSigns(ledger);
     expect(await ledger.store.verifyChain()).toMatchObject({ ok: true });
     for (const since of [kept.note, kept.dir]) {
       const report = await verifyExport(await exportOf(ledger, 'c', { to: 300 }), { key, since });
@@ -205,7 +220,8 @@ describe('the offline verifier, against a checkpoint published before the tamper
     const store = await EventStore.open({ connectionString: ledger.url });
     await appendCordons(store, 150, 'fork');
     await store.close();
-    await ledger.audit.checkpointNow();
+    await ledger.audit.follower.catchUp();
+    await attackerSigns(ledger);
     expect(await ledger.store.verifyChain()).toMatchObject({ ok: true });
     const signedAlone = await verifyExport(await exportOf(ledger, 'f-alone'), { key });
     expect(signedAlone.ok).toBe(true); // consistent with itself: only what was kept outside shows the fork

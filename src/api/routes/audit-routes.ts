@@ -5,7 +5,7 @@
  */
 import { Readable } from 'node:stream';
 import { z } from 'zod';
-import { AuditError, consistencyProof, exportLines, inclusionProof, type AuditService } from '../../../replay/audit/index.js';
+import { AuditError, consistencyProof, exportLines, inclusionProof, inSnapshot, type AuditService } from '../../../replay/audit/index.js';
 import { ApiError } from '../api-error.js';
 import { auditRoles, type ApiContext, type ZodApp } from '../api-context.js';
 
@@ -67,9 +67,13 @@ export function auditRoutes(app: ZodApp, ctx: ApiContext): void {
     schema: { tags, summary: 'RFC 9162 inclusion proof of the event at `position` in the tree of `size` leaves (default: the newest checkpoint)', querystring: z.object({ position: size, size: size.optional() }) },
     handler: async (request) => {
       const audit = auditOf(ctx);
-      const treeSize = request.query.size ?? Number((await audit.pool.query<{ size: string }>('SELECT max(size) AS size FROM ledger_checkpoints')).rows[0]?.size ?? 0);
-      const proof = await answer(() => inclusionProof(audit.pool, request.query.position, treeSize), 'position');
-      const event = (await audit.pool.query<{ hash: Buffer; prev_hash: Buffer }>('SELECT hash, prev_hash FROM ledger_events WHERE position = $1', [request.query.position])).rows[0];
+      // The newest checkpoint, the proof and the event's hash from one snapshot of the log.
+      const { proof, event } = await inSnapshot(audit.pool, async (client) => {
+        const treeSize = request.query.size ?? Number((await client.query<{ size: string }>('SELECT max(size) AS size FROM ledger_checkpoints')).rows[0]?.size ?? 0);
+        const proof = await answer(() => inclusionProof(client, request.query.position, treeSize), 'position');
+        const event = (await client.query<{ hash: Buffer; prev_hash: Buffer }>('SELECT hash, prev_hash FROM ledger_events WHERE position = $1', [request.query.position])).rows[0];
+        return { proof, event };
+      });
       return {
         position: request.query.position,
         leafIndex: proof.leafIndex,

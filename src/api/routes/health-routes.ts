@@ -25,6 +25,10 @@ export function healthRoutes(app: ZodApp, ctx: ApiContext, metrics: ApiMetrics):
         if (status.state === 'failed') reasons.push(`projection ${status.name} stopped at position ${status.error?.position} (the reason is in its status and the log)`);
         else if (status.lagPositions > ctx.maxLagPositions) reasons.push(`projection ${status.name} lags ${status.lagPositions} positions (limit ${ctx.maxLagPositions})`);
       }
+      // The log disagrees with its Merkle tree or a published checkpoint (tampering found online): not ready until an
+      // operator resolves it, with the finding's code for whoever watches the probe.
+      const integrity = ctx.audit?.integrity.status.alarm ?? null;
+      if (integrity) reasons.push(`ledger integrity ${integrity.code}: ${integrity.summary}`);
       // With a read replica: where the query routes read and how far behind it is. A replica that does not answer is
       // reported, not a reason: its reads fall back to the primary, and every process sharing that replica turning
       // unready at once would take the whole API out of a load balancer (`fleet_ledger_replica_up` is there to alert).
@@ -35,10 +39,11 @@ export function healthRoutes(app: ZodApp, ctx: ApiContext, metrics: ApiMetrics):
         headPosition,
         projections: projections.map((p) => ({ name: p.name, state: p.state, lagPositions: p.lagPositions, lagSeconds: p.lagSeconds })),
         ...(replica ? { replica } : {}),
+        ...(integrity ? { integrity: { code: integrity.code, summary: integrity.summary, detectedAt: integrity.detectedAt } } : {}),
       };
       if (reasons.length > 0) {
         reply.code(503);
-        return { ...body, error: { code: 'API_NOT_READY', message: reasons.join('; '), details: { reasons } } };
+        return { ...body, error: { code: 'API_NOT_READY', message: reasons.join('; '), details: { reasons, ...(integrity ? { integrity: integrity.code } : {}) } } };
       }
       return body;
     },

@@ -86,9 +86,10 @@ export function run(argv: string[]): Promise<number> {
         output(connection, status, () =>
           `origin      ${status.origin}\npublic key  ${status.verifierKey}\ntree        ${status.treeSize} leaves, head ${status.headPosition} (lag ${status.lagPositions})\n` +
           `checkpoint  ${status.lastCheckpoint ? `size ${status.lastCheckpoint.size} at ${status.lastCheckpoint.at}` : 'none yet'}\n` +
-          `${status.publishDir ? `published   ${status.publishDir}\n` : ''}${status.followerError ? `FOLLOWER STOPPED: ${status.followerError}\n` : ''}${status.checkpointError ? `CHECKPOINT FAILING: ${status.checkpointError}\n` : ''}`,
+          `${status.publishDir ? `published   ${status.publishDir}\n` : ''}${status.followerError ? `FOLLOWER STOPPED: ${status.followerError}\n` : ''}${status.checkpointError ? `CHECKPOINT FAILING: ${status.checkpointError}\n` : ''}` +
+          `${status.integrityAlarm ? `INTEGRITY ALARM ${status.integrityAlarm.code} since ${status.integrityAlarm.detectedAt}: ${status.integrityAlarm.summary}; signing stopped\n` : ''}`,
         );
-        return status.followerError ? exitCodes.error : exitCodes.ok;
+        return status.followerError || status.integrityAlarm ? exitCodes.error : exitCodes.ok;
       }
       case 'checkpoint':
         process.stdout.write(await callApi<string>(connection, '/v1/audit/checkpoint'));

@@ -194,6 +194,9 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
     ...(values['publish-dir'] ? { publishDir: values['publish-dir'] } : {}),
     checkpointIntervalMs: checkpointIntervalS * 1000,
     log: (message, fields) => logger.warn({ component: 'audit', ...fields }, message),
+    // Appends never reuse a signed position; a log found tampered with is a critical alarm (readyz and metrics say it too).
+    store,
+    onAlarm: (alarm) => logger.fatal({ component: 'audit', alarm: { code: alarm.code, finding: alarm.finding, detectedAt: alarm.detectedAt } }, `LEDGER INTEGRITY ALARM (${alarm.code}): ${alarm.summary}; checkpoint signing stopped`),
   });
   // Time travel: read-model snapshots as the log grows, so a question as of any instant replays a short tail.
   const asOf = new AsOfEngine(store, fleetProjections(), {
