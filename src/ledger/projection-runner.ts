@@ -6,6 +6,7 @@ import type { HeldTableSet, Projection } from './projection.js';
 import type { EventStore } from './event-store.js';
 import { nameUuid } from './name-uuid.js';
 import { boundedConnection } from './connection-bounds.js';
+import { isStoreUnavailable } from './store-outage.js';
 
 export interface ProjectionStatus {
   name: string;
@@ -310,6 +311,8 @@ export class ProjectionRunner {
     } catch (error) {
       if (error instanceof CheckpointMovedError) throw error;
       if (isTransientDatabaseError(error)) throw error;
+      // With no event in the batch (only the checkpoint moves) there is no event to blame: the error is the run's.
+      if (events.length === 0) throw error;
       const failure = await this.#locateFailure(projection, events, error);
       if (this.#options.onFailure === 'stop' || failure.located === false) throw new BatchApplyError(failure);
       const index = events.findIndex((event) => event.position === failure.position);
@@ -684,7 +687,9 @@ export function isTransientDatabaseError(error: unknown): boolean {
   if (typeof candidate?.code === 'string' && /^(08|57P|53)/.test(candidate.code)) return true;
   if (typeof candidate?.code === 'string' && ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(candidate.code)) return true;
   const message = typeof candidate?.message === 'string' ? candidate.message : '';
-  return /Connection terminated|connection refused|the database system is (shutting down|starting up)|terminating connection/i.test(message);
+  // A connection lost mid-use answers later calls with "not queryable"; a restarting server first refuses, then says
+  // it is starting up or not yet accepting connections: all of them mean "wait", none is the projection's fault.
+  return isStoreUnavailable(error) || /Connection terminated|connection refused|the database system is|terminating connection|not queryable/i.test(message);
 }
 
 export interface RebuildResult {
