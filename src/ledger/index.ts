@@ -15,3 +15,4 @@ export type { HeldTableSet, Projection } from './projection.js';
 export { nameUuid } from './name-uuid.js';
 export { boundedConnection, defaultConnectionBounds, type ConnectionBounds } from './connection-bounds.js';
 export { ensureLedgerRoles, ledgerRoles, roleConnectionString, type LedgerRoleName } from './roles.js';
+export { isStoreUnavailable, outageBackoffMs, pause } from './store-outage.js';

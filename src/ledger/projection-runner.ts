@@ -686,10 +686,8 @@ export function isTransientDatabaseError(error: unknown): boolean {
   if (candidate?.code === 'LEDGER_STORE_UNAVAILABLE' || candidate?.code === 'LEDGER_STORAGE_FULL') return true;
   if (typeof candidate?.code === 'string' && /^(08|57P|53)/.test(candidate.code)) return true;
   if (typeof candidate?.code === 'string' && ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(candidate.code)) return true;
-  const message = typeof candidate?.message === 'string' ? candidate.message : '';
-  // A connection lost mid-use answers later calls with "not queryable"; a restarting server first refuses, then says
-  // it is starting up or not yet accepting connections: all of them mean "wait", none is the projection's fault.
-  return isStoreUnavailable(error) || /Connection terminated|connection refused|the database system is|terminating connection|not queryable/i.test(message);
+  // A connection lost or a server restarting (store-outage.ts names the signs) means "wait", never the projection's fault.
+  return isStoreUnavailable(error);
 }
 
 export interface RebuildResult {

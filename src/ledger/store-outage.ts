@@ -14,8 +14,10 @@ export function isStoreUnavailable(error: unknown): boolean {
   // (57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now) and the class 08 connection exceptions.
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && (/^08/.test(code) || /^57P0[1-3]$/.test(code) || ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(code))) return true;
+  // pg's own messages for a connection lost mid-use ("not queryable" on every later call) and a server that is
+  // restarting (it refuses, then says it is starting up or not yet accepting connections).
   const message = error instanceof Error ? error.message : String(error);
-  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message);
+  return /Connection terminated|connection refused|connection timeout|timeout exceeded when trying to connect|not queryable|the database system is|terminating connection/i.test(message);
 }
 
 /** The wait before the next attempt: 0.5, 1, 2, 4 ... up to `maxMs` (default 5 s), so a recovered store is found soon. */

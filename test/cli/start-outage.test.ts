@@ -112,6 +112,12 @@ async function expectResumed(started: Started, polls: boolean): Promise<{ readyA
   await until('readiness again', 90_000, async () => ((await readiness(started.url)).status === 200 ? true : null), started);
   const readyAfterS = (Date.now() - since) / 1000;
   await until('an intent recorded again', 30_000, async () => ((await registerNode(started.url, 'outage-after')).status === 201 ? true : null), started);
+  // The Merkle follower is back too: the tree takes in what was appended after the outage.
+  const after = (await readiness(started.url)).headPosition!;
+  await until('the Merkle tree past the outage', 30_000, async () => {
+    const status = (await (await fetch(`${started.url}/v1/audit/status`, { headers: { authorization: `Bearer ${auditorToken}` } })).json()) as { treeSize?: number; followerActive?: boolean };
+    return status.followerActive === true && (status.treeSize ?? 0) >= after ? true : null;
+  }, started);
   if (polls) {
     const from = (await readiness(started.url)).headPosition! + 1;
     await until('a new poll outcome', 30_000, async () => {
@@ -129,6 +135,7 @@ describe('fleet-ledger start outlives its database', { timeout: 150_000 }, () =>
   });
 
   it('embedded: its postmaster shut down immediately, the process answers 503 meanwhile, starts PostgreSQL again and resumes polling', async () => {
+    const began = Date.now();
     const dir = mkdtempSync(join(tmpdir(), 'fleet-ledger-outage-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     chmodSync(dir, 0o755); // as root, the postmaster runs as the postgres user, which must pass through
@@ -139,13 +146,15 @@ describe('fleet-ledger start outlives its database', { timeout: 150_000 }, () =>
     // What `pg_ctl stop -m immediate` does: SIGQUIT to the postmaster, which ends every backend without a checkpoint.
     const postmaster = Number(readFileSync(join(dir, 'data', 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
     const killedAt = Date.now();
+    console.info(`embedded outage: started in ${((killedAt - began) / 1000).toFixed(1)} s`);
     process.kill(postmaster, 'SIGQUIT');
     await expectUnavailable(started);
     const { readyAfterS } = await expectResumed(started, true);
-    console.info(`embedded outage: ready again ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill (${readyAfterS.toFixed(1)} s after the first 503)`);
-
+    const resumedS = (Date.now() - killedAt) / 1000;
+    const stopping = Date.now();
     expect(started.alive()).toBe(true);
     expect(await started.stop()).toBe(0);
+    console.info(`embedded outage: ready again ${readyAfterS.toFixed(1)} s after the first 503, intent and poll outcome recorded ${resumedS.toFixed(1)} s after the kill; stopped in ${((Date.now() - stopping) / 1000).toFixed(1)} s`);
     expect(started.output()).not.toMatch(/unhandled|ECONNRESET at/i);
   });
 
