@@ -15,9 +15,10 @@ export function isStoreUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && (/^08/.test(code) || /^57P0[1-3]$/.test(code) || ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(code))) return true;
   // pg's own messages for a connection lost mid-use ("not queryable" on every later call) and a server that is
-  // restarting (it refuses, then says it is starting up or not yet accepting connections).
+  // restarting (it refuses, then says it is starting up or not yet accepting connections), or a database closed to
+  // connections for maintenance (ALLOW_CONNECTIONS false, SQLSTATE 55000, a code too broad to go by).
   const message = error instanceof Error ? error.message : String(error);
-  return /Connection terminated|connection refused|connection timeout|timeout exceeded when trying to connect|not queryable|the database system is|terminating connection/i.test(message);
+  return /Connection terminated|connection refused|connection timeout|timeout exceeded when trying to connect|not queryable|the database system is|terminating connection|is not currently accepting connections/i.test(message);
 }
 
 /** The wait before the next attempt: 0.5, 1, 2, 4 ... up to `maxMs` (default 5 s), so a recovered store is found soon. */

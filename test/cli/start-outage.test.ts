@@ -18,6 +18,7 @@ import { freePort } from '../../bench/support/free-port.js';
 const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const token = 'outage-operator-token';
 const auditorToken = 'outage-auditor-token';
+const analystToken = 'outage-analyst-token';
 
 interface Started {
   url: string;
@@ -31,7 +32,7 @@ async function startLedger(args: string[], env: Record<string, string>): Promise
   const child = spawn(process.execPath, ['--unhandled-rejections=strict', '--import', 'tsx', main, 'start', '--port', String(port), ...args], {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, FLEET_LEDGER_TOKENS: `${token}=olga:operator,${auditorToken}=ada:auditor`, ...env },
+    env: { ...process.env, FLEET_LEDGER_TOKENS: `${token}=olga:operator,${auditorToken}=ada:auditor,${analystToken}=ann:analyst`, ...env },
   });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -104,6 +105,12 @@ async function expectUnavailable(started: Started): Promise<void> {
   expect(live).toBe(200);
   const refused = await registerNode(started.url, 'outage-refused');
   expect(refused).toEqual({ status: 503, code: 'LEDGER_STORE_UNAVAILABLE' });
+  // Reads say so too, with the same retryable code: the log through the store, a read model straight through pg.
+  for (const [path, bearer] of [['/v1/events?limit=1', auditorToken], ['/v1/liveness/summary', analystToken]] as const) {
+    const response = await fetch(`${started.url}${path}`, { headers: { authorization: `Bearer ${bearer}` } });
+    const body = (await response.json()) as { error?: { code?: string; details?: { retryable?: boolean } } };
+    expect({ path, status: response.status, code: body.error?.code, retryable: body.error?.details?.retryable }).toEqual({ path, status: 503, code: 'LEDGER_STORE_UNAVAILABLE', retryable: true });
+  }
 }
 
 /** After the store is back: ready, an intent recorded, and the poller (when there is one) appends outcomes again. */
@@ -164,7 +171,7 @@ describe('fleet-ledger start outlives its database', { timeout: 150_000 }, () =>
     cleanups.push(() => database.drop());
     const dir = mkdtempSync(join(tmpdir(), 'fleet-ledger-outage-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const started = await startLedger(['--no-sim', '--data-dir', join(dir, 'data')], { DATABASE_URL: database.url });
+    const started = await startLedger(['--bmcs', '32', '--interval', '5', '--data-dir', join(dir, 'data')], { DATABASE_URL: database.url });
     cleanups.push(() => started.stop());
     expect((await registerNode(started.url, 'outage-before')).status).toBe(201);
 
@@ -182,7 +189,7 @@ describe('fleet-ledger start outlives its database', { timeout: 150_000 }, () =>
       await admin.query(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS true`);
       await admin.end();
     }
-    const { readyAfterS } = await expectResumed(started, false);
+    const { readyAfterS } = await expectResumed(started, true);
     console.info(`server outage: ready again ${readyAfterS.toFixed(1)} s after connections were allowed again`);
     expect(await started.stop()).toBe(0);
   });
