@@ -182,7 +182,10 @@ describe('fleet-ledger start outlives its database', { timeout: 150_000 }, () =>
     try {
       await admin.query(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS false`);
       await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
+      const cutAt = Date.now();
       await expectUnavailable(started);
+      // Away for a few seconds, as in a failover: every follower of the log meets the loss at least once.
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, 6_000 - (Date.now() - cutAt))));
       // Cut again while it is retrying, so a half-reconnected pool meets the loss too.
       await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
     } finally {
