@@ -103,6 +103,10 @@ async function expectUnavailable(started: Started): Promise<void> {
   expect(gone.code).toBe('API_NOT_READY');
   const live = await fetch(`${started.url}/healthz`).then((r) => r.status, (error: unknown) => `${String(error)}; the process ${started.alive() ? 'runs' : 'ended'}:\n${started.output().slice(-3000)}`);
   expect(live).toBe(200);
+  // The scrape still answers, and says the store is down.
+  const scrape = await fetch(`${started.url}/metrics`, { headers: { authorization: `Bearer ${auditorToken}` } });
+  expect(scrape.status).toBe(200);
+  expect(await scrape.text()).toMatch(/^fleet_ledger_store_up 0$/m);
   const refused = await registerNode(started.url, 'outage-refused');
   expect(refused).toEqual({ status: 503, code: 'LEDGER_STORE_UNAVAILABLE' });
   // Reads say so too, with the same retryable code: the log through the store, a read model straight through pg.
@@ -118,6 +122,7 @@ async function expectResumed(started: Started, polls: boolean): Promise<{ readyA
   const since = Date.now();
   await until('readiness again', 90_000, async () => ((await readiness(started.url)).status === 200 ? true : null), started);
   const readyAfterS = (Date.now() - since) / 1000;
+  expect(await (await fetch(`${started.url}/metrics`, { headers: { authorization: `Bearer ${auditorToken}` } })).text()).toMatch(/^fleet_ledger_store_up 1$/m);
   await until('an intent recorded again', 30_000, async () => ((await registerNode(started.url, 'outage-after')).status === 201 ? true : null), started);
   // The Merkle follower is back too: the tree takes in what was appended after the outage.
   const after = (await readiness(started.url)).headPosition!;
