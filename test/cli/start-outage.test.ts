@@ -176,7 +176,8 @@ describe('fleet-ledger start outlives its database', { timeout: 150_000 }, () =>
     cleanups.push(() => database.drop());
     const dir = mkdtempSync(join(tmpdir(), 'fleet-ledger-outage-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const started = await startLedger(['--bmcs', '32', '--interval', '5', '--data-dir', join(dir, 'data')], { DATABASE_URL: database.url });
+    // Leases shorter than the outage: the process's poll leases run out meanwhile and must be taken again after.
+    const started = await startLedger(['--bmcs', '32', '--interval', '5', '--lease-ttl', '2', '--data-dir', join(dir, 'data')], { DATABASE_URL: database.url });
     cleanups.push(() => started.stop());
     expect((await registerNode(started.url, 'outage-before')).status).toBe(201);
 
@@ -184,10 +185,12 @@ describe('fleet-ledger start outlives its database', { timeout: 150_000 }, () =>
     const admin = new pg.Client({ connectionString: serverUrl! });
     await admin.connect();
     const name = new URL(database.url).pathname.slice(1);
+    let cutOutput = 0;
     try {
       await admin.query(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS false`);
       await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
       const cutAt = Date.now();
+      cutOutput = started.output().length;
       await expectUnavailable(started);
       // Away for a few seconds, as in a failover: every follower of the log meets the loss at least once.
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, 6_000 - (Date.now() - cutAt))));
@@ -198,6 +201,8 @@ describe('fleet-ledger start outlives its database', { timeout: 150_000 }, () =>
       await admin.end();
     }
     const { readyAfterS } = await expectResumed(started, true);
+    // The poll outcomes after the outage were written under leases taken again (the old ones ran out meanwhile).
+    expect(started.output().slice(cutOutput)).toMatch(/polling shard \S+ \(epoch [2-9]/);
     console.info(`server outage: ready again ${readyAfterS.toFixed(1)} s after connections were allowed again`);
     expect(await started.stop()).toBe(0);
   });
