@@ -1237,8 +1237,9 @@ export class EventStore {
   /**
    * The paced form of `subscribeBatches`: the next page is read only after `onBatch` settled, so a slow
    * consumer (a projection catching up on millions of events) holds one page in memory, not the log.
-   * Resolves when `signal` aborts or the store closes; rejects with the first error of a read or of
-   * `onBatch`.
+   * Resolves when `signal` aborts or the store closes; rejects with the first error of `onBatch`, or of a read
+   * that is not the database being away: a lost connection or a restarting server pauses the follower (retried
+   * with backoff, see store-outage.ts), so no follower ends its process on an outage.
    */
   async follow(options: SubscribeOptions, onBatch: (batch: SubscriptionBatch) => Promise<void> | void, signal?: AbortSignal): Promise<void> {
     const batchSize = options.batchSize ?? 500;
