@@ -137,7 +137,7 @@ export async function runCluster(options: ClusterRunOptions): Promise<ClusterRun
       const port = await freePort();
       const child = spawn(
         process.execPath,
-        ['--import', 'tsx', cli, 'start', '--no-sim', '--targets', join(dir, 'targets.json'), '--allow-http-site', '*', '--port', String(port), '--lease-ttl', String(options.leaseTtlS), '--data-dir', join(dir, `p${index}`), '--checkpoint-key', join(dir, 'checkpoint-signer.key'), '--publish-dir', join(dir, 'transparency')],
+        ['--unhandled-rejections=strict', '--import', 'tsx', cli, 'start', '--no-sim', '--targets', join(dir, 'targets.json'), '--allow-http-site', '*', '--port', String(port), '--lease-ttl', String(options.leaseTtlS), '--data-dir', join(dir, `p${index}`), '--checkpoint-key', join(dir, 'checkpoint-signer.key'), '--publish-dir', join(dir, 'transparency')],
         { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, DATABASE_URL: options.connectionString, FLEET_LEDGER_CREDENTIALS_FILE: join(dir, 'credentials.json'), FLEET_LEDGER_LOG_FORMAT: 'json' } },
       );
       const member: Member = { child, index, port, lines: [], exited: false };

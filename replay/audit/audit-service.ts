@@ -81,6 +81,8 @@ export class AuditService {
     const pool = new pg.Pool({ connectionString: options.connectionString, max: 4 });
     // An idle connection the server closed is replaced by the pool; it is not the process's end.
     pool.on('error', (error) => options.log?.('audit pool connection lost', { error: error.message }));
+    // Lost while checked out between statements: the next statement fails that call, never the process.
+    pool.on('connect', (client) => client.on('error', () => undefined));
     try {
       const { origin } = await readMerkleState(pool);
       const signer = loadOrCreateSigner(options.keyPath ?? join(options.dataDir, 'checkpoint-signer.key'), origin);

@@ -86,6 +86,8 @@ export class Checkpointer {
   constructor(private readonly options: CheckpointerOptions) {
     this.#pool = new pg.Pool({ connectionString: options.connectionString, max: 2 });
     this.#pool.on('error', (error) => options.log?.('checkpoint pool connection lost', { error: error.message }));
+    // Lost while checked out between statements: the next statement fails the checkpoint, never the process.
+    this.#pool.on('connect', (client) => client.on('error', () => undefined));
   }
 
   start(): void {

@@ -5,6 +5,7 @@
  * log rewritten before it is folded into the tree stops it with the position named, instead of being signed.
  */
 import pg from 'pg';
+import { isStoreUnavailable, outageBackoffMs } from '../../src/ledger/index.js';
 import {
   consistencyProofRanges,
   inclusionProofRanges,
@@ -174,11 +175,37 @@ export class MerkleFollower {
   constructor(private readonly options: FollowerOptions) {}
 
   start(): void {
-    this.#running ??= this.#run().catch((error: unknown) => {
-      this.status.error = error instanceof Error ? error.message : String(error);
-      this.options.log?.('the Merkle follower stopped', { error: this.status.error });
-      this.options.onStopped?.(error);
-    });
+    this.#running ??= this.#supervise();
+  }
+
+  /**
+   * Runs the follower until `stop()`. The database away (a restart, a failover) only pauses it: it connects again,
+   * takes its lock again and goes on from the tree's recorded size, so nothing is added twice. Anything else (a
+   * broken chain) stops it, with the reason in `status.error`.
+   */
+  async #supervise(): Promise<void> {
+    for (let attempt = 0; !this.#stopped; attempt += 1) {
+      const began = performance.now();
+      try {
+        await this.#run();
+        return;
+      } catch (error) {
+        this.status.error = error instanceof Error ? error.message : String(error);
+        this.status.active = false;
+        await this.#client?.end().catch(() => undefined);
+        this.#client = null;
+        if (this.#stopped) return;
+        if (!isStoreUnavailable(error)) {
+          this.options.log?.('the Merkle follower stopped', { error: this.status.error });
+          this.options.onStopped?.(error);
+          return;
+        }
+        // A run that lasted is a new outage: its first retry comes soon again.
+        if (performance.now() - began > 30_000) attempt = 0;
+        if (attempt === 0) this.options.log?.('the Merkle follower waits for the database', { error: this.status.error });
+        await this.#sleep(outageBackoffMs(attempt));
+      }
+    }
   }
 
   /** Wakes the follower now (an append just committed). */
@@ -224,6 +251,8 @@ export class MerkleFollower {
       await this.#sleep(this.options.intervalMs ?? 500);
     }
     this.status.active = !this.#stopped;
+    // Holding the lock again after an outage: what stopped it is over.
+    if (this.status.active) this.status.error = undefined;
     // A full batch means more is waiting: go on at once. Otherwise let the log grow for an interval, so the tree is
     // extended in a few large transactions a second instead of one per append (what keeps its cost off the appends).
     const batchSize = this.options.batchSize ?? 5_000;

@@ -9,7 +9,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type
 import { hasZodFastifySchemaValidationErrors, jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Kysely } from 'kysely';
 import type { ClusterMembership } from '../cluster/index.js';
-import { firstUnstorablePart, isLedgerError, ledgerErrorCatalogue, type EventStore, type ProjectionStatusSource, type DynamicDatabase } from '../ledger/index.js';
+import { firstUnstorablePart, isLedgerError, isStoreUnavailable, ledgerErrorCatalogue, type EventStore, type ProjectionStatusSource, type DynamicDatabase } from '../ledger/index.js';
 import type { Poller } from '../poller/index.js';
 import type { Simulator } from '../sim/index.js';
 import type { ApiContext, ZodApp } from './api-context.js';
@@ -198,6 +198,13 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
         return reply.code(400).send(errorBody('API_INVALID_REQUEST', `body ${error.message}`, { field: 'body', reason: error.message }));
       default:
         break;
+    }
+    // A read model or a status read straight through pg while PostgreSQL is away: the same retryable answer an append
+    // gets, never a 500, so a client backs off and tries again (the database's words go to the log only).
+    if (isStoreUnavailable(error)) {
+      request.log.warn({ error: error.message, url: redactUrl(request.url) }, 'store unavailable');
+      const code = 'LEDGER_STORE_UNAVAILABLE';
+      return reply.code(ledgerErrorStatus[code]).send(errorBody(code, ledgerErrorCatalogue[code].meaning, { operation: 'read', retryable: ledgerErrorCatalogue[code].retryable }));
     }
     // A read model that does not exist yet: the projections have not been started on this database.
     if ((error as { code?: string }).code === '42P01') {

@@ -50,7 +50,17 @@ export function createMetrics(ctx: Omit<ApiContext, 'timeAppend'>, options: { pr
     help: 'Global position of the last committed event',
     registers,
     async collect() {
-      this.set((await ctx.store.head()).position);
+      // While PostgreSQL is away the head is unknown (NaN), and the scrape still answers: every other figure, and
+      // `fleet_ledger_store_up` 0, are what an operator needs most then.
+      this.set(await ctx.store.head().then((head) => head.position, () => Number.NaN));
+    },
+  });
+  new Gauge({
+    name: 'fleet_ledger_store_up',
+    help: '1 when the ledger\'s PostgreSQL answers this scrape; 0 while it is away (appends are refused as retryable, followers wait)',
+    registers,
+    async collect() {
+      this.set(await ctx.store.head().then(() => 1, () => 0));
     },
   });
 
@@ -136,6 +146,8 @@ export function createMetrics(ctx: Omit<ApiContext, 'timeAppend'>, options: { pr
     },
   });
 
+  // Projection status reads the head: while PostgreSQL is away their series are absent from the scrape, which goes on.
+  const projectionStatuses = async () => (await ctx.runner?.status().catch(() => null)) ?? [];
   new Gauge({
     name: 'fleet_ledger_projection_lag_positions',
     help: 'Events between the head and the projection checkpoint',
@@ -143,7 +155,7 @@ export function createMetrics(ctx: Omit<ApiContext, 'timeAppend'>, options: { pr
     registers,
     async collect() {
       this.reset();
-      for (const status of (await ctx.runner?.status()) ?? []) this.set({ projection: status.name }, status.lagPositions);
+      for (const status of await projectionStatuses()) this.set({ projection: status.name }, status.lagPositions);
     },
   });
   new Gauge({
@@ -153,7 +165,7 @@ export function createMetrics(ctx: Omit<ApiContext, 'timeAppend'>, options: { pr
     registers,
     async collect() {
       this.reset();
-      for (const status of (await ctx.runner?.status()) ?? []) this.set({ projection: status.name }, status.lagSeconds);
+      for (const status of await projectionStatuses()) this.set({ projection: status.name }, status.lagSeconds);
     },
   });
   new Gauge({
@@ -163,7 +175,7 @@ export function createMetrics(ctx: Omit<ApiContext, 'timeAppend'>, options: { pr
     registers,
     async collect() {
       this.reset();
-      for (const status of (await ctx.runner?.status()) ?? []) this.set({ projection: status.name }, status.state === 'failed' ? 1 : 0);
+      for (const status of await projectionStatuses()) this.set({ projection: status.name }, status.state === 'failed' ? 1 : 0);
     },
   });
 
@@ -174,7 +186,7 @@ export function createMetrics(ctx: Omit<ApiContext, 'timeAppend'>, options: { pr
     registers,
     async collect() {
       this.reset();
-      for (const status of (await ctx.runner?.status()) ?? []) this.set({ projection: status.name }, status.setAside);
+      for (const status of await projectionStatuses()) this.set({ projection: status.name }, status.setAside);
     },
   });
 

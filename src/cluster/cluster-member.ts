@@ -118,6 +118,9 @@ export class ClusterMember {
       // A statement that outlives a lease is no use: bounded by it, so a stalled database ends the round, not the member.
       this.#pool = new pg.Pool({ ...boundedConnection(options.connectionString), max: 2, application_name: 'fleet-ledger cluster', statement_timeout: options.leaseTtlMs ?? 15_000 });
       this.#pool.on('error', () => undefined);
+      // A connection lost while checked out between two statements: the statement after fails (a failed round), the
+      // thread does not die of an unhandled 'error' event.
+      this.#pool.on('connect', (client) => client.on('error', () => undefined));
       this.#ownPool = true;
     } else {
       throw new Error('ClusterMember needs a connectionString or a pool');

@@ -24,7 +24,14 @@ export async function declareDemoEbom(store: EventStore, bmcs: readonly SimBmcIn
     if (!caughtUp || pending.size === 0) return;
     const rows = [...pending.values()];
     pending.clear();
-    const result = await importEbom(store, { text: JSON.stringify(rows, null, 1), format: 'json', source: 'demo: procurement records', operatorId: 'demo-procurement' });
+    let result: Awaited<ReturnType<typeof importEbom>>;
+    try {
+      result = await importEbom(store, { text: JSON.stringify(rows, null, 1), format: 'json', source: 'demo: procurement records', operatorId: 'demo-procurement' });
+    } catch (error) {
+      // The ledger away (a database restart): the rows wait for the next flush instead of being lost for good.
+      for (const row of rows) pending.set(String(row.nodeId), row);
+      throw error;
+    }
     if (!result.ok) for (const row of rows) declared.delete(String(row.nodeId));
   };
   const timer = setInterval(() => void flush().catch(() => undefined), flushEveryMs);

@@ -12,6 +12,7 @@ import { migrateToLatest } from './migrations/index.js';
 import { boundedConnection, type ConnectionBounds } from './connection-bounds.js';
 import { chainText, contentDigest, prepareAppend, type PreparedEvent } from './prepare-append.js';
 import { StorageReserve, isDiskFullError } from './storage-reserve.js';
+import { isStoreUnavailable, outageBackoffMs } from './store-outage.js';
 import { fastTimestamptzParser, pgTimestamptzParser } from './timestamp-parser.js';
 import { verifyLog, type ChainVerification } from './verify-log.js';
 
@@ -1258,8 +1259,9 @@ export class EventStore {
   /**
    * The paced form of `subscribeBatches`: the next page is read only after `onBatch` settled, so a slow
    * consumer (a projection catching up on millions of events) holds one page in memory, not the log.
-   * Resolves when `signal` aborts or the store closes; rejects with the first error of a read or of
-   * `onBatch`.
+   * Resolves when `signal` aborts or the store closes; rejects with the first error of `onBatch`, or of a read
+   * that is not the database being away: a lost connection or a restarting server pauses the follower (retried
+   * with backoff, see store-outage.ts), so no follower ends its process on an outage.
    */
   async follow(options: SubscribeOptions, onBatch: (batch: SubscriptionBatch) => Promise<void> | void, signal?: AbortSignal): Promise<void> {
     const batchSize = options.batchSize ?? 500;
@@ -1276,12 +1278,26 @@ export class EventStore {
     void this.#ensureListener();
     try {
       const db = options.pool === 'feeds' ? this.#feeds() : this.db;
+      let outage = 0;
       while (!stopped) {
-        const head = await this.#headOn(db);
-        if (head.position >= next) {
+        let page: { head: LedgerHead; rows: unknown[] };
+        try {
+          const head = await this.#headOn(db);
           const query = { fromPosition: next, toPosition: head.position, limit: batchSize, types: options.types, streamPrefix: options.streamPrefix };
-          const rows = await this.#read('follow', () => this.#readAllQuery(query, db).execute());
-          const events = rows.map((row) => recordedEvent(row as unknown as EventRow, this.catalogue));
+          page = { head, rows: head.position >= next ? await this.#read('follow', () => this.#readAllQuery(query, db).execute()) : [] };
+          outage = 0;
+        } catch (error) {
+          // The store away (a restart, a failover) pauses the follower, never ends it: it reads again from where it
+          // was, with backoff, so nothing is skipped or repeated and the process outlives its database.
+          if (stopped) return;
+          if (!isStoreUnavailable(error)) throw error;
+          await this.#sleep(outageBackoffMs(outage++), (resolve) => (wake = resolve));
+          wake = null;
+          continue;
+        }
+        const { head, rows } = page;
+        if (head.position >= next) {
+          const events = rows.map((row) => recordedEvent(row as EventRow, this.catalogue));
           if (stopped) return;
           const full = events.length === batchSize;
           const checkpoint = full ? events[events.length - 1]!.position : head.position;
@@ -1304,6 +1320,17 @@ export class EventStore {
       signal?.removeEventListener('abort', stop);
       this.#subscriptions.delete(stop);
     }
+  }
+
+  /** Resolves after `ms`, or as soon as the function handed to `onWake` is called (an append, a stop). */
+  #sleep(ms: number, onWake: (wake: () => void) => void): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      onWake(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   /** `subscribeBatches`, one event at a time; each event's position is its checkpoint. */

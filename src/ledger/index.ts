@@ -18,3 +18,4 @@ export { nameUuid } from './name-uuid.js';
 export { boundedConnection, defaultConnectionBounds, type ConnectionBounds } from './connection-bounds.js';
 export { ensureLedgerRoles, ledgerRoles, roleConnectionString, type LedgerRoleName } from './roles.js';
 export { inLogSnapshot, verifyLog } from './verify-log.js';
+export { isStoreUnavailable, outageBackoffMs, pause } from './store-outage.js';

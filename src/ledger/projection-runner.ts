@@ -7,6 +7,7 @@ import type { EventStore } from './event-store.js';
 import { nameUuid } from './name-uuid.js';
 import { boundedConnection } from './connection-bounds.js';
 import type { DynamicDatabase } from './database.js';
+import { isStoreUnavailable } from './store-outage.js';
 
 export interface ProjectionStatus {
   name: string;
@@ -311,6 +312,8 @@ export class ProjectionRunner {
     } catch (error) {
       if (error instanceof CheckpointMovedError) throw error;
       if (isTransientDatabaseError(error)) throw error;
+      // With no event in the batch (only the checkpoint moves) there is no event to blame: the error is the run's.
+      if (events.length === 0) throw error;
       const failure = await this.#locateFailure(projection, events, error);
       if (this.#options.onFailure === 'stop' || failure.located === false) throw new BatchApplyError(failure);
       const index = events.findIndex((event) => event.position === failure.position);
@@ -684,8 +687,8 @@ export function isTransientDatabaseError(error: unknown): boolean {
   if (candidate?.code === 'LEDGER_STORE_UNAVAILABLE' || candidate?.code === 'LEDGER_STORAGE_FULL') return true;
   if (typeof candidate?.code === 'string' && /^(08|57P|53)/.test(candidate.code)) return true;
   if (typeof candidate?.code === 'string' && ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(candidate.code)) return true;
-  const message = typeof candidate?.message === 'string' ? candidate.message : '';
-  return /Connection terminated|connection refused|the database system is (shutting down|starting up)|terminating connection/i.test(message);
+  // A connection lost or a server restarting (store-outage.ts names the signs) means "wait", never the projection's fault.
+  return isStoreUnavailable(error);
 }
 
 export interface RebuildResult {

@@ -46,7 +46,7 @@ describe.skipIf(!openssl.runnable)(openssl.title('the KurrentDB face, driven by 
   const credentials = (role: Role) => ({ username: principals[role], password: tokens[role] });
 
   async function startFace(): Promise<void> {
-    const child = spawn(process.execPath, ['--import', 'tsx', faceProcess], {
+    const child = spawn(process.execPath, ['--unhandled-rejections=strict', '--import', 'tsx', faceProcess], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
         ...process.env,

@@ -30,7 +30,7 @@ describe.skipIf(!openssl.runnable)(openssl.title('fleet-ledger start --kurrent-p
     const readerToken = 'start-command-analyst-token';
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', main, 'start', '--no-sim', '--port', String(apiPort), '--kurrent-port', String(kurrentPort), '--kurrent-tls-cert', certificate.certPath, '--kurrent-tls-key', certificate.keyPath, '--data-dir', `${certificate.dir}/data`],
+      ['--unhandled-rejections=strict', '--import', 'tsx', main, 'start', '--no-sim', '--port', String(apiPort), '--kurrent-port', String(kurrentPort), '--kurrent-tls-cert', certificate.certPath, '--kurrent-tls-key', certificate.keyPath, '--data-dir', `${certificate.dir}/data`],
       { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DATABASE_URL: database.url, FLEET_LEDGER_TOKENS: `${token}=alice:operator,${readerToken}=bob:analyst` } },
     );
     let output = '';

@@ -22,7 +22,7 @@ describe('Ctrl-C in a terminal', { timeout: 180_000 }, () => {
   it('reaches fleet-ledger only: every part stops without an error, PostgreSQL last, and no postmaster is left', async () => {
     const port = await freePort();
     // detached: the child leads a process group, as a shell's foreground job does.
-    const child = spawn(process.execPath, ['--import', 'tsx', main, 'start', '--bmcs', '32', '--interval', '5', '--port', String(port), '--data-dir', join(dir, 'data')], {
+    const child = spawn(process.execPath, ['--unhandled-rejections=strict', '--import', 'tsx', main, 'start', '--bmcs', '32', '--interval', '5', '--port', String(port), '--data-dir', join(dir, 'data')], {
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'DATABASE_URL')),
