@@ -8,6 +8,7 @@ import type { ClusterMembership } from '../cluster/index.js';
 import type { EventStore, ProjectionStatusSource } from '../ledger/index.js';
 import type { Poller } from '../poller/index.js';
 import type { Simulator } from '../sim/index.js';
+import type { BodyThread } from './body-parsing.js';
 import type { ReadReplica } from './read-replica.js';
 import type { Principal, Role } from './tokens.js';
 
@@ -32,6 +33,8 @@ export interface ApiContext {
   now: () => Date;
   /** Readiness: a projection further behind the head than this is not ready. */
   maxLagPositions: number;
+  /** Where heavy bodies (EBOM files, large JSON) are parsed: a thread of their own, never the request thread. */
+  bodies: BodyThread;
   /** Observes the latency of the API's own appends (metrics). */
   timeAppend: <T>(run: () => Promise<T>) => Promise<T>;
   /** The transparency log (Merkle tree, signed checkpoints, proofs, exports); absent: its routes answer 404. */
