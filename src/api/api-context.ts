@@ -6,7 +6,7 @@ import type { AsOfEngine } from '../../replay/as-of/index.js';
 import type { AuditService } from '../../replay/audit/index.js';
 import type { ClusterMembership } from '../cluster/index.js';
 import type { EventStore, ProjectionStatusSource } from '../ledger/index.js';
-import type { Poller } from '../poller/index.js';
+import type { PollerStatusSource } from '../poller/index.js';
 import type { Simulator } from '../sim/index.js';
 import type { BodyThread } from './body-parsing.js';
 import type { ReadReplica } from './read-replica.js';
@@ -19,7 +19,7 @@ export type ZodApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerRe
 export interface ApiContext {
   store: EventStore;
   runner: ProjectionStatusSource | null;
-  poller: Poller | null;
+  poller: PollerStatusSource | null;
   simulator: Simulator | null;
   /** The read models' database (the store's): the primary. */
   db: Kysely<any>;

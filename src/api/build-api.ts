@@ -10,7 +10,7 @@ import { hasZodFastifySchemaValidationErrors, jsonSchemaTransform, serializerCom
 import type { Kysely } from 'kysely';
 import type { ClusterMembership } from '../cluster/index.js';
 import { firstUnstorablePart, isLedgerError, ledgerErrorCatalogue, type EventStore, type ProjectionStatusSource } from '../ledger/index.js';
-import type { Poller } from '../poller/index.js';
+import type { PollerStatusSource } from '../poller/index.js';
 import type { Simulator } from '../sim/index.js';
 import type { ApiContext, ZodApp } from './api-context.js';
 import { ApiError, apiErrorCatalogue, ledgerErrorStatus, type ErrorBody } from './api-error.js';
@@ -35,7 +35,7 @@ import type { TokenTable } from './tokens.js';
 export interface ApiOptions {
   store: EventStore;
   runner?: ProjectionStatusSource | null;
-  poller?: Poller | null;
+  poller?: PollerStatusSource | null;
   simulator?: Simulator | null;
   tokens: TokenTable;
   /** A pino logger (the process logger); none: silent. Tokens are never logged. */

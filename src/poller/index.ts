@@ -5,3 +5,5 @@ export * from './poller.js';
 export { IpmiVisitor, ProtocolVisitor, RedfishVisitor, SnmpVisitor, type Visitor, type VisitOptions, type VisitResult } from './redfish-visitor.js';
 export { OutcomeRecorder } from './outcome-recorder.js';
 export { outcomeOfError } from './visit-outcome.js';
+export { ThreadedPoller, type ThreadedPollerOptions } from './threaded-poller.js';
+export type { LoopDelay } from './poller-thread.js';
