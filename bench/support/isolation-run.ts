@@ -4,8 +4,9 @@
  * The simulator runs in a process of its own (real BMCs do not share the ledger's loop either). Prints nothing;
  * `bench/caller-isolation.ts` and `test/poller/caller-isolation.test.ts` read the figures.
  *
- * A node is counted late when one of its liveness checks failed during the phase, dark when it failed
- * `darkThreshold` in a row. The poll loop's delay is how late its timers fired (the poller's thread, or the main
+ * A node is counted late when one of its liveness checks failed during the phase or it went longer than 1.5 intervals
+ * (plus 1 s) without a successful contact, dark when it failed `darkThreshold` checks in a row or went that many
+ * intervals without one. The poll loop's delay is how late its timers fired (the poller's thread, or the main
  * thread when `threaded` is false: the code before the poller had a thread of its own, run as the baseline).
  */
 import type { ChildProcess } from 'node:child_process';
@@ -14,6 +15,8 @@ import { request } from 'undici';
 import { buildApi, TokenTable } from '../../src/api/index.js';
 import { EventStore } from '../../src/ledger/index.js';
 import { Poller, ThreadedPoller, type LoopDelay, type PollPolicy } from '../../src/poller/index.js';
+import { startThread } from '../../src/thread.js';
+import type { LoadSenderData, LoadSenderResult } from './load-sender.js';
 import { simJson, startSimProcess, type SimBmc } from './sim-process.js';
 
 export interface IsolationRunOptions {
@@ -167,14 +170,27 @@ export async function runIsolation(options: IsolationRunOptions): Promise<Isolat
       await new Promise((resolve) => setTimeout(resolve, 1500));
       const endedAt = startedAt + Math.max(options.phaseS * 1000, Date.now() - 1500 - startedAt);
       const inWindow = checks.filter((c) => c.at >= startedAt && c.at <= endedAt);
+      // Late: a check failed, or the node went longer than its interval (and a half, and a second of slack) without
+      // a successful contact (a check that is never made fails nobody, but the node is just as late).
+      const allowedGapMs = options.intervalS * 1500 + 1000;
       const late = new Set(inWindow.filter((c) => !c.ok).map((c) => c.nodeId));
-      const streak = new Map<string, number>();
+      const lastOk = new Map<string, number>();
       const dark = new Set<string>();
-      for (const check of inWindow) {
-        const count = check.ok ? 0 : (streak.get(check.nodeId) ?? 0) + 1;
-        streak.set(check.nodeId, count);
-        if (count >= darkThreshold) dark.add(check.nodeId);
+      const streak = new Map<string, number>();
+      for (const check of checks) {
+        if (check.at > endedAt) continue;
+        if (check.at >= startedAt) {
+          const count = check.ok ? 0 : (streak.get(check.nodeId) ?? 0) + 1;
+          streak.set(check.nodeId, count);
+          if (count >= darkThreshold) dark.add(check.nodeId);
+        }
+        if (!check.ok) continue;
+        const previous = lastOk.get(check.nodeId);
+        if (previous !== undefined && check.at >= startedAt && check.at - previous > allowedGapMs) late.add(check.nodeId);
+        if (previous !== undefined && check.at >= startedAt && check.at - previous > darkThreshold * options.intervalS * 1000) dark.add(check.nodeId);
+        lastOk.set(check.nodeId, check.at);
       }
+      for (const [nodeId, at] of lastOk) if (endedAt - at > allowedGapMs) late.add(nodeId);
       return {
         startedAt,
         figures: {
@@ -203,28 +219,15 @@ export async function runIsolation(options: IsolationRunOptions): Promise<Isolat
     );
     const loadFigures = { ebom_status: 0, ebom_field: null as string | null, ebom_s: 0, bodies_statuses: {} as Record<string, number>, bodies_s: 0 };
     const headBefore = (await store.head()).position;
-    const headers = { authorization: `Bearer ${operatorToken}` };
     const loaded = await phase(async () => {
-      const sendEbom = (async () => {
-        const started = performance.now();
-        const answer = await request(`${address}/v1/ebom`, { method: 'POST', headers: { ...headers, 'content-type': 'text/csv' }, body: ebomBytes });
-        const body = (await answer.body.json()) as { error?: { details?: { field?: string } } };
-        loadFigures.ebom_status = answer.statusCode;
-        loadFigures.ebom_field = body.error?.details?.field ?? null;
-        loadFigures.ebom_s = round((performance.now() - started) / 1000);
-      })();
-      const sendBodies = (async () => {
-        const started = performance.now();
-        await Promise.all(
-          bigBodies.map(async (body) => {
-            const answer = await request(`${address}/v1/nodes`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body });
-            await answer.body.text();
-            loadFigures.bodies_statuses[answer.statusCode] = (loadFigures.bodies_statuses[answer.statusCode] ?? 0) + 1;
-          }),
-        );
-        loadFigures.bodies_s = round((performance.now() - started) / 1000);
-      })();
-      await Promise.all([sendEbom, sendBodies]);
+      const sender = startThread(new URL('./load-sender.ts', import.meta.url), { address, token: operatorToken, ebom: ebomBytes, bodies: bigBodies } satisfies LoadSenderData);
+      const sent = await new Promise<LoadSenderResult>((resolve, reject) => {
+        sender.once('message', resolve);
+        sender.once('error', reject);
+        sender.once('exit', (code) => reject(new Error(`the load sender exited (${code})`)));
+      });
+      await sender.terminate();
+      Object.assign(loadFigures, { ebom_status: sent.ebomStatus, ebom_field: sent.ebomField, ebom_s: sent.ebomS, bodies_statuses: sent.bodiesStatuses, bodies_s: sent.bodiesS });
     });
     // What the load could have written (the poller writes outcomes and observations meanwhile, which do not count).
     const written = await store.pool.query<{ n: string }>(`SELECT count(*) AS n FROM ledger_events WHERE position > $1 AND type IN ('EbomImported', 'NodeDeclared', 'NodeRegistered')`, [headBefore]);
