@@ -90,6 +90,8 @@ export class ThreadedPoller {
   constructor(options: ThreadedPollerOptions) {
     this.#options = options;
     this.#ready = this.#spawn();
+    // Whoever awaits `ready()` hears of a failed start; nobody awaiting it must not make it an unhandled rejection.
+    this.#ready.catch(() => undefined);
   }
 
   /** Resolves once the thread has its store open (commands sent before wait there for it). */
