@@ -11,12 +11,11 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { request } from 'undici';
 import { buildApi, TokenTable } from '../../src/api/index.js';
 import { EventStore } from '../../src/ledger/index.js';
 import { Poller, ThreadedPoller, type LoopDelay, type PollPolicy } from '../../src/poller/index.js';
 import { startThread } from '../../src/thread.js';
-import type { LoadSenderData, LoadSenderResult } from './load-sender.js';
+import type { FromLoadSender, LoadSenderData, LoadSenderResult } from './load-sender.js';
 import { simJson, startSimProcess, type SimBmc } from './sim-process.js';
 
 export interface IsolationRunOptions {
@@ -145,26 +144,33 @@ export async function runIsolation(options: IsolationRunOptions): Promise<Isolat
       threadedPoller?.resetLoopDelay();
     };
 
-    /** `/healthz` asked every 200 ms until `done`; each answer's time, measured from when it was asked. */
-    const pingHealth = async (done: () => boolean): Promise<number[]> => {
-      const times: number[] = [];
-      while (!done()) {
-        const asked = performance.now();
-        const answer = await request(`${address}/healthz`);
-        await answer.body.text();
-        times.push(performance.now() - asked);
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-      return times.sort((a, b) => a - b);
-    };
-
-    const phase = async (load: (() => Promise<void>) | null): Promise<{ figures: PhaseFigures; startedAt: number }> => {
+    /**
+     * A phase: the callers' thread asks `/healthz` throughout and sends `load` (if any); the phase lasts `phaseS`, or
+     * until the load is answered.
+     */
+    const phase = async (load: LoadSenderData['load']): Promise<{ figures: PhaseFigures; startedAt: number; sent: LoadSenderResult | null }> => {
       resetDelay();
       const startedAt = Date.now();
-      let loadDone = load === null;
-      const loading = load ? load().finally(() => (loadDone = true)) : Promise.resolve();
-      const health = await pingHealth(() => loadDone && Date.now() - startedAt >= options.phaseS * 1000);
-      await loading;
+      const callers = startThread(new URL('./load-sender.ts', import.meta.url), { address, token: operatorToken, load } satisfies LoadSenderData);
+      const answers: FromLoadSender[] = [];
+      const next = (kind: FromLoadSender['kind']): Promise<FromLoadSender> =>
+        new Promise((resolve, reject) => {
+          const found = answers.find((answer) => answer.kind === kind);
+          if (found) return resolve(found);
+          const onMessage = (message: FromLoadSender): void => {
+            if (message.kind !== kind) return void answers.push(message);
+            callers.off('message', onMessage);
+            resolve(message);
+          };
+          callers.on('message', onMessage);
+          callers.once('error', reject);
+        });
+      const done = (await next('load-done')) as FromLoadSender & { kind: 'load-done' };
+      const rest = startedAt + options.phaseS * 1000 - Date.now();
+      if (rest > 0) await new Promise((resolve) => setTimeout(resolve, rest));
+      callers.postMessage('stop');
+      const health = ((await next('health')) as FromLoadSender & { kind: 'health' }).answerMs.sort((x, y) => x - y);
+      await callers.terminate();
       const delay = await loopDelay();
       // Outcomes of checks made in the window reach us up to a second late (the thread reports once a second).
       await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -193,6 +199,7 @@ export async function runIsolation(options: IsolationRunOptions): Promise<Isolat
       for (const [nodeId, at] of lastOk) if (endedAt - at > allowedGapMs) late.add(nodeId);
       return {
         startedAt,
+        sent: done.result,
         figures: {
           liveness_checks: inWindow.length,
           failed_checks: inWindow.filter((c) => !c.ok).length,
@@ -219,16 +226,8 @@ export async function runIsolation(options: IsolationRunOptions): Promise<Isolat
     );
     const loadFigures = { ebom_status: 0, ebom_field: null as string | null, ebom_s: 0, bodies_statuses: {} as Record<string, number>, bodies_s: 0 };
     const headBefore = (await store.head()).position;
-    const loaded = await phase(async () => {
-      const sender = startThread(new URL('./load-sender.ts', import.meta.url), { address, token: operatorToken, ebom: ebomBytes, bodies: bigBodies } satisfies LoadSenderData);
-      const sent = await new Promise<LoadSenderResult>((resolve, reject) => {
-        sender.once('message', resolve);
-        sender.once('error', reject);
-        sender.once('exit', (code) => reject(new Error(`the load sender exited (${code})`)));
-      });
-      await sender.terminate();
-      Object.assign(loadFigures, { ebom_status: sent.ebomStatus, ebom_field: sent.ebomField, ebom_s: sent.ebomS, bodies_statuses: sent.bodiesStatuses, bodies_s: sent.bodiesS });
-    });
+    const loaded = await phase({ ebom: ebomBytes, bodies: bigBodies });
+    if (loaded.sent) Object.assign(loadFigures, { ebom_status: loaded.sent.ebomStatus, ebom_field: loaded.sent.ebomField, ebom_s: loaded.sent.ebomS, bodies_statuses: loaded.sent.bodiesStatuses, bodies_s: loaded.sent.bodiesS });
     // What the load could have written (the poller writes outcomes and observations meanwhile, which do not count).
     const written = await store.pool.query<{ n: string }>(`SELECT count(*) AS n FROM ledger_events WHERE position > $1 AND type IN ('EbomImported', 'NodeDeclared', 'NodeRegistered')`, [headBefore]);
 
