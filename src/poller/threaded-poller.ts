@@ -31,6 +31,8 @@ export interface ThreadedPollerOptions {
   policy?: Partial<PollPolicy>;
   plainHttpSites?: readonly string[];
   log?: (message: string, fields?: Record<string, unknown>) => void;
+  /** What is news rather than trouble (a shard's BMCs taken up); none: said through `log`. */
+  info?: (message: string, fields?: Record<string, unknown>) => void;
   /** Cluster mode: the member whose leases the poller works under (its keeper's shared memory is read directly). */
   cluster?: ThreadedClusterMember;
   /** Every recorded outcome, up to a second late (benchmarks, tests). */
@@ -172,7 +174,7 @@ export class ThreadedPoller {
         failed(new Error(`the poller did not start: ${message.error}`));
         return;
       case 'log':
-        this.#options.log?.(message.message, message.fields);
+        (message.level === 'info' ? (this.#options.info ?? this.#options.log) : this.#options.log)?.(message.message, message.fields);
         return;
       case 'state':
         this.#stats = message.stats;

@@ -231,6 +231,7 @@ export async function run(argv: string[]): Promise<number> {
       // The simulator serves plain http on this machine; each credential is still bound to its own BMC's address.
       plainHttpSites: ['*'],
       log: (message, fields) => logger.warn(fields ?? {}, message),
+      info: (message, fields) => logger.info({ component: 'cluster', ...fields }, message),
       cluster,
     });
     await poller.ready();
@@ -285,6 +286,7 @@ export async function run(argv: string[]): Promise<number> {
       credentialRefs: () => targets.map((target) => target.credentialRef),
       plainHttpSites: httpSites,
       log: (message, fields) => logger.warn(fields ?? {}, message),
+      info: (message, fields) => logger.info({ component: 'cluster', ...fields }, message),
       cluster,
     });
     await poller.ready();
