@@ -4,7 +4,7 @@
  * the poller on its own thread (what `fleet-ledger start` runs) and, with --baseline, on the API's thread (as before),
  * each with its figures quiet and loaded and their ratios (loaded / quiet; late and dark as nodes added).
  *
- *   npm run bench:isolation -- [--bmcs 2000] [--interval 15] [--phase 60] [--ebom-mb 40] [--bodies 100] [--body-mb 1] [--baseline]
+ *   npm run bench:isolation -- [--bmcs 2000] [--interval 15] [--phase 60] [--ebom-mb 40] [--bodies 100] [--body-mb 1] [--baseline | --baseline-only]
  *
  * Goal: 0 nodes late or dark added, poll-loop delay p99 within 1.2x, `/healthz` under 2 s.
  */
@@ -22,11 +22,12 @@ const { values } = parseArgs({
     'body-mb': { type: 'string', default: '1' },
     'request-timeout-ms': { type: 'string' },
     baseline: { type: 'boolean', default: false },
+    'baseline-only': { type: 'boolean', default: false },
   },
 });
 const postgres = await benchPostgres();
 try {
-  for (const threaded of values.baseline ? [true, false] : [true]) {
+  for (const threaded of values['baseline-only'] ? [false] : values.baseline ? [true, false] : [true]) {
     const result = await runIsolation({
       connectionString: await postgres.freshDatabase(),
       bmcs: Number(values.bmcs),

@@ -50,6 +50,8 @@ export interface IsolationRunResult {
   bmcs: number;
   interval_s: number;
   quiet: PhaseFigures;
+  /** Why the poller stopped following the log, if it did (its targets then stop changing). */
+  follow_failure: string | null;
   loaded: PhaseFigures & { ebom_mb: number; ebom_status: number; ebom_field: string | null; ebom_s: number; bodies: number; body_mb: number; bodies_statuses: Record<string, number>; bodies_s: number; events_written: number };
   /** loaded / quiet; late and dark as the nodes added by the load. */
   ratios: { loop_delay_p99: number; healthz_max: number; late_nodes_added: number; dark_nodes_added: number };
@@ -84,6 +86,7 @@ export async function runIsolation(options: IsolationRunOptions): Promise<Isolat
   let poller: Poller | ThreadedPoller | null = null;
   const follow = new AbortController();
   let following: Promise<void> = Promise.resolve();
+  let followFailure: string | null = null;
   let app: Awaited<ReturnType<typeof buildApi>> | null = null;
   const mainDelay = monitorEventLoopDelay({ resolution: 10 });
   try {
@@ -117,7 +120,10 @@ export async function runIsolation(options: IsolationRunOptions): Promise<Isolat
     } else {
       poller = new Poller({ store, credentials: { get: (ref) => credentials.get(ref) }, policy, plainHttpSites: ['*'], onOutcome });
     }
-    following = poller.followIntents(follow.signal);
+    // A follow that fails (the baseline's frozen thread lets its database connections time out) is a figure, not a crash.
+    following = poller.followIntents(follow.signal).catch((error: unknown) => {
+      followFailure = String(error);
+    });
     poller.start();
 
     app = await buildApi({ store, poller, tokens: new TokenTable([{ token: operatorToken, principal: 'isolation-bench', role: 'operator' }]) });
@@ -238,6 +244,7 @@ export async function runIsolation(options: IsolationRunOptions): Promise<Isolat
       bmcs: fleet.length,
       interval_s: options.intervalS,
       quiet: q,
+      follow_failure: followFailure,
       loaded: { ...l, ebom_mb: round(ebom.text.length / 1e6, 1), ebom_status: loadFigures.ebom_status, ebom_field: loadFigures.ebom_field, ebom_s: loadFigures.ebom_s, bodies: options.bodies, body_mb: round(options.bodyBytes / 1e6, 2), bodies_statuses: loadFigures.bodies_statuses, bodies_s: loadFigures.bodies_s, events_written: Number(written.rows[0]!.n) },
       ratios: {
         loop_delay_p99: round(l.loop_delay_p99_ms / q.loop_delay_p99_ms),
