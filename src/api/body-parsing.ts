@@ -1,16 +1,18 @@
 /**
- * Heavy body work off the request thread. `BodyThread` hands bodies to a thread of its own (`body-thread.ts`) and
+ * Heavy body work off the request thread. `BodyThread` hands bodies to a process of its own (`body-thread.ts`, at a
+ * lower CPU priority) and
  * answers with what it made of them; `parseJsonOffThread` is the API's JSON parser: a body under
  * `offThreadFromBytes` is parsed here by fastify's own parser (cheaper than a round trip), a larger one on the thread.
  * Every body is bounded before it gets here (`bodyCaps`): a thread never holds more than a cap.
  *
- * The thread is started on first use and again after it ended (a crash fails the requests it held, with
+ * The process is started on first use and again after it ended (a crash fails the requests it held, with
  * `API_INTERNAL`, and no other).
  */
-import type { Worker } from 'node:worker_threads';
+import { fork, type ChildProcess } from 'node:child_process';
+import { setPriority } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type { EbomParse } from '../ebom/index.js';
-import { startThread } from '../thread.js';
 import { ApiError } from './api-error.js';
 import { offThreadFromBytes } from './body-caps.js';
 import type { FromBodyThread, ToBodyThread } from './body-thread.js';
@@ -19,17 +21,33 @@ type Pending = { resolve: (answer: FromBodyThread) => void; reject: (error: Erro
 /** A job as sent, without the id the thread answers to. */
 type BodyJob = ToBodyThread extends infer T ? (T extends ToBodyThread ? Omit<T, 'id'> : never) : never;
 
+/** The body process's priority (nice): below the poller's and the API's, so its seconds of parsing wait for theirs. */
+const bodyNiceness = 10;
+
 export class BodyThread {
-  #worker: Worker | null = null;
+  #worker: ChildProcess | null = null;
   readonly #pending = new Map<number, Pending>();
   #nextId = 1;
   #closed = false;
 
-  #thread(): Worker {
+  /**
+   * A process, not a thread: a thread shares the process's CPU priority, and on a busy machine 90 s of parsing a 40 MB
+   * EBOM at the same priority as the poller's thread took the cores its liveness checks needed (a niced process gives
+   * them way).
+   */
+  #thread(): ChildProcess {
     if (this.#worker) return this.#worker;
-    const worker = startThread(new URL('./body-thread.ts', import.meta.url), null);
-    // An idle parser thread must not keep a process alive that has nothing else to do.
+    const fromSources = import.meta.url.endsWith('.ts');
+    const entry = fileURLToPath(new URL(fromSources ? './body-thread.ts' : './body-thread.js', import.meta.url));
+    const worker = fork(entry, [], { serialization: 'advanced', execArgv: fromSources ? ['--import', 'tsx'] : [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    try {
+      if (worker.pid !== undefined) setPriority(worker.pid, bodyNiceness);
+    } catch {
+      // Not allowed here (a container without the capability): it parses at the same priority, still off the API's thread.
+    }
+    // An idle parser must not keep a process alive that has nothing else to do.
     worker.unref();
+    worker.channel?.unref();
     worker.on('message', (answer: FromBodyThread) => {
       const pending = this.#pending.get(answer.id);
       this.#pending.delete(answer.id);
@@ -40,7 +58,7 @@ export class BodyThread {
       this.#worker = null;
       for (const [id, pending] of this.#pending) {
         this.#pending.delete(id);
-        pending.reject(new Error(`the body thread ${reason}`));
+        pending.reject(new Error(`the body process ${reason}`));
       }
     };
     worker.on('error', (error) => ended(`failed: ${error.message}`));
@@ -49,15 +67,15 @@ export class BodyThread {
     return worker;
   }
 
-  #ask(job: BodyJob, transfer: ArrayBuffer[] = []): Promise<FromBodyThread> {
-    if (this.#closed) return Promise.reject(new Error('the body thread is closed'));
+  #ask(job: BodyJob): Promise<FromBodyThread> {
+    if (this.#closed) return Promise.reject(new Error('the body process is closed'));
     const id = this.#nextId++;
     const worker = this.#thread();
     return new Promise<FromBodyThread>((resolve, reject) => {
-      // A job waits only while it runs: the thread keeps the process alive exactly as long as someone waits on it.
-      worker.ref();
+      // A job waits only while it runs: the process keeps its parent alive exactly as long as someone waits on it.
+      worker.channel?.ref();
       const settle = (): void => {
-        if (this.#pending.size === 0) worker.unref();
+        if (this.#pending.size === 0) worker.channel?.unref();
       };
       this.#pending.set(id, {
         resolve: (answer) => {
@@ -69,16 +87,15 @@ export class BodyThread {
           reject(error);
         },
       });
-      worker.postMessage({ id, ...job } as ToBodyThread, transfer);
+      worker.send({ id, ...job } as ToBodyThread, (error) => {
+        if (error) this.#pending.get(id)?.reject(error);
+      });
     });
   }
 
   /** Parses a JSON body; refuses it (`API_INVALID_REQUEST`, field `body`) as the request thread's parser would. */
   async parseJson(body: Buffer): Promise<unknown> {
-    // The bytes are handed over, not copied, when the body owns its memory (bodies this large always do).
-    const owned = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength && body.buffer instanceof ArrayBuffer;
-    const bytes = owned ? new Uint8Array(body.buffer as ArrayBuffer) : new Uint8Array(body);
-    const answer = await this.#ask({ kind: 'json', bytes }, [bytes.buffer as ArrayBuffer]);
+    const answer = await this.#ask({ kind: 'json', bytes: new Uint8Array(body.buffer, body.byteOffset, body.byteLength) });
     switch (answer.kind) {
       case 'json':
         return answer.value;
@@ -100,11 +117,14 @@ export class BodyThread {
     throw new Error(answer.kind === 'failed' ? answer.error : `unexpected answer ${answer.kind}`);
   }
 
-  /** Ends the thread; what it held is failed. */
+  /** Ends the process; what it held is failed. */
   async close(): Promise<void> {
     this.#closed = true;
     const worker = this.#worker;
-    if (worker) await worker.terminate();
+    if (!worker || worker.exitCode !== null || worker.signalCode !== null) return;
+    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    worker.kill();
+    await exited;
   }
 }
 

@@ -48,7 +48,15 @@ function answer(message: ToBodyThread): FromBodyThread {
   }
 }
 
-const port = parentPort!;
+/**
+ * Where jobs come from: a worker's port, or, run as a process of its own (`BodyThread`'s default, at a lower CPU
+ * priority), the IPC channel to its parent, which it does not outlive.
+ */
+const port: { on(event: 'message', listener: (message: ToBodyThread) => void): void; postMessage(message: FromBodyThread): void } = parentPort ?? {
+  on: (event, listener) => void process.on(event, listener as (message: unknown) => void),
+  postMessage: (message) => void process.send!(message),
+};
+if (!parentPort) process.on('disconnect', () => process.exit(0));
 port.on('message', (message: ToBodyThread) => {
   let reply: FromBodyThread;
   try {
