@@ -14,7 +14,7 @@ export const bodyCaps = {
 export type BodyCapName = keyof typeof bodyCaps;
 
 /**
- * Bodies at least this large are parsed on the body thread (`body-parsing.ts`), not on the request thread: below it
+ * Bodies at least this large are parsed by the body process (`body-parsing.ts`), not on the request thread: below it
  * a parse takes well under a millisecond and a round trip to the thread would cost more than it saves.
  */
 export const offThreadFromBytes = 64 * 1024;

@@ -1,5 +1,6 @@
 /**
- * The thread that parses large request bodies for the API (`BodyThread` in `body-parsing.ts`): JSON bodies of
+ * What parses large request bodies for the API (`BodyThread` in `body-parsing.ts`; run as a process of its own at a
+ * lower priority, or as a worker thread): JSON bodies of
  * `offThreadFromBytes` or more, and every EBOM file (parsed and each row validated). A 40 MB EBOM takes seconds to
  * read and validate; here those seconds pass on an event loop of its own, so the request thread keeps answering
  * (`/healthz`, intents) meanwhile. Only the verdict travels back: a refused EBOM sends its problems, never its rows.
