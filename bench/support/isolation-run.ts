@@ -77,6 +77,21 @@ function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
+/**
+ * Asked again after a failure: in the baseline the API's thread is frozen long enough for a database connection to time
+ * out, which is a figure of that run, not a reason to lose it.
+ */
+async function patiently<T>(ask: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await ask();
+    } catch (error) {
+      if (attempt >= 5) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+    }
+  }
+}
+
 const round = (value: number, places = 2): number => Math.round(value * 10 ** places) / 10 ** places;
 
 export async function runIsolation(options: IsolationRunOptions): Promise<IsolationRunResult> {
@@ -231,11 +246,11 @@ export async function runIsolation(options: IsolationRunOptions): Promise<Isolat
       Buffer.from(JSON.stringify({ nodeId: `big-${i}`, site: 'ebsite', rack: 'r1', bmc: { protocol: 'redfish', address: `https://big-${i}.bmc`, credentialRef: 'c' }, expectedIntervalS: padding })),
     );
     const loadFigures = { ebom_status: 0, ebom_field: null as string | null, ebom_s: 0, bodies_statuses: {} as Record<string, number>, bodies_s: 0 };
-    const headBefore = (await store.head()).position;
+    const headBefore = (await patiently(() => store.head())).position;
     const loaded = await phase({ ebom: ebomBytes, bodies: bigBodies });
     if (loaded.sent) Object.assign(loadFigures, { ebom_status: loaded.sent.ebomStatus, ebom_field: loaded.sent.ebomField, ebom_s: loaded.sent.ebomS, bodies_statuses: loaded.sent.bodiesStatuses, bodies_s: loaded.sent.bodiesS });
     // What the load could have written (the poller writes outcomes and observations meanwhile, which do not count).
-    const written = await store.pool.query<{ n: string }>(`SELECT count(*) AS n FROM ledger_events WHERE position > $1 AND type IN ('EbomImported', 'NodeDeclared', 'NodeRegistered')`, [headBefore]);
+    const written = await patiently(() => store.pool.query<{ n: string }>(`SELECT count(*) AS n FROM ledger_events WHERE position > $1 AND type IN ('EbomImported', 'NodeDeclared', 'NodeRegistered')`, [headBefore]));
 
     const q = quiet.figures;
     const l = loaded.figures;
