@@ -14,7 +14,6 @@ export interface CommitResolution {
   commitResolutionMs: number;
 }
 
-
 /** An error the server answered with (a statement failed, a deadline passed): the transaction did not commit. */
 export function isStatementError(error: unknown): boolean {
   const candidate = error as { code?: unknown; severity?: unknown };

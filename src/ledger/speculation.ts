@@ -8,7 +8,6 @@ import { assemble, leaseOf, type Assembled, type PendingAppend } from './batch-a
 import { isStatementError } from './commit-resolution.js';
 import type { WriteGuard } from './write-statement.js';
 
-
 /** How far a one-round-trip batch's `recorded_at` may be from the database's clock, in seconds. */
 const CLOCK_BOUND_S = 0.25;
 /** Streams whose versions a store keeps to assume in one-round-trip batches. */

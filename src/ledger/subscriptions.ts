@@ -82,7 +82,6 @@ export class Subscriptions {
     return this.#feedDb;
   }
 
-
   /**
    * Catch-up then live, in position order, never skipping or repeating: pages up to the head as read
    * before the page (every position at or below a read head is committed, because commit order is log
@@ -216,7 +215,6 @@ export class Subscriptions {
     });
     return this.#listenerStarting;
   }
-
 
   /** Stops every follower, completes the wake-ups and closes the LISTEN connection and the feeds' pool. */
   async close(): Promise<void> {
