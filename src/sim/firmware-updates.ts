@@ -120,53 +120,15 @@ export async function acceptUpdate(
   versionOf: (image: string) => string | undefined,
 ): Promise<void> {
   const { clock, behaviour, stats } = context;
-  const raw = await readBody(request);
-  let imageUri: string | undefined;
-  let targets: string[] = [];
-  let applyTime: string | undefined;
-  if (kind === 'simple') {
-    let body: Record<string, unknown> | undefined;
-    try {
-      body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
-    } catch {
-      body = undefined;
-    }
-    imageUri = typeof body?.['ImageURI'] === 'string' ? (body['ImageURI'] as string) : undefined;
-    targets = stringArray(body?.['Targets']);
-    applyTime = typeof body?.['@Redfish.OperationApplyTime'] === 'string' ? (body['@Redfish.OperationApplyTime'] as string) : undefined;
-  } else {
-    const parts = parseMultipart(raw, String(request.headers['content-type'] ?? ''));
-    const parameters = parts.find((part) => part.name === 'UpdateParameters');
-    const file = parts.find((part) => part.name === 'UpdateFile');
-    if (parameters) {
-      try {
-        const json = JSON.parse(parameters.body.toString('utf8')) as Record<string, unknown>;
-        targets = stringArray(json['Targets']);
-        applyTime = typeof json['@Redfish.OperationApplyTime'] === 'string' ? (json['@Redfish.OperationApplyTime'] as string) : undefined;
-      } catch {
-        return send(400, baseError('MalformedJSON', 'The UpdateParameters part is not valid JSON.', 'Correct the request body and resubmit the request.'));
-      }
-    }
-    if (!file || file.body.length === 0) {
-      return send(400, baseError('PropertyMissing', 'The multipart request has no UpdateFile part.', 'Include the image in an UpdateFile part and resubmit the request.'));
-    }
-    imageUri = file.filename;
-  }
-  if (!imageUri) {
-    return send(400, baseError('PropertyMissing', 'The property ImageURI is a required property and must be included in the request.', 'Ensure that the property is in the request body and has a valid value and resubmit the request if the operation failed.'));
-  }
+  const submitted = updateRequestOf(await readBody(request), kind, String(request.headers['content-type'] ?? ''));
+  if ('refusal' in submitted) return send(400, submitted.refusal);
+  const { imageUri, targets, applyTime } = submitted;
   if (bmc.activeUpdate && !bmc.activeUpdate.finished) {
     stats.refusedBusy++;
     return send(503, baseError('ServiceTemporarilyUnavailable', 'An update is already in progress; the service is busy (HttpPushUriTargetsBusy).', 'Wait for the running update to finish and resubmit the request.'), { 'Retry-After': '30' });
   }
 
-  const key = request.headers[INTENT_HEADER];
-  if (typeof key === 'string' && key.length > 0) {
-    stats.keyed++;
-    const seen = context.keys.get(key) ?? 0;
-    if (seen > 0) stats.duplicateSubmissions++;
-    context.keys.set(key, seen + 1);
-  } else stats.unkeyed++;
+  countIntentKey(context, request);
 
   const withoutPrefix = (target: string): string => (bmc.linkPrefix && target.startsWith(bmc.linkPrefix) ? target.slice(bmc.linkPrefix.length) : target);
   const targetPath = targets
@@ -174,15 +136,7 @@ export async function acceptUpdate(
     .find((target) => !isOwnFirmware(bmc, target, context.seed));
   const version = versionOf(imageUri);
   const fault = takeFault(bmc, imageUri);
-  const imageRate = Object.entries(behaviour.imageFailureRates ?? {}).find(([pattern]) => imageUri!.includes(pattern))?.[1] ?? 0;
-  let fate: UpdateTask['fate'] = 'ok';
-  if (version === undefined || fault === 'fail' || context.random() < behaviour.firmwareFailureRate || context.random() < imageRate) fate = 'fail';
-  else if (fault === 'completed-critical') fate = 'critical';
-  else if (fault === 'reset-mid-update') fate = 'reset-mid-update';
-  if (bmc.failingUpdates > 0) {
-    bmc.failingUpdates--;
-    fate = 'fail';
-  }
+  const fate = fateOf(context, bmc, imageUri, version, fault);
 
   // A duration the scenario sets is exact (tests time it); the vendors' own vary by ±20% from update to update.
   const durationMs = behaviour.firmwareUpdateMs ?? updateTaskMs(bmc.profile, behaviour) * (0.8 + 0.4 * context.random());
@@ -230,6 +184,77 @@ export async function acceptUpdate(
     return;
   }
   send(202, taskBodyOf(bmc, task, clock.now()), { Location: `${bmc.linkPrefix}/redfish/v1/TaskService/Tasks/${task.id}` });
+}
+
+/** What an update request asks for (image, targets, apply time), or the 400 body that refuses it. */
+function updateRequestOf(
+  raw: Buffer,
+  kind: 'simple' | 'multipart',
+  contentType: string,
+): { imageUri: string; targets: string[]; applyTime: string | undefined } | { refusal: unknown } {
+  let imageUri: string | undefined;
+  let targets: string[] = [];
+  let applyTime: string | undefined;
+  if (kind === 'simple') {
+    let body: Record<string, unknown> | undefined;
+    try {
+      body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
+    } catch {
+      body = undefined;
+    }
+    imageUri = typeof body?.['ImageURI'] === 'string' ? (body['ImageURI'] as string) : undefined;
+    targets = stringArray(body?.['Targets']);
+    applyTime = typeof body?.['@Redfish.OperationApplyTime'] === 'string' ? (body['@Redfish.OperationApplyTime'] as string) : undefined;
+  } else {
+    const parts = parseMultipart(raw, contentType);
+    const parameters = parts.find((part) => part.name === 'UpdateParameters');
+    const file = parts.find((part) => part.name === 'UpdateFile');
+    if (parameters) {
+      try {
+        const json = JSON.parse(parameters.body.toString('utf8')) as Record<string, unknown>;
+        targets = stringArray(json['Targets']);
+        applyTime = typeof json['@Redfish.OperationApplyTime'] === 'string' ? (json['@Redfish.OperationApplyTime'] as string) : undefined;
+      } catch {
+        return { refusal: baseError('MalformedJSON', 'The UpdateParameters part is not valid JSON.', 'Correct the request body and resubmit the request.') };
+      }
+    }
+    if (!file || file.body.length === 0) {
+      return { refusal: baseError('PropertyMissing', 'The multipart request has no UpdateFile part.', 'Include the image in an UpdateFile part and resubmit the request.') };
+    }
+    imageUri = file.filename;
+  }
+  if (!imageUri) {
+    return { refusal: baseError('PropertyMissing', 'The property ImageURI is a required property and must be included in the request.', 'Ensure that the property is in the request body and has a valid value and resubmit the request if the operation failed.') };
+  }
+  return { imageUri, targets, applyTime };
+}
+
+/** Counts the request's intent key (an idempotency key seen before is a duplicate submission). */
+function countIntentKey(context: UpdateContext, request: IncomingMessage): void {
+  const { stats } = context;
+  const key = request.headers[INTENT_HEADER];
+  if (typeof key === 'string' && key.length > 0) {
+    stats.keyed++;
+    const seen = context.keys.get(key) ?? 0;
+    if (seen > 0) stats.duplicateSubmissions++;
+    context.keys.set(key, seen + 1);
+  } else stats.unkeyed++;
+}
+
+/** How the update will end: an unknown image, a scripted fault, or the scenario's failure rates decide it. */
+function fateOf(context: UpdateContext, bmc: SimBmc, imageUri: string, version: string | undefined, fault: ReturnType<typeof takeFault>): UpdateTask['fate'] {
+  const { behaviour } = context;
+  const imageRate = Object.entries(behaviour.imageFailureRates ?? {}).find(([pattern]) => imageUri.includes(pattern))?.[1] ?? 0;
+  let fate: UpdateTask['fate'] = 'ok';
+  if (version === undefined || fault === 'fail' || context.random() < behaviour.firmwareFailureRate || context.random() < imageRate) fate = 'fail';
+  else if (fault === 'completed-critical') fate = 'critical';
+  else if (fault === 'reset-mid-update') fate = 'reset-mid-update';
+  if (bmc.failingUpdates > 0) {
+    bmc.failingUpdates--;
+    fate = 'fail';
+  }
+
+  return fate;
 }
 
 function finish(context: UpdateContext, bmc: SimBmc, task: UpdateTask): void {

@@ -75,8 +75,28 @@ export function parseNvidiaSmiCsv(raw: string, queriedFields?: readonly string[]
   const unrecognized: UnrecognizedValue[] = [];
   const lines = text.split(/\r?\n/).filter((line) => line.trim().length > 0 && !line.startsWith('#'));
   const headerLine = lines.shift();
+  const headers = checkedHeaders(headerLine, queriedFields);
   const gpus: GpuTelemetry[] = [];
   let driverVersion: string | undefined;
+  lines.forEach((line, row) => {
+    const cells = splitCsvLine(line);
+    if (cells.length !== headers.length) {
+      unrecognized.push({ path: `csv/row/${row}`, value: line.slice(0, 500) });
+      return;
+    }
+    const field = new Map<string, string>();
+    headers.forEach((header, index) => {
+      const value = cells[index] ?? '';
+      if (!isNotAValue(value)) field.set(header, value);
+    });
+    driverVersion ??= field.get('driver_version');
+    gpus.push(gpuOfRow(field, row, unrecognized));
+  });
+  return { source: 'agent', dialect: 'nvidia-smi-csv', unrecognized, gpus, ...(driverVersion ? { driverVersion } : {}) };
+}
+
+/** The header's field names, once it is shown to be a `--query-gpu` header (and the one asked for, when given). */
+function checkedHeaders(headerLine: string | undefined, queriedFields: readonly string[] | undefined): string[] {
   const refuse = (reason: string): never => {
     throw new DriverError('DRIVER_PROTOCOL', `not nvidia-smi --query-gpu CSV: ${reason}`, { stderr: (headerLine ?? '').slice(0, 200) });
   };
@@ -92,83 +112,73 @@ export function parseNvidiaSmiCsv(raw: string, queriedFields?: readonly string[]
       refuse(`column ${differs >= 0 ? differs + 1 : wanted.length + 1} is '${headers[differs >= 0 ? differs : wanted.length] ?? '(none)'}', the query asked for '${wanted[differs >= 0 ? differs : wanted.length] ?? '(none)'}'`);
     }
   }
+  return headers;
+}
 
-  lines.forEach((line, row) => {
-    const cells = splitCsvLine(line);
-    if (cells.length !== headers.length) {
-      unrecognized.push({ path: `csv/row/${row}`, value: line.slice(0, 500) });
-      return;
-    }
-    const field = new Map<string, string>();
-    headers.forEach((header, index) => {
-      const value = cells[index] ?? '';
-      if (!isNotAValue(value)) field.set(header, value);
-    });
-    const integer = (name: string): number | undefined => {
-      const raw = field.get(name);
-      if (raw === undefined) return undefined;
-      const value = Number(raw.replace(/\s*(MiB|W|C|%)$/, ''));
-      if (Number.isInteger(value) && value >= 0) return value;
-      unrecognized.push({ path: `gpu/${row}/${name}`, value: raw });
-      return undefined;
-    };
-    const decimal = (name: string): number | undefined => {
-      const raw = field.get(name);
-      if (raw === undefined) return undefined;
-      const value = Number.parseFloat(raw);
-      if (Number.isFinite(value)) return value;
-      unrecognized.push({ path: `gpu/${row}/${name}`, value: raw });
-      return undefined;
-    };
-    const yesNo = (name: string): boolean | undefined => {
-      const raw = field.get(name);
-      if (raw === undefined) return undefined;
-      if (/^(yes|true|1)$/i.test(raw)) return true;
-      if (/^(no|false|0)$/i.test(raw)) return false;
-      unrecognized.push({ path: `gpu/${row}/${name}`, value: raw });
-      return undefined;
-    };
-    driverVersion ??= field.get('driver_version');
-    const gpu: GpuTelemetry = {
-      index: integer('index') ?? row,
-      ecc: {},
-      retiredPages: {},
-      remappedRows: {},
-      throttleReasons: [],
-    };
-    const text = (key: 'name' | 'uuid' | 'serial' | 'pciBusId' | 'vbiosVersion', name: string): void => {
-      const value = field.get(name);
-      if (value !== undefined) gpu[key] = value;
-    };
-    text('name', 'name');
-    text('uuid', 'uuid');
-    text('serial', 'serial');
-    text('pciBusId', 'pci.bus_id');
-    text('vbiosVersion', 'vbios_version');
-    const set = <T extends object, K extends keyof T>(target: T, key: K, value: T[K] | undefined): void => {
-      if (value !== undefined) target[key] = value;
-    };
-    set(gpu.ecc, 'correctedVolatile', integer('ecc.errors.corrected.volatile.total'));
-    set(gpu.ecc, 'uncorrectedVolatile', integer('ecc.errors.uncorrected.volatile.total'));
-    set(gpu.ecc, 'correctedAggregate', integer('ecc.errors.corrected.aggregate.total'));
-    set(gpu.ecc, 'uncorrectedAggregate', integer('ecc.errors.uncorrected.aggregate.total'));
-    set(gpu.retiredPages, 'singleBit', integer('retired_pages.single_bit_ecc.count'));
-    set(gpu.retiredPages, 'doubleBit', integer('retired_pages.double_bit.count'));
-    set(gpu.retiredPages, 'pending', yesNo('retired_pages.pending'));
-    set(gpu.remappedRows, 'correctable', integer('remapped_rows.correctable'));
-    set(gpu.remappedRows, 'uncorrectable', integer('remapped_rows.uncorrectable'));
-    set(gpu.remappedRows, 'pending', yesNo('remapped_rows.pending'));
-    set(gpu.remappedRows, 'failure', yesNo('remapped_rows.failure'));
-    set(gpu, 'temperatureC', decimal('temperature.gpu'));
-    set(gpu, 'powerDrawW', decimal('power.draw'));
-    for (const [name, value] of field) {
-      const reason = /^clocks_event_reasons\.(.+)$/.exec(name)?.[1];
-      if (!reason || reason === 'supported' || reason === 'active') continue;
-      if (value === 'Active') gpu.throttleReasons.push(reason);
-      else if (value !== 'Not Active') unrecognized.push({ path: `gpu/${row}/${name}`, value });
-    }
-    gpu.throttleReasons.sort();
-    gpus.push(gpu);
-  });
-  return { source: 'agent', dialect: 'nvidia-smi-csv', unrecognized, gpus, ...(driverVersion ? { driverVersion } : {}) };
+/** One row's GPU: a value it cannot read is recorded in `unrecognized` under `gpu/<row>/<field>`. */
+function gpuOfRow(field: Map<string, string>, row: number, unrecognized: UnrecognizedValue[]): GpuTelemetry {
+  const integer = (name: string): number | undefined => {
+    const raw = field.get(name);
+    if (raw === undefined) return undefined;
+    const value = Number(raw.replace(/\s*(MiB|W|C|%)$/, ''));
+    if (Number.isInteger(value) && value >= 0) return value;
+    unrecognized.push({ path: `gpu/${row}/${name}`, value: raw });
+    return undefined;
+  };
+  const decimal = (name: string): number | undefined => {
+    const raw = field.get(name);
+    if (raw === undefined) return undefined;
+    const value = Number.parseFloat(raw);
+    if (Number.isFinite(value)) return value;
+    unrecognized.push({ path: `gpu/${row}/${name}`, value: raw });
+    return undefined;
+  };
+  const yesNo = (name: string): boolean | undefined => {
+    const raw = field.get(name);
+    if (raw === undefined) return undefined;
+    if (/^(yes|true|1)$/i.test(raw)) return true;
+    if (/^(no|false|0)$/i.test(raw)) return false;
+    unrecognized.push({ path: `gpu/${row}/${name}`, value: raw });
+    return undefined;
+  };
+  const gpu: GpuTelemetry = {
+    index: integer('index') ?? row,
+    ecc: {},
+    retiredPages: {},
+    remappedRows: {},
+    throttleReasons: [],
+  };
+  const text = (key: 'name' | 'uuid' | 'serial' | 'pciBusId' | 'vbiosVersion', name: string): void => {
+    const value = field.get(name);
+    if (value !== undefined) gpu[key] = value;
+  };
+  text('name', 'name');
+  text('uuid', 'uuid');
+  text('serial', 'serial');
+  text('pciBusId', 'pci.bus_id');
+  text('vbiosVersion', 'vbios_version');
+  const set = <T extends object, K extends keyof T>(target: T, key: K, value: T[K] | undefined): void => {
+    if (value !== undefined) target[key] = value;
+  };
+  set(gpu.ecc, 'correctedVolatile', integer('ecc.errors.corrected.volatile.total'));
+  set(gpu.ecc, 'uncorrectedVolatile', integer('ecc.errors.uncorrected.volatile.total'));
+  set(gpu.ecc, 'correctedAggregate', integer('ecc.errors.corrected.aggregate.total'));
+  set(gpu.ecc, 'uncorrectedAggregate', integer('ecc.errors.uncorrected.aggregate.total'));
+  set(gpu.retiredPages, 'singleBit', integer('retired_pages.single_bit_ecc.count'));
+  set(gpu.retiredPages, 'doubleBit', integer('retired_pages.double_bit.count'));
+  set(gpu.retiredPages, 'pending', yesNo('retired_pages.pending'));
+  set(gpu.remappedRows, 'correctable', integer('remapped_rows.correctable'));
+  set(gpu.remappedRows, 'uncorrectable', integer('remapped_rows.uncorrectable'));
+  set(gpu.remappedRows, 'pending', yesNo('remapped_rows.pending'));
+  set(gpu.remappedRows, 'failure', yesNo('remapped_rows.failure'));
+  set(gpu, 'temperatureC', decimal('temperature.gpu'));
+  set(gpu, 'powerDrawW', decimal('power.draw'));
+  for (const [name, value] of field) {
+    const reason = /^clocks_event_reasons\.(.+)$/.exec(name)?.[1];
+    if (!reason || reason === 'supported' || reason === 'active') continue;
+    if (value === 'Active') gpu.throttleReasons.push(reason);
+    else if (value !== 'Not Active') unrecognized.push({ path: `gpu/${row}/${name}`, value });
+  }
+  gpu.throttleReasons.sort();
+  return gpu;
 }

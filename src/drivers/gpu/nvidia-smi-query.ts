@@ -79,100 +79,135 @@ export function parseNvidiaSmiQuery(raw: string): GpuTelemetryObservedData {
     // An empty answer here would read as "this machine has no GPU": anything unrecognisable is said to be so.
     throw new DriverError('DRIVER_PROTOCOL', 'not an nvidia-smi -q report: no "Driver Version" line and no "GPU <bus id>" section');
   }
-  const gpus = blocks.map((block, index): GpuTelemetry => {
-    const at = (path: string[]): string => `gpu/${block.busId}/${path.join('/')}`;
-    const count = (value: string | undefined, path: string[]): number | undefined => {
-      if (value === undefined) return undefined;
-      const number = Number(value.replace(/\s*(bank\(s\)|MiB|W|C)$/, ''));
-      if (Number.isInteger(number) && number >= 0) return number;
-      unrecognized.push({ path: at(path), value });
-      return undefined;
-    };
-    const yesNo = (value: string | undefined, path: string[]): boolean | undefined => {
-      if (value === undefined) return undefined;
-      if (/^yes$/i.test(value)) return true;
-      if (/^no$/i.test(value)) return false;
-      unrecognized.push({ path: at(path), value });
-      return undefined;
-    };
-    const sum = (entries: Entry[], pick: (key: string) => boolean): number | undefined => {
-      let total: number | undefined;
-      for (const entry of entries) {
-        const key = entry.path[entry.path.length - 1] ?? '';
-        if (!pick(key)) continue;
-        const value = count(isNotAValue(entry.value) ? undefined : entry.value, entry.path);
-        if (value !== undefined) total = (total ?? 0) + value;
-      }
-      return total;
-    };
-    const eccFor = (scope: 'Volatile' | 'Aggregate'): { corrected?: number; uncorrected?: number } => {
-      const entries = under(block.entries, 'ECC Errors', scope);
-      const legacySingle = find(block.entries, 'ECC Errors', scope, 'Single Bit', 'Total');
-      const legacyDouble = find(block.entries, 'ECC Errors', scope, 'Double Bit', 'Total');
-      const result: { corrected?: number; uncorrected?: number } = {};
-      const corrected = legacySingle !== undefined
-        ? count(legacySingle, ['ECC Errors', scope, 'Single Bit', 'Total'])
-        : sum(entries.filter((entry) => entry.path.length === 3), (key) => /Correctable/i.test(key) && !/Uncorrectable/i.test(key));
-      const uncorrected = legacyDouble !== undefined
-        ? count(legacyDouble, ['ECC Errors', scope, 'Double Bit', 'Total'])
-        : sum(entries.filter((entry) => entry.path.length === 3), (key) => /Uncorrectable/i.test(key));
-      if (corrected !== undefined) result.corrected = corrected;
-      if (uncorrected !== undefined) result.uncorrected = uncorrected;
-      return result;
-    };
-    const gpu: GpuTelemetry = { index, pciBusId: block.busId, ecc: {}, retiredPages: {}, remappedRows: {}, throttleReasons: [] };
-    const name = find(block.entries, 'Product Name');
-    if (name) gpu.name = name;
-    const uuid = find(block.entries, 'GPU UUID');
-    if (uuid) gpu.uuid = uuid;
-    const serial = find(block.entries, 'Serial Number');
-    if (serial) gpu.serial = serial;
-    const vbios = find(block.entries, 'VBIOS Version');
-    if (vbios) gpu.vbiosVersion = vbios;
-    const volatile = eccFor('Volatile');
-    const aggregate = eccFor('Aggregate');
-    if (volatile.corrected !== undefined) gpu.ecc.correctedVolatile = volatile.corrected;
-    if (volatile.uncorrected !== undefined) gpu.ecc.uncorrectedVolatile = volatile.uncorrected;
-    if (aggregate.corrected !== undefined) gpu.ecc.correctedAggregate = aggregate.corrected;
-    if (aggregate.uncorrected !== undefined) gpu.ecc.uncorrectedAggregate = aggregate.uncorrected;
-    const singleBit = count(find(block.entries, 'Retired Pages', 'Single Bit ECC'), ['Retired Pages', 'Single Bit ECC']);
-    if (singleBit !== undefined) gpu.retiredPages.singleBit = singleBit;
-    const doubleBit = count(find(block.entries, 'Retired Pages', 'Double Bit ECC'), ['Retired Pages', 'Double Bit ECC']);
-    if (doubleBit !== undefined) gpu.retiredPages.doubleBit = doubleBit;
-    const pendingRaw = find(block.entries, 'Retired Pages', 'Pending Page Blacklist') ?? find(block.entries, 'Retired Pages', 'Pending');
-    const pendingPages = yesNo(pendingRaw, ['Retired Pages', 'Pending']);
-    if (pendingPages !== undefined) gpu.retiredPages.pending = pendingPages;
-    const correctable = count(find(block.entries, 'Remapped Rows', 'Correctable Error'), ['Remapped Rows', 'Correctable Error']);
-    if (correctable !== undefined) gpu.remappedRows.correctable = correctable;
-    const uncorrectable = count(find(block.entries, 'Remapped Rows', 'Uncorrectable Error'), ['Remapped Rows', 'Uncorrectable Error']);
-    if (uncorrectable !== undefined) gpu.remappedRows.uncorrectable = uncorrectable;
-    const pendingRows = yesNo(find(block.entries, 'Remapped Rows', 'Pending'), ['Remapped Rows', 'Pending']);
-    if (pendingRows !== undefined) gpu.remappedRows.pending = pendingRows;
-    const failure = yesNo(find(block.entries, 'Remapped Rows', 'Remapping Failure Occurred'), ['Remapped Rows', 'Remapping Failure Occurred']);
-    if (failure !== undefined) gpu.remappedRows.failure = failure;
-    for (const section of ['Clocks Event Reasons', 'Clocks Throttle Reasons']) {
-      for (const entry of under(block.entries, section)) {
-        const label = entry.path[entry.path.length - 1] ?? '';
-        if (entry.value === 'Active') gpu.throttleReasons.push(throttleReasonName(label));
-        else if (entry.value !== 'Not Active' && !isNotAValue(entry.value)) unrecognized.push({ path: at(entry.path), value: entry.value });
-      }
-    }
-    gpu.throttleReasons.sort();
-    const temperature = find(block.entries, 'Temperature', 'GPU Current Temp');
-    if (temperature !== undefined) {
-      const value = Number.parseFloat(temperature);
-      if (Number.isFinite(value)) gpu.temperatureC = value;
-      else unrecognized.push({ path: at(['Temperature', 'GPU Current Temp']), value: temperature });
-    }
-    const power =
-      find(block.entries, 'GPU Power Readings', 'Power Draw') ??
-      find(block.entries, 'GPU Power Readings', 'Average Power Draw') ??
-      find(block.entries, 'Power Readings', 'Power Draw');
-    if (power !== undefined) {
-      const value = Number.parseFloat(power);
-      if (Number.isFinite(value)) gpu.powerDrawW = value;
-    }
-    return gpu;
-  });
+  const gpus = blocks.map((block, index): GpuTelemetry => parseGpuBlock(block, index, unrecognized));
   return { source: 'agent', dialect: 'nvidia-smi-q', unrecognized, gpus, ...(driverVersion ? { driverVersion } : {}) };
+}
+
+/** Reads a GPU section's values: a value it cannot read is recorded in `unrecognized` under the GPU's path. */
+class BlockValues {
+  constructor(
+    readonly block: GpuBlock,
+    private readonly unrecognized: UnrecognizedValue[],
+  ) {}
+
+  at(path: string[]): string {
+    return `gpu/${this.block.busId}/${path.join('/')}`;
+  }
+
+  note(path: string[], value: string): void {
+    this.unrecognized.push({ path: this.at(path), value });
+  }
+
+  count(value: string | undefined, path: string[]): number | undefined {
+    if (value === undefined) return undefined;
+    const number = Number(value.replace(/\s*(bank\(s\)|MiB|W|C)$/, ''));
+    if (Number.isInteger(number) && number >= 0) return number;
+    this.note(path, value);
+    return undefined;
+  }
+
+  yesNo(value: string | undefined, path: string[]): boolean | undefined {
+    if (value === undefined) return undefined;
+    if (/^yes$/i.test(value)) return true;
+    if (/^no$/i.test(value)) return false;
+    this.note(path, value);
+    return undefined;
+  }
+
+  sum(entries: Entry[], pick: (key: string) => boolean): number | undefined {
+    let total: number | undefined;
+    for (const entry of entries) {
+      const key = entry.path[entry.path.length - 1] ?? '';
+      if (!pick(key)) continue;
+      const value = this.count(isNotAValue(entry.value) ? undefined : entry.value, entry.path);
+      if (value !== undefined) total = (total ?? 0) + value;
+    }
+    return total;
+  }
+}
+
+/** One GPU's telemetry from its section, read in the order its values are recorded when unrecognized. */
+function parseGpuBlock(block: GpuBlock, index: number, unrecognized: UnrecognizedValue[]): GpuTelemetry {
+  const values = new BlockValues(block, unrecognized);
+  const gpu: GpuTelemetry = { index, pciBusId: block.busId, ecc: {}, retiredPages: {}, remappedRows: {}, throttleReasons: [] };
+  const name = find(block.entries, 'Product Name');
+  if (name) gpu.name = name;
+  const uuid = find(block.entries, 'GPU UUID');
+  if (uuid) gpu.uuid = uuid;
+  const serial = find(block.entries, 'Serial Number');
+  if (serial) gpu.serial = serial;
+  const vbios = find(block.entries, 'VBIOS Version');
+  if (vbios) gpu.vbiosVersion = vbios;
+  const volatile = eccFor(values, 'Volatile');
+  const aggregate = eccFor(values, 'Aggregate');
+  if (volatile.corrected !== undefined) gpu.ecc.correctedVolatile = volatile.corrected;
+  if (volatile.uncorrected !== undefined) gpu.ecc.uncorrectedVolatile = volatile.uncorrected;
+  if (aggregate.corrected !== undefined) gpu.ecc.correctedAggregate = aggregate.corrected;
+  if (aggregate.uncorrected !== undefined) gpu.ecc.uncorrectedAggregate = aggregate.uncorrected;
+  readRetiredPages(values, gpu);
+  readRemappedRows(values, gpu);
+  for (const section of ['Clocks Event Reasons', 'Clocks Throttle Reasons']) {
+    for (const entry of under(block.entries, section)) {
+      const label = entry.path[entry.path.length - 1] ?? '';
+      if (entry.value === 'Active') gpu.throttleReasons.push(throttleReasonName(label));
+      else if (entry.value !== 'Not Active' && !isNotAValue(entry.value)) values.note(entry.path, entry.value);
+    }
+  }
+  gpu.throttleReasons.sort();
+  const temperature = find(block.entries, 'Temperature', 'GPU Current Temp');
+  if (temperature !== undefined) {
+    const value = Number.parseFloat(temperature);
+    if (Number.isFinite(value)) gpu.temperatureC = value;
+    else values.note(['Temperature', 'GPU Current Temp'], temperature);
+  }
+  const power =
+    find(block.entries, 'GPU Power Readings', 'Power Draw') ??
+    find(block.entries, 'GPU Power Readings', 'Average Power Draw') ??
+    find(block.entries, 'Power Readings', 'Power Draw');
+  if (power !== undefined) {
+    const value = Number.parseFloat(power);
+    if (Number.isFinite(value)) gpu.powerDrawW = value;
+  }
+  return gpu;
+}
+
+/** ECC error counts of one scope: the legacy single/double-bit totals, else the sum of the (un)correctable counters. */
+function eccFor(values: BlockValues, scope: 'Volatile' | 'Aggregate'): { corrected?: number; uncorrected?: number } {
+  const { entries: all } = values.block;
+  const entries = under(all, 'ECC Errors', scope);
+  const legacySingle = find(all, 'ECC Errors', scope, 'Single Bit', 'Total');
+  const legacyDouble = find(all, 'ECC Errors', scope, 'Double Bit', 'Total');
+  const result: { corrected?: number; uncorrected?: number } = {};
+  const corrected = legacySingle !== undefined
+    ? values.count(legacySingle, ['ECC Errors', scope, 'Single Bit', 'Total'])
+    : values.sum(entries.filter((entry) => entry.path.length === 3), (key) => /Correctable/i.test(key) && !/Uncorrectable/i.test(key));
+  const uncorrected = legacyDouble !== undefined
+    ? values.count(legacyDouble, ['ECC Errors', scope, 'Double Bit', 'Total'])
+    : values.sum(entries.filter((entry) => entry.path.length === 3), (key) => /Uncorrectable/i.test(key));
+  if (corrected !== undefined) result.corrected = corrected;
+  if (uncorrected !== undefined) result.uncorrected = uncorrected;
+  return result;
+}
+
+function readRetiredPages(values: BlockValues, gpu: GpuTelemetry): void {
+  const { entries } = values.block;
+  const singleBit = values.count(find(entries, 'Retired Pages', 'Single Bit ECC'), ['Retired Pages', 'Single Bit ECC']);
+  if (singleBit !== undefined) gpu.retiredPages.singleBit = singleBit;
+  const doubleBit = values.count(find(entries, 'Retired Pages', 'Double Bit ECC'), ['Retired Pages', 'Double Bit ECC']);
+  if (doubleBit !== undefined) gpu.retiredPages.doubleBit = doubleBit;
+  const pendingRaw = find(entries, 'Retired Pages', 'Pending Page Blacklist') ?? find(entries, 'Retired Pages', 'Pending');
+  const pendingPages = values.yesNo(pendingRaw, ['Retired Pages', 'Pending']);
+  if (pendingPages !== undefined) gpu.retiredPages.pending = pendingPages;
+}
+
+function readRemappedRows(values: BlockValues, gpu: GpuTelemetry): void {
+  const { entries } = values.block;
+  const correctable = values.count(find(entries, 'Remapped Rows', 'Correctable Error'), ['Remapped Rows', 'Correctable Error']);
+  if (correctable !== undefined) gpu.remappedRows.correctable = correctable;
+  const uncorrectable = values.count(find(entries, 'Remapped Rows', 'Uncorrectable Error'), ['Remapped Rows', 'Uncorrectable Error']);
+  if (uncorrectable !== undefined) gpu.remappedRows.uncorrectable = uncorrectable;
+  const pendingRows = values.yesNo(find(entries, 'Remapped Rows', 'Pending'), ['Remapped Rows', 'Pending']);
+  if (pendingRows !== undefined) gpu.remappedRows.pending = pendingRows;
+  const failure = values.yesNo(find(entries, 'Remapped Rows', 'Remapping Failure Occurred'), ['Remapped Rows', 'Remapping Failure Occurred']);
+  if (failure !== undefined) gpu.remappedRows.failure = failure;
 }

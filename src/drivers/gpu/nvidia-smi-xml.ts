@@ -116,98 +116,127 @@ export function parseNvidiaSmiXml(raw: string): GpuTelemetryObservedData {
   const attached = textAt(root, 'attached_gpus');
   if (attached !== undefined && Number(attached) !== elements.length) unrecognized.push({ path: 'nvidia_smi_log/attached_gpus', value: `${attached} attached, ${elements.length} listed` });
 
-  const gpus = elements.map((element, index): GpuTelemetry => {
-    const busId = element.attributes['id'];
-    const at = (path: string[]): string => `gpu/${busId ?? index}/${path.join('/')}`;
-    const count = (path: string[], under: XmlElement | undefined = element): number | undefined => {
-      const value = textAt(under, ...path);
-      if (value === undefined) return undefined;
-      const number = Number(value.replace(/\s*(bank\(s\)|MiB)$/, ''));
-      if (Number.isInteger(number) && number >= 0) return number;
-      unrecognized.push({ path: at(path), value });
-      return undefined;
-    };
-    const measure = (path: string[], unit: string): number | undefined => {
-      const value = textAt(element, ...path);
-      if (value === undefined) return undefined;
-      const number = Number(value.replace(new RegExp(`\\s*${unit}$`), ''));
-      if (Number.isFinite(number)) return number;
-      unrecognized.push({ path: at(path), value });
-      return undefined;
-    };
-    const yesNo = (path: string[]): boolean | undefined => {
-      const value = textAt(element, ...path);
-      if (value === undefined) return undefined;
-      if (/^yes$/i.test(value)) return true;
-      if (/^no$/i.test(value)) return false;
-      unrecognized.push({ path: at(path), value });
-      return undefined;
-    };
-    const gpu: GpuTelemetry = { index, ecc: {}, retiredPages: {}, remappedRows: {}, throttleReasons: [] };
-    if (busId) gpu.pciBusId = busId;
-    const name = textAt(element, 'product_name');
-    if (name) gpu.name = name;
-    const uuid = textAt(element, 'uuid');
-    if (uuid) gpu.uuid = uuid;
-    const serial = textAt(element, 'serial');
-    if (serial) gpu.serial = serial;
-    const vbios = textAt(element, 'vbios_version');
-    if (vbios) gpu.vbiosVersion = vbios;
-
-    const ecc = child(element, 'ecc_errors');
-    for (const scope of ['volatile', 'aggregate'] as const) {
-      const group = child(ecc, scope);
-      if (!group) continue;
-      let corrected: number | undefined;
-      let uncorrected: number | undefined;
-      if (child(group, 'single_bit') || child(group, 'double_bit')) {
-        corrected = count(['ecc_errors', scope, 'single_bit', 'total']);
-        uncorrected = count(['ecc_errors', scope, 'double_bit', 'total']);
-      } else {
-        for (const counter of group.children) {
-          if (!/_(correctable|uncorrectable)/.test(counter.name)) continue;
-          const value = count([counter.name], group);
-          if (value === undefined) continue;
-          if (/uncorrectable/.test(counter.name)) uncorrected = (uncorrected ?? 0) + value;
-          else corrected = (corrected ?? 0) + value;
-        }
-      }
-      if (corrected !== undefined) gpu.ecc[scope === 'volatile' ? 'correctedVolatile' : 'correctedAggregate'] = corrected;
-      if (uncorrected !== undefined) gpu.ecc[scope === 'volatile' ? 'uncorrectedVolatile' : 'uncorrectedAggregate'] = uncorrected;
-    }
-
-    const singleBit = count(['retired_pages', 'multiple_single_bit_retirement', 'retired_count']);
-    if (singleBit !== undefined) gpu.retiredPages.singleBit = singleBit;
-    const doubleBit = count(['retired_pages', 'double_bit_retirement', 'retired_count']);
-    if (doubleBit !== undefined) gpu.retiredPages.doubleBit = doubleBit;
-    const pendingPages = yesNo(['retired_pages', 'pending_retirement']) ?? yesNo(['retired_pages', 'pending_blacklist']);
-    if (pendingPages !== undefined) gpu.retiredPages.pending = pendingPages;
-
-    const correctable = count(['remapped_rows', 'remapped_row_corr']);
-    if (correctable !== undefined) gpu.remappedRows.correctable = correctable;
-    const uncorrectable = count(['remapped_rows', 'remapped_row_unc']);
-    if (uncorrectable !== undefined) gpu.remappedRows.uncorrectable = uncorrectable;
-    const pendingRows = yesNo(['remapped_rows', 'remapped_row_pending']);
-    if (pendingRows !== undefined) gpu.remappedRows.pending = pendingRows;
-    const failure = yesNo(['remapped_rows', 'remapped_row_failure']);
-    if (failure !== undefined) gpu.remappedRows.failure = failure;
-
-    for (const section of ['clocks_event_reasons', 'clocks_throttle_reasons']) {
-      for (const reason of child(element, section)?.children ?? []) {
-        const value = decodeEntities(reason.text).trim();
-        const label = reason.name.replace(/^clocks_(event|throttle)_reason_/, '');
-        if (value === 'Active') gpu.throttleReasons.push(label);
-        else if (value !== 'Not Active' && !isNotAValue(value)) unrecognized.push({ path: at([section, reason.name]), value });
-      }
-    }
-    gpu.throttleReasons.sort();
-
-    const temperature = measure(['temperature', 'gpu_temp'], 'C');
-    if (temperature !== undefined) gpu.temperatureC = temperature;
-    const power = measure(['gpu_power_readings', 'power_draw'], 'W') ?? measure(['power_readings', 'power_draw'], 'W');
-    if (power !== undefined) gpu.powerDrawW = power;
-    return gpu;
-  });
+  const gpus = elements.map((element, index): GpuTelemetry => parseGpuElement(element, index, unrecognized));
   if (gpus.length === 0 && driverVersion === undefined) throw protocolError('an <nvidia_smi_log> with neither a driver version nor a GPU');
   return { source: 'agent', dialect: 'nvidia-smi-xml', unrecognized, gpus, ...(driverVersion ? { driverVersion } : {}) };
+}
+
+/** Reads a `<gpu>` element's values: a value it cannot read is recorded in `unrecognized` under the GPU's path. */
+class GpuValues {
+  readonly busId: string | undefined;
+
+  constructor(
+    readonly element: XmlElement,
+    private readonly index: number,
+    private readonly unrecognized: UnrecognizedValue[],
+  ) {
+    this.busId = element.attributes['id'];
+  }
+
+  note(path: string[], value: string): void {
+    this.unrecognized.push({ path: `gpu/${this.busId ?? this.index}/${path.join('/')}`, value });
+  }
+
+  count(path: string[], under: XmlElement | undefined = this.element): number | undefined {
+    const value = textAt(under, ...path);
+    if (value === undefined) return undefined;
+    const number = Number(value.replace(/\s*(bank\(s\)|MiB)$/, ''));
+    if (Number.isInteger(number) && number >= 0) return number;
+    this.note(path, value);
+    return undefined;
+  }
+
+  measure(path: string[], unit: string): number | undefined {
+    const value = textAt(this.element, ...path);
+    if (value === undefined) return undefined;
+    const number = Number(value.replace(new RegExp(`\\s*${unit}$`), ''));
+    if (Number.isFinite(number)) return number;
+    this.note(path, value);
+    return undefined;
+  }
+
+  yesNo(path: string[]): boolean | undefined {
+    const value = textAt(this.element, ...path);
+    if (value === undefined) return undefined;
+    if (/^yes$/i.test(value)) return true;
+    if (/^no$/i.test(value)) return false;
+    this.note(path, value);
+    return undefined;
+  }
+}
+
+/** One GPU's telemetry from its `<gpu>` element, read in the order its values are recorded when unrecognized. */
+function parseGpuElement(element: XmlElement, index: number, unrecognized: UnrecognizedValue[]): GpuTelemetry {
+  const values = new GpuValues(element, index, unrecognized);
+  const { busId } = values;
+  const gpu: GpuTelemetry = { index, ecc: {}, retiredPages: {}, remappedRows: {}, throttleReasons: [] };
+  if (busId) gpu.pciBusId = busId;
+  const name = textAt(element, 'product_name');
+  if (name) gpu.name = name;
+  const uuid = textAt(element, 'uuid');
+  if (uuid) gpu.uuid = uuid;
+  const serial = textAt(element, 'serial');
+  if (serial) gpu.serial = serial;
+  const vbios = textAt(element, 'vbios_version');
+  if (vbios) gpu.vbiosVersion = vbios;
+  readEcc(values, gpu);
+  readRetirementAndRemapping(values, gpu);
+  for (const section of ['clocks_event_reasons', 'clocks_throttle_reasons']) {
+    for (const reason of child(element, section)?.children ?? []) {
+      const value = decodeEntities(reason.text).trim();
+      const label = reason.name.replace(/^clocks_(event|throttle)_reason_/, '');
+      if (value === 'Active') gpu.throttleReasons.push(label);
+      else if (value !== 'Not Active' && !isNotAValue(value)) values.note([section, reason.name], value);
+    }
+  }
+  gpu.throttleReasons.sort();
+  const temperature = values.measure(['temperature', 'gpu_temp'], 'C');
+  if (temperature !== undefined) gpu.temperatureC = temperature;
+  const power = values.measure(['gpu_power_readings', 'power_draw'], 'W') ?? values.measure(['power_readings', 'power_draw'], 'W');
+  if (power !== undefined) gpu.powerDrawW = power;
+  return gpu;
+}
+
+/** ECC counts per scope: the legacy single/double-bit totals, else the sum of the (un)correctable counters. */
+function readEcc(values: GpuValues, gpu: GpuTelemetry): void {
+  const ecc = child(values.element, 'ecc_errors');
+  for (const scope of ['volatile', 'aggregate'] as const) {
+    const group = child(ecc, scope);
+    if (!group) continue;
+    let corrected: number | undefined;
+    let uncorrected: number | undefined;
+    if (child(group, 'single_bit') || child(group, 'double_bit')) {
+      corrected = values.count(['ecc_errors', scope, 'single_bit', 'total']);
+      uncorrected = values.count(['ecc_errors', scope, 'double_bit', 'total']);
+    } else {
+      for (const counter of group.children) {
+        if (!/_(correctable|uncorrectable)/.test(counter.name)) continue;
+        const value = values.count([counter.name], group);
+        if (value === undefined) continue;
+        if (/uncorrectable/.test(counter.name)) uncorrected = (uncorrected ?? 0) + value;
+        else corrected = (corrected ?? 0) + value;
+      }
+    }
+    if (corrected !== undefined) gpu.ecc[scope === 'volatile' ? 'correctedVolatile' : 'correctedAggregate'] = corrected;
+    if (uncorrected !== undefined) gpu.ecc[scope === 'volatile' ? 'uncorrectedVolatile' : 'uncorrectedAggregate'] = uncorrected;
+  }
+}
+
+/** Retired pages and remapped rows. */
+function readRetirementAndRemapping(values: GpuValues, gpu: GpuTelemetry): void {
+  const singleBit = values.count(['retired_pages', 'multiple_single_bit_retirement', 'retired_count']);
+  if (singleBit !== undefined) gpu.retiredPages.singleBit = singleBit;
+  const doubleBit = values.count(['retired_pages', 'double_bit_retirement', 'retired_count']);
+  if (doubleBit !== undefined) gpu.retiredPages.doubleBit = doubleBit;
+  const pendingPages = values.yesNo(['retired_pages', 'pending_retirement']) ?? values.yesNo(['retired_pages', 'pending_blacklist']);
+  if (pendingPages !== undefined) gpu.retiredPages.pending = pendingPages;
+
+  const correctable = values.count(['remapped_rows', 'remapped_row_corr']);
+  if (correctable !== undefined) gpu.remappedRows.correctable = correctable;
+  const uncorrectable = values.count(['remapped_rows', 'remapped_row_unc']);
+  if (uncorrectable !== undefined) gpu.remappedRows.uncorrectable = uncorrectable;
+  const pendingRows = values.yesNo(['remapped_rows', 'remapped_row_pending']);
+  if (pendingRows !== undefined) gpu.remappedRows.pending = pendingRows;
+  const failure = values.yesNo(['remapped_rows', 'remapped_row_failure']);
+  if (failure !== undefined) gpu.remappedRows.failure = failure;
 }

@@ -50,61 +50,11 @@ export async function readChassisSensors(
         powerLink ? reader.read(powerLink, sensorsRec) : Promise.resolve(undefined),
       ]);
       if (thermal) {
-        for (const [index, raw] of sensorsRec.array(thermal, thermalLink!, 'Temperatures').entries()) {
-          const item = asResource(raw);
-          const at = `${thermalLink}#Temperatures/${index}`;
-          if (!item) {
-            sensorsRec.note(at, raw);
-            continue;
-          }
-          const reading: SensorReading = {
-            name: sensorsRec.text(item, at, 'Name') ?? `Temperature ${index}`,
-            reading: sensorsRec.number(item, at, 'ReadingCelsius') ?? null,
-            unit: 'Cel',
-          };
-          const health = parseHealth(asResource(item.Status)?.Health, `${at}#Status.Health`, sensorsRec);
-          if (health) reading.health = health;
-          temperatures.push(reading);
-        }
-        for (const [index, raw] of sensorsRec.array(thermal, thermalLink!, 'Fans').entries()) {
-          const item = asResource(raw);
-          const at = `${thermalLink}#Fans/${index}`;
-          if (!item) {
-            sensorsRec.note(at, raw);
-            continue;
-          }
-          const units = sensorsRec.text(item, at, 'ReadingUnits') ?? sensorsRec.text(item, at, 'Units');
-          const reading: SensorReading = {
-            name: sensorsRec.text(item, at, 'Name') ?? sensorsRec.text(item, at, 'FanName') ?? `Fan ${index}`,
-            reading: sensorsRec.number(item, at, 'Reading') ?? sensorsRec.number(item, at, 'CurrentReading') ?? sensorsRec.number(item, at, 'ReadingRPM') ?? null,
-            unit: units === 'Percent' ? '%' : units ?? 'RPM',
-          };
-          const health = parseHealth(asResource(item.Status)?.Health, `${at}#Status.Health`, sensorsRec);
-          if (health) reading.health = health;
-          fans.push(reading);
-        }
+        temperatures.push(...legacyTemperatures(thermal, thermalLink!, sensorsRec));
+        fans.push(...legacyFans(thermal, thermalLink!, sensorsRec));
       }
       if (power) {
-        for (const [index, raw] of sensorsRec.array(power, powerLink!, 'PowerSupplies').entries()) {
-          const item = asResource(raw);
-          const at = `${powerLink}#PowerSupplies/${index}`;
-          if (!item) {
-            sensorsRec.note(at, raw);
-            continue;
-          }
-          const supply: SensorsObservedData['powerSupplies'][number] = { name: sensorsRec.text(item, at, 'Name') ?? `PSU ${index}` };
-          const status = asResource(item.Status);
-          const health = parseHealth(status?.Health, `${at}#Status.Health`, sensorsRec);
-          if (health) supply.health = health;
-          if (typeof status?.State === 'string') supply.state = status.State;
-          const watts = sensorsRec.number(item, at, 'LastPowerOutputWatts');
-          if (watts !== undefined) supply.outputWatts = watts;
-          const model = sensorsRec.text(item, at, 'Model');
-          if (model) supply.model = model;
-          const firmware = sensorsRec.text(item, at, 'FirmwareVersion');
-          if (firmware) supply.firmwareVersion = firmware;
-          powerSupplies.push(supply);
-        }
+        powerSupplies.push(...legacyPowerSupplies(power, powerLink!, sensorsRec));
         const control = asResource(sensorsRec.array(power, powerLink!, 'PowerControl')[0]);
         const consumed = control ? sensorsRec.number(control, `${powerLink}#PowerControl/0`, 'PowerConsumedWatts') : undefined;
         if (powerConsumedWatts === undefined && consumed !== undefined) powerConsumedWatts = consumed;
@@ -118,25 +68,101 @@ export async function readChassisSensors(
     if (temperatures.length === chassisTemperatures && sensorsLink && sensorBudget > 0) {
       const sensors = await reader.members(sensorsLink, sensorsRec, undefined, sensorBudget);
       sensorBudget -= sensors.length;
-      sensors.forEach(({ path: at, resource: sensor }) => {
-        const type = sensorsRec.text(sensor, at, 'ReadingType');
-        const units = sensorsRec.text(sensor, at, 'ReadingUnits');
-        const reading: SensorReading = {
-          name: sensorsRec.text(sensor, at, 'Name') ?? lastSegment(at),
-          reading: sensorsRec.number(sensor, at, 'Reading') ?? null,
-          unit: units ?? (type === 'Temperature' ? 'Cel' : type === 'Rotational' ? 'RPM' : 'unknown'),
-        };
-        const health = parseHealth(asResource(sensor.Status)?.Health, `${at}#Status.Health`, sensorsRec);
-        if (health) reading.health = health;
-        if (type === 'Temperature') temperatures.push(reading);
-        else if (type === 'Rotational' || reading.unit === 'RPM') fans.push(reading);
-        else other.push(reading);
-      });
+      for (const { path: at, resource: sensor } of sensors) {
+        const { kind, reading } = collectionSensor(sensor, at, sensorsRec);
+        (kind === 'temperature' ? temperatures : kind === 'fan' ? fans : other).push(reading);
+      }
     }
     if (fans.length === chassisFans) fans.push(...(await readThermalSubsystemFans(located, reader, sensorsRec)));
   }
 
   return { temperatures, fans, other, powerSupplies, ...(powerConsumedWatts !== undefined ? { powerConsumedWatts } : {}) };
+}
+
+/** The legacy `Thermal` resource's temperatures (always in degrees Celsius). */
+function legacyTemperatures(thermal: Resource, thermalLink: string, sensorsRec: ObservationRecorder): SensorReading[] {
+  const temperatures: SensorReading[] = [];
+  for (const [index, raw] of sensorsRec.array(thermal, thermalLink, 'Temperatures').entries()) {
+    const item = asResource(raw);
+    const at = `${thermalLink}#Temperatures/${index}`;
+    if (!item) {
+      sensorsRec.note(at, raw);
+      continue;
+    }
+    const reading: SensorReading = {
+      name: sensorsRec.text(item, at, 'Name') ?? `Temperature ${index}`,
+      reading: sensorsRec.number(item, at, 'ReadingCelsius') ?? null,
+      unit: 'Cel',
+    };
+    const health = parseHealth(asResource(item.Status)?.Health, `${at}#Status.Health`, sensorsRec);
+    if (health) reading.health = health;
+    temperatures.push(reading);
+  }
+  return temperatures;
+}
+
+/** The legacy `Thermal` resource's fans, each with its unit: percent where the BMC says so, else RPM. */
+function legacyFans(thermal: Resource, thermalLink: string, sensorsRec: ObservationRecorder): SensorReading[] {
+  const fans: SensorReading[] = [];
+  for (const [index, raw] of sensorsRec.array(thermal, thermalLink, 'Fans').entries()) {
+    const item = asResource(raw);
+    const at = `${thermalLink}#Fans/${index}`;
+    if (!item) {
+      sensorsRec.note(at, raw);
+      continue;
+    }
+    const units = sensorsRec.text(item, at, 'ReadingUnits') ?? sensorsRec.text(item, at, 'Units');
+    const reading: SensorReading = {
+      name: sensorsRec.text(item, at, 'Name') ?? sensorsRec.text(item, at, 'FanName') ?? `Fan ${index}`,
+      reading: sensorsRec.number(item, at, 'Reading') ?? sensorsRec.number(item, at, 'CurrentReading') ?? sensorsRec.number(item, at, 'ReadingRPM') ?? null,
+      unit: units === 'Percent' ? '%' : units ?? 'RPM',
+    };
+    const health = parseHealth(asResource(item.Status)?.Health, `${at}#Status.Health`, sensorsRec);
+    if (health) reading.health = health;
+    fans.push(reading);
+  }
+  return fans;
+}
+
+/** The legacy `Power` resource's power supplies. */
+function legacyPowerSupplies(power: Resource, powerLink: string, sensorsRec: ObservationRecorder): SensorsObservedData['powerSupplies'] {
+  const powerSupplies: SensorsObservedData['powerSupplies'] = [];
+  for (const [index, raw] of sensorsRec.array(power, powerLink, 'PowerSupplies').entries()) {
+    const item = asResource(raw);
+    const at = `${powerLink}#PowerSupplies/${index}`;
+    if (!item) {
+      sensorsRec.note(at, raw);
+      continue;
+    }
+    const supply: SensorsObservedData['powerSupplies'][number] = { name: sensorsRec.text(item, at, 'Name') ?? `PSU ${index}` };
+    const status = asResource(item.Status);
+    const health = parseHealth(status?.Health, `${at}#Status.Health`, sensorsRec);
+    if (health) supply.health = health;
+    if (typeof status?.State === 'string') supply.state = status.State;
+    const watts = sensorsRec.number(item, at, 'LastPowerOutputWatts');
+    if (watts !== undefined) supply.outputWatts = watts;
+    const model = sensorsRec.text(item, at, 'Model');
+    if (model) supply.model = model;
+    const firmware = sensorsRec.text(item, at, 'FirmwareVersion');
+    if (firmware) supply.firmwareVersion = firmware;
+    powerSupplies.push(supply);
+  }
+  return powerSupplies;
+}
+
+/** One Sensor of a `Sensors` collection, with what it measures: its unit from `ReadingUnits`, else from its type. */
+function collectionSensor(sensor: Resource, at: string, sensorsRec: ObservationRecorder): { kind: 'temperature' | 'fan' | 'other'; reading: SensorReading } {
+  const type = sensorsRec.text(sensor, at, 'ReadingType');
+  const units = sensorsRec.text(sensor, at, 'ReadingUnits');
+  const reading: SensorReading = {
+    name: sensorsRec.text(sensor, at, 'Name') ?? lastSegment(at),
+    reading: sensorsRec.number(sensor, at, 'Reading') ?? null,
+    unit: units ?? (type === 'Temperature' ? 'Cel' : type === 'Rotational' ? 'RPM' : 'unknown'),
+  };
+  const health = parseHealth(asResource(sensor.Status)?.Health, `${at}#Status.Health`, sensorsRec);
+  if (health) reading.health = health;
+  const kind = type === 'Temperature' ? 'temperature' : type === 'Rotational' || reading.unit === 'RPM' ? 'fan' : 'other';
+  return { kind, reading };
 }
 
 /** The reading of a `{ Reading }` excerpt (`SpeedPercent`, `OutputPowerWatts`, `PowerWatts`), if it is a number. */

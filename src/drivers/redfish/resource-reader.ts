@@ -11,6 +11,12 @@ import { storableText } from '../storable-text.js';
 
 export type Resource = Record<string, unknown>;
 
+/** A resource with the path it was read from. */
+export interface Located {
+  path: string;
+  resource: Resource;
+}
+
 /** Codes that concern one resource only: the read continues without it. */
 const RESOURCE_LOCAL_CODES = new Set(['DRIVER_NOT_FOUND', 'DRIVER_PROTOCOL', 'DRIVER_REJECTED', 'DRIVER_CONFLICT']);
 
