@@ -26,3 +26,4 @@ export * from './provisioning/provision-decide.js';
 export * from './provisioning/provision-verb-decide.js';
 export * from './engine/provisioning-engine.js';
 export { SagaOwnership, waitForSagaLease, type SagaLease } from './engine/saga-ownership.js';
+export { runWithSagaLease, type SagaLeaseShellOptions } from './engine/saga-lease-shell.js';
