@@ -6,8 +6,9 @@ import type { AsOfEngine } from '../../replay/as-of/index.js';
 import type { AuditService } from '../../replay/audit/index.js';
 import type { ClusterMembership } from '../cluster/index.js';
 import type { EventStore, ProjectionStatusSource, DynamicDatabase } from '../ledger/index.js';
-import type { Poller } from '../poller/index.js';
+import type { PollerStatusSource } from '../poller/index.js';
 import type { Simulator } from '../sim/index.js';
+import type { BodyThread } from './body-parsing.js';
 import type { ReadReplica } from './read-replica.js';
 import type { Principal, Role } from './tokens.js';
 
@@ -18,7 +19,7 @@ export type ZodApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerRe
 export interface ApiContext {
   store: EventStore;
   runner: ProjectionStatusSource | null;
-  poller: Poller | null;
+  poller: PollerStatusSource | null;
   simulator: Simulator | null;
   /** The read models' database (the store's): the primary. */
   db: Kysely<DynamicDatabase>;
@@ -32,6 +33,8 @@ export interface ApiContext {
   now: () => Date;
   /** Readiness: a projection further behind the head than this is not ready. */
   maxLagPositions: number;
+  /** Where heavy bodies (EBOM files, large JSON) are parsed: a thread of their own, never the request thread. */
+  bodies: BodyThread;
   /** Observes the latency of the API's own appends (metrics). */
   timeAppend: <T>(run: () => Promise<T>) => Promise<T>;
   /** The transparency log (Merkle tree, signed checkpoints, proofs, exports); absent: its routes answer 404. */

@@ -1,4 +1,5 @@
 import { ledgerErrorCatalogue, type LedgerErrorCode } from '../ledger/index.js';
+import type { BodyCapName } from './body-caps.js';
 
 /** The typed data each API error carries, by code. */
 export interface ApiErrorDetails {
@@ -10,7 +11,7 @@ export interface ApiErrorDetails {
   API_NOT_FOUND: { resource: string; id?: string };
   API_CONFLICT: { reason: string; status?: string; expected?: number; actual?: number };
   API_UNSUPPORTED_MEDIA_TYPE: { contentType: string };
-  API_PAYLOAD_TOO_LARGE: { limitBytes: number };
+  API_PAYLOAD_TOO_LARGE: { limitBytes: number; cap: BodyCapName };
   API_NOT_READY: { reasons: string[] };
   API_TOO_MANY_REQUESTS: { limit: number; resource: string };
   API_INTERNAL: Record<string, never>;
@@ -34,7 +35,7 @@ export const apiErrorCatalogue: Record<ApiErrorCode, { status: number; meaning: 
     meaning: "the saga is not in a state that allows the verb, its revision moved on, or a live feed's resume point is not in this log (resume-point-not-in-log: the log was restored) or cannot be checked (resume-id-without-hash) (`details.reason`)",
   },
   API_UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: 'the body has a content type the route does not read' },
-  API_PAYLOAD_TOO_LARGE: { status: 413, meaning: 'the body is larger than the route accepts' },
+  API_PAYLOAD_TOO_LARGE: { status: 413, meaning: 'the body is larger than its cap (`details.cap`, `details.limitBytes`: README "Body caps"); refused while it arrived, nothing was parsed or written' },
   API_NOT_READY: { status: 503, meaning: 'the store is unreachable, or a projection failed or lags too far (readiness)' },
   API_TOO_MANY_REQUESTS: { status: 429, meaning: 'a bounded resource (live feeds open at once) is at its limit; try again later (`details.limit`)' },
   API_INTERNAL: { status: 500, meaning: 'an unexpected failure; the log has the detail, the answer does not' },

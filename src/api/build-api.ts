@@ -10,11 +10,13 @@ import { hasZodFastifySchemaValidationErrors, jsonSchemaTransform, serializerCom
 import type { Kysely } from 'kysely';
 import type { ClusterMembership } from '../cluster/index.js';
 import { firstUnstorablePart, isLedgerError, isStoreUnavailable, ledgerErrorCatalogue, type EventStore, type ProjectionStatusSource, type DynamicDatabase } from '../ledger/index.js';
-import type { Poller } from '../poller/index.js';
+import type { PollerStatusSource } from '../poller/index.js';
 import type { Simulator } from '../sim/index.js';
 import type { ApiContext, ZodApp } from './api-context.js';
 import { ApiError, apiErrorCatalogue, ledgerErrorStatus, type ErrorBody } from './api-error.js';
 import { authenticate, redactUrl } from './auth.js';
+import { bodyCaps, capOfLimit } from './body-caps.js';
+import { BodyThread, parseJsonOffThread } from './body-parsing.js';
 import { createMetrics } from './metrics.js';
 import { checkStrictJson, describeStrictJsonProblem } from './strict-json.js';
 import { ReadReplica } from './read-replica.js';
@@ -35,7 +37,7 @@ import type { TokenTable } from './tokens.js';
 export interface ApiOptions {
   store: EventStore;
   runner?: ProjectionStatusSource | null;
-  poller?: Poller | null;
+  poller?: PollerStatusSource | null;
   simulator?: Simulator | null;
   tokens: TokenTable;
   /** A pino logger (the process logger); none: silent. Tokens are never logged. */
@@ -85,7 +87,7 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     // Fastify's own request lines would carry `?token=`; ours (onResponse) redact it.
     logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: 8 * 1024 * 1024,
+    bodyLimit: bodyCaps.jsonBodyBytes,
     // Closing must not wait for live-feed connections: they end when the server closes.
     forceCloseConnections: true,
     // The router's own refusals (a URL that is not valid percent-encoding, a path parameter over its length) get
@@ -97,6 +99,10 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  // Large bodies are parsed on a thread of their own: one caller's megabytes never hold up another's answer.
+  const bodies = new BodyThread();
+  app.addHook('onClose', async () => bodies.close());
+  parseJsonOffThread(app, bodies);
 
   const replica = options.readDatabaseUrl ? new ReadReplica(options.readDatabaseUrl) : null;
   if (replica) app.addHook('onClose', async () => replica.close());
@@ -111,6 +117,7 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
     replica,
     now: options.clock ?? (() => new Date()),
     maxLagPositions: options.maxLagPositions ?? 10_000,
+    bodies,
     audit: options.audit ?? null,
     asOf: options.asOf ?? null,
     cluster: options.cluster ?? null,
@@ -191,8 +198,11 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
     switch (error.code) {
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return reply.code(415).send(errorBody('API_UNSUPPORTED_MEDIA_TYPE', error.message, { contentType: String(request.headers['content-type'] ?? '') }));
-      case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        return reply.code(413).send(errorBody('API_PAYLOAD_TOO_LARGE', error.message, { limitBytes: request.routeOptions.bodyLimit ?? 0 }));
+      case 'FST_ERR_CTP_BODY_TOO_LARGE': {
+        const limitBytes = request.routeOptions.bodyLimit ?? bodyCaps.jsonBodyBytes;
+        const cap = capOfLimit(limitBytes);
+        return reply.code(413).send(errorBody('API_PAYLOAD_TOO_LARGE', `the body is larger than ${cap} (${limitBytes} bytes)`, { limitBytes, cap }));
+      }
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
         return reply.code(400).send(errorBody('API_INVALID_REQUEST', `body ${error.message}`, { field: 'body', reason: error.message }));

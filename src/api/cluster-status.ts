@@ -8,7 +8,7 @@
 import { sql, type Kysely } from 'kysely';
 import { z } from 'zod';
 import type { ClusterMembership } from '../cluster/index.js';
-import type { Poller } from '../poller/index.js';
+import type { PollerStatusSource } from '../poller/index.js';
 import type { DynamicDatabase } from '../ledger/index.js';
 
 /** A lease's state at `at`: held (owner renewing it), expired (owner stopped renewing), released (handed over), unheld (never leased). */
@@ -118,7 +118,7 @@ const iso = (at: Date | null): string | null => (at === null ? null : new Date(a
 const seconds = (value: number | null): number | null => (value === null ? null : Math.round(value * 1000) / 1000);
 
 /** Reads the members and the leases (the tables of migration 0006) as of one database instant. */
-export async function readClusterStatus(db: Kysely<DynamicDatabase>, here: { cluster?: ClusterMembership | null; poller?: Poller | null } = {}): Promise<ClusterStatus> {
+export async function readClusterStatus(db: Kysely<DynamicDatabase>, here: { cluster?: ClusterMembership | null; poller?: PollerStatusSource | null } = {}): Promise<ClusterStatus> {
   const { at, members, leases, sagas } = await db
     .transaction()
     .setIsolationLevel('repeatable read')

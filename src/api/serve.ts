@@ -7,7 +7,7 @@ import type { AuditService } from '../../replay/audit/index.js';
 import type { ClusterMembership } from '../cluster/index.js';
 import { redactConnectionString, type EventStore, type ProjectionStatusSource } from '../ledger/index.js';
 import { logger as processLogger } from '../logger.js';
-import type { Poller } from '../poller/index.js';
+import type { PollerStatusSource } from '../poller/index.js';
 import type { Simulator } from '../sim/index.js';
 import { buildApi } from './build-api.js';
 import type { ZodApp } from './api-context.js';
@@ -16,7 +16,7 @@ import { generateDemoTokens, tokensFromEnvironment, type TokenTable } from './to
 export interface ServeApiOptions {
   store: EventStore;
   runner?: ProjectionStatusSource | null;
-  poller?: Poller | null;
+  poller?: PollerStatusSource | null;
   simulator?: Simulator | null;
   /** Default 8080; 0 picks a free port. */
   port?: number;

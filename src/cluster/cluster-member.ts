@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import pg from 'pg';
 import { boundedConnection } from '../ledger/index.js';
+import { leaseSlotWidth } from '../poller/index.js';
 import { assignShards, shardOf, siteOfShard, type ShardConfig } from './shards.js';
 import { within } from '../within.js';
 
@@ -47,9 +48,6 @@ export interface ClusterMemberOptions {
   /** Where the held leases are mirrored for another thread (`ThreadedClusterMember`): a slot per shard. */
   shared?: { slots: BigInt64Array; slotOf: (shard: string) => number };
 }
-
-/** Per shard slot in shared memory: epoch, pollAfter, validUntil (ms since the epoch), draining (0/1); zero: not held. */
-export const leaseSlotWidth = 4;
 
 export interface HeldLease {
   shard: string;

@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { startThread } from '../thread.js';
-import { leaseSlotWidth, type ClusterMemberOptions, type ClusterStats, type HeldLease } from './cluster-member.js';
+import { type ClusterMemberOptions, type ClusterStats, type HeldLease } from './cluster-member.js';
 import type { FromKeeper, KeeperData, ToKeeper } from './lease-keeper-worker.js';
-import { shardOf } from './shards.js';
+import { leaseAllowsRequest, leaseSlotWidth, readLeaseSlot, type LeaseInSlot, type PollerClusterView } from '../poller/index.js';
+import { shardOf, type ShardConfig } from './shards.js';
 
 const maxShards = 4096;
 /** How long a clean stop waits for the shards to be drained and released (the visits of a shard are cut at once). */
@@ -21,7 +22,7 @@ function keeperThread(workerData: KeeperData): Worker {
  * lease from shared memory, so it is exact at the moment of the request: a lease the keeper lost or could not renew is
  * refused at once, before the main thread has read the message that says so.
  */
-export class ThreadedClusterMember {
+export class ThreadedClusterMember implements PollerClusterView {
   readonly processId: string;
   readonly #options: ClusterMemberOptions & { connectionString: string };
   readonly #slots: BigInt64Array;
@@ -129,13 +130,26 @@ export class ThreadedClusterMember {
     return shard;
   }
 
-  #read(shard: string): { epoch: number; pollAfter: number; validUntil: number; draining: boolean } | null {
+  #read(shard: string): LeaseInSlot | null {
     const slot = this.#slotOf.get(shard);
-    if (slot === undefined) return null;
-    const at = slot * leaseSlotWidth;
-    const validUntil = Number(Atomics.load(this.#slots, at + 2));
-    if (validUntil === 0) return null;
-    return { epoch: Number(Atomics.load(this.#slots, at)), pollAfter: Number(Atomics.load(this.#slots, at + 1)), validUntil, draining: Atomics.load(this.#slots, at + 3) === 1n };
+    return slot === undefined ? null : readLeaseSlot(this.#slots, slot);
+  }
+
+  /**
+   * The shared memory the keeper mirrors leases into, and the slot of each shard acquired: what a poller on a thread
+   * of its own reads (`readLeaseSlot`) to guard every request as exactly as `mayRequest` does here.
+   */
+  get leaseSlots(): SharedArrayBuffer {
+    return this.#data.buffer;
+  }
+
+  /** The rule that maps a node to its shard (`--site-shards`), for a poller that computes shards on its own thread. */
+  get shardConfig(): ShardConfig {
+    return this.#options.shards ?? {};
+  }
+
+  slotOf(shard: string): number | undefined {
+    return this.#slotOf.get(shard);
   }
 
   lease(shard: string, now = Date.now()): { shard: string; epoch: number } | null {
@@ -145,9 +159,7 @@ export class ThreadedClusterMember {
   }
 
   mayRequest(shard: string, epoch: number): boolean {
-    const held = this.#read(shard);
-    const now = Date.now();
-    return held !== null && held.epoch === epoch && now >= held.pollAfter && now < held.validUntil;
+    return leaseAllowsRequest(this.#read(shard), epoch, Date.now());
   }
 
   held(): HeldLease[] {

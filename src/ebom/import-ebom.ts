@@ -7,7 +7,7 @@
  * running the same import again after an interruption completes it and writes nothing twice.
  */
 import { createHash } from 'node:crypto';
-import type { ProposedEvent } from '../../events/index.js';
+import type { EbomRow, ProposedEvent } from '../../events/index.js';
 import { nameUuid, type EventStore } from '../ledger/index.js';
 import { parseEbom, type EbomProblem } from './parse-ebom.js';
 
@@ -27,20 +27,31 @@ export type EbomImportResult =
 export async function importEbom(store: EventStore, request: EbomImportRequest): Promise<EbomImportResult> {
   const parsed = parseEbom(request.text, request.format);
   if (!parsed.ok) return parsed;
-  const sha256 = createHash('sha256').update(request.text).digest('hex');
+  return appendEbom(store, { ...request, rows: parsed.rows, sha256: createHash('sha256').update(request.text).digest('hex') });
+}
+
+/** The rows of a file already parsed and validated (`parseEbom`, maybe on another thread), and the file's digest. */
+export interface ParsedEbomImport extends Omit<EbomImportRequest, 'text' | 'format'> {
+  rows: Array<{ line: number; row: EbomRow }>;
+  sha256: string;
+}
+
+/** Records a validated EBOM: what `importEbom` does once the file is parsed, for a caller that parsed it elsewhere. */
+export async function appendEbom(store: EventStore, request: ParsedEbomImport): Promise<EbomImportResult & { ok: true }> {
+  const { rows, sha256 } = request;
   const importId = request.importId ?? `ebom-${sha256.slice(0, 16)}`;
   const actor = { kind: 'operator' as const, id: request.operatorId };
   const imported: ProposedEvent = {
     eventId: nameUuid(`${importId}/import`),
     type: 'EbomImported',
-    data: { importId, source: request.source, rows: parsed.rows.length, sha256 },
+    data: { importId, source: request.source, rows: rows.length, sha256 },
     actor,
     correlationId: importId,
   };
   const header = await store.append(`ebom-${importId}`, [imported]);
   // Concurrent appends share group commits: the rows land in as few transactions as the batch limit allows.
   const results = await Promise.all(
-    parsed.rows.map(({ row }) =>
+    rows.map(({ row }) =>
       store.append(`node-${row.nodeId}`, [
         {
           eventId: nameUuid(`${importId}/${row.nodeId}`),
@@ -56,7 +67,7 @@ export async function importEbom(store: EventStore, request: EbomImportRequest):
   return {
     ok: true,
     importId,
-    rows: parsed.rows.length,
+    rows: rows.length,
     sha256,
     positions: [...header.positions, ...results.flatMap((r) => r.positions)],
     alreadyImported: header.idempotentReplay && results.every((r) => r.idempotentReplay),

@@ -5,3 +5,7 @@ export * from './poller.js';
 export { IpmiVisitor, ProtocolVisitor, RedfishVisitor, SnmpVisitor, type Visitor, type VisitOptions, type VisitResult } from './redfish-visitor.js';
 export { OutcomeRecorder } from './outcome-recorder.js';
 export { outcomeOfError } from './visit-outcome.js';
+export { ThreadedPoller, type ThreadedPollerOptions } from './threaded-poller.js';
+export type { LoopDelay } from './poller-thread.js';
+export { leaseAllowsRequest, leaseSlotWidth, readLeaseSlot, type LeaseInSlot, type PollerClusterView } from './lease-slots.js';
+export { shardOf, type ShardConfig } from './shard-of.js';

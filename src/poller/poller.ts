@@ -143,6 +143,9 @@ export interface PollerStats {
   worstTargets: Array<{ nodeId: string; site: string; consecutiveFailures: number; sessionLimitStreak: number }>;
 }
 
+/** What the API reads of a poller, on its thread or another (`ThreadedPoller`): metrics and the shards it polls. */
+export type PollerStatusSource = Pick<Poller, 'stats' | 'activeShards'>;
+
 /** The buckets of consecutive failed visits per target. */
 export const failureBucketNames = ['0', '1', '2-3', '4-7', '8+'] as const;
 export type FailureBucket = (typeof failureBucketNames)[number];

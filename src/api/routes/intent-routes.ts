@@ -19,12 +19,13 @@ import {
   type FleetEvent,
   type ProposedEvent,
 } from '../../../events/index.js';
-import { importEbom } from '../../ebom/index.js';
+import { appendEbom } from '../../ebom/index.js';
 import { nameUuid, type ExpectedVersion } from '../../ledger/index.js';
 
 import { alarmById } from '../../../projections/index.js';
 import { alarmAckDecider, eventOfNodeIntent, handleCommand, nodeDecider, nodeStream, type CommandOutcome, type Decider, type NodeIntent } from '../../../sagas/index.js';
 import { ApiError } from '../api-error.js';
+import { bodyCaps } from '../body-caps.js';
 import { intentRoles, type ApiContext, type ZodApp } from '../api-context.js';
 import { alarmStream, appendRefusal } from '../authorization-policy.js';
 
@@ -204,12 +205,14 @@ export function intentRoutes(app: ZodApp, ctx: ApiContext): void {
     },
   });
 
-  // The EBOM arrives as the file itself (CSV or JSON), read as text so its digest is the file's own.
+  // The EBOM arrives as the file itself (CSV or JSON), read as text so its digest is the file's own; it is read and
+  // validated on the body thread (seconds for tens of megabytes), never on the request thread.
   app.register(async (ebom: ZodApp) => {
     ebom.removeAllContentTypeParsers();
-    ebom.addContentTypeParser(['text/csv', 'text/plain', 'application/json'], { parseAs: 'string', bodyLimit: 64 * 1024 * 1024 }, (_request, body, done) => done(null, body));
+    ebom.addContentTypeParser(['text/csv', 'text/plain', 'application/json'], { parseAs: 'string' }, (_request, body, done) => done(null, body));
     ebom.post('/v1/ebom', {
       config: access,
+      bodyLimit: bodyCaps.ebomBodyBytes,
       schema: {
         tags,
         summary: 'import an EBOM (CSV with a header row, or a JSON array of rows): one decision, all rows or none',
@@ -219,15 +222,18 @@ export function intentRoutes(app: ZodApp, ctx: ApiContext): void {
       handler: async (request, reply) => {
         const contentType = String(request.headers['content-type'] ?? '');
         const format = contentType.includes('json') ? 'json' : 'csv';
-        const result = await ctx.timeAppend(() =>
-          importEbom(ctx.store, {
-            text: request.body,
-            format,
-            source: request.query.source ?? `api:${request.principal!.id}`,
-            operatorId: request.principal!.id,
-            ...(request.query.importId ? { importId: request.query.importId } : {}),
-          }),
-        );
+        const { parse, sha256 } = await ctx.bodies.parseEbom(request.body, format);
+        const result = !parse.ok
+          ? parse
+          : await ctx.timeAppend(() =>
+              appendEbom(ctx.store, {
+                rows: parse.rows,
+                sha256,
+                source: request.query.source ?? `api:${request.principal!.id}`,
+                operatorId: request.principal!.id,
+                ...(request.query.importId ? { importId: request.query.importId } : {}),
+              }),
+            );
         if (!result.ok) {
           const first = result.problems[0]!;
           throw new ApiError(

@@ -11,7 +11,7 @@ import { AsOfEngine } from '../../../replay/as-of/index.js';
 import { AuditService } from '../../../replay/audit/index.js';
 import { openLedger } from '../../ledger/index.js';
 import { logger } from '../../logger.js';
-import { credentialRefusal, Poller } from '../../poller/index.js';
+import { credentialRefusal, ThreadedPoller } from '../../poller/index.js';
 import { parseShardsPerSite, ThreadedClusterMember } from '../../cluster/index.js';
 import { loadScenario, type Simulator } from '../../sim/index.js';
 import { SagaSupervisor, type BmcAccess } from '../../../sagas/index.js';
@@ -211,7 +211,7 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
   logger.info({ origin: audit.origin, publicKey: audit.signer.verifierKey, publishDir: audit.publishDir, keyFile: audit.signer.path }, `checkpoints signed by ${audit.signer.verifierKey}${audit.publishDir ? `, published to ${audit.publishDir}` : ''}`);
 
   let sim: Simulator | null = null;
-  let poller: Poller | null = null;
+  let poller: ThreadedPoller | null = null;
   // Several processes may share the database: each polls only the shards it holds a lease on (src/cluster).
   const apiPort = Number(values.port ?? process.env.FLEET_LEDGER_API_PORT ?? 8080);
   const cluster = new ThreadedClusterMember({
@@ -222,8 +222,9 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
     leaseTtlMs: leaseTtlS * 1000,
     log: (message, fields) => logger.info({ component: 'cluster', ...fields }, message),
     onAcquired: (shard, lease) => {
-      const targets = poller?.activateShard(shard, lease.epoch, lease.pollAfter) ?? 0;
-      logger.info({ component: 'cluster', shard, epoch: lease.epoch, reason: lease.reason, previousOwner: lease.previousOwner, targets }, `polling shard ${shard} (epoch ${lease.epoch}, ${targets} BMCs)`);
+      // The poller's thread logs how many BMCs the shard has once it has them.
+      poller?.activateShard(shard, lease.epoch, lease.pollAfter);
+      logger.info({ component: 'cluster', shard, epoch: lease.epoch, reason: lease.reason, previousOwner: lease.previousOwner }, `lease on shard ${shard} (epoch ${lease.epoch})`);
     },
     onRelease: async (shard) => {
       await poller?.deactivateShard(shard);
@@ -246,9 +247,11 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
       { bmcs: sim.bmcs.length, registered, unchanged, decommissioned, racks, control: sim.controlUrl },
       `simulated fleet: ${sim.bmcs.length} BMCs in ${racks} racks (${registered} registered, ${unchanged} as recorded, ${decommissioned} no longer simulated and decommissioned); simulator control at ${sim.controlUrl}`,
     );
-    poller = new Poller({
-      store,
+    // The poller runs on a thread of its own: nothing a caller of the API sends can delay a liveness check.
+    poller = new ThreadedPoller({
+      connectionString: ledger.connectionString,
       credentials: simulatorCredentials(sim),
+      credentialRefs: () => simulator.fleet().map((bmc) => `sim:${bmc.id}`),
       // Heavy reads sooner than in production, so a newcomer sees the inventory fill within minutes. (More reads at
       // once do not help: on BMCs with room for one session the liveness check waits for the read, and checks start
       // to miss.)
@@ -256,8 +259,10 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
       // The simulator serves plain http on this machine; each credential is still bound to its own BMC's address.
       plainHttpSites: ['*'],
       log: (message, fields) => logger.warn(fields ?? {}, message),
+      info: (message, fields) => logger.info({ component: 'cluster', ...fields }, message),
       cluster,
     });
+    await poller.ready();
     following = Promise.all([poller.followIntents(intents.signal), declareDemoEbom(store, sim.bmcs, intents.signal)]).then(() => undefined);
     started.add('poller', () => poller?.stop());
     poller.start();
@@ -303,7 +308,16 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
       const allowed = target && secret && credentialRefusal(secret, target.bmc, httpSites.some((site) => site === '*' || site === target.site)) === null;
       return target && secret && allowed ? { baseUrl: target.bmc, username: secret.username, password: secret.password } : undefined;
     };
-    poller = new Poller({ store, credentials, plainHttpSites: httpSites, log: (message, fields) => logger.warn(fields ?? {}, message), cluster });
+    poller = new ThreadedPoller({
+      connectionString: ledger.connectionString,
+      credentials,
+      credentialRefs: () => targets.map((target) => target.credentialRef),
+      plainHttpSites: httpSites,
+      log: (message, fields) => logger.warn(fields ?? {}, message),
+      info: (message, fields) => logger.info({ component: 'cluster', ...fields }, message),
+      cluster,
+    });
+    await poller.ready();
     following = poller.followIntents(intents.signal);
     poller.start();
     await cluster.start();
