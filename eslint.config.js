@@ -169,6 +169,7 @@ export default [
       'sagas/**/*-evolve.ts',
       'sagas/**/*-planner.ts',
       'sagas/saga-event.ts',
+      'sagas/decider.ts',
     ],
     rules: {
       'no-restricted-imports': restrict(

@@ -18,7 +18,8 @@ import { decideProvision } from '../provisioning/provision-decide.js';
 import { evolveProvision, initialProvision, provisionStream, type ProvisionState } from '../provisioning/provision-evolve.js';
 import { nameUuid } from '../../src/ledger/index.js';
 import { driveFirmwareStep, loadStepState, type BmcAccess } from './step-driver.js';
-import { SagaOwnership, waitForSagaLease, type SagaLease } from './saga-ownership.js';
+import type { SagaOwnership, SagaLease } from './saga-ownership.js';
+import { runWithSagaLease } from './saga-lease-shell.js';
 
 type SagaActor = Extract<Actor, { kind: 'saga' }>;
 
@@ -77,31 +78,24 @@ export class ProvisioningEngine {
    */
   async run(signal?: AbortSignal): Promise<ProvisionState> {
     const { store, nodeId } = this.options;
-    const ownership = this.options.ownership ?? new SagaOwnership(store.connectionString, this.options.log);
-    try {
-      const lease = await waitForSagaLease(ownership, provisionLockKey(nodeId), {
+    return runWithSagaLease(
+      {
+        lockKey: provisionLockKey(nodeId),
+        connectionString: store.connectionString,
+        ownership: this.options.ownership,
         retryMs: this.options.leaseRetryMs ?? 1_000,
         signal,
         stopping: () => this.stopping,
-        ...(this.options.log ? { log: this.options.log } : {}),
-      });
-      if (!lease) return await loadProvision(store, nodeId);
-      const onLost = (): void => {
-        this.leaseLost = true;
-        this.stopping = true;
-        this.options.log?.('provisioning lease lost: this engine stops and appends nothing more', { nodeId });
-      };
-      lease.lost.addEventListener('abort', onLost, { once: true });
-      if (lease.lost.aborted) onLost();
-      try {
-        return await this.runOwned(lease, signal);
-      } finally {
-        lease.lost.removeEventListener('abort', onLost);
-        await lease.release();
-      }
-    } finally {
-      if (!this.options.ownership) await ownership.close();
-    }
+        onLost: () => {
+          this.leaseLost = true;
+          this.stopping = true;
+          this.options.log?.('provisioning lease lost: this engine stops and appends nothing more', { nodeId });
+        },
+        standingBy: () => loadProvision(store, nodeId),
+        log: this.options.log,
+      },
+      (lease) => this.runOwned(lease, signal),
+    );
   }
 
   private async runOwned(lease: SagaLease, signal: AbortSignal | undefined): Promise<ProvisionState> {

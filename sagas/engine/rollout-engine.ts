@@ -25,7 +25,8 @@ import type { SagaEvent } from '../saga-event.js';
 import { readGateInputs } from './gate.js';
 import { nameUuid } from '../../src/ledger/index.js';
 import { driveFirmwareStep, type BmcAccess } from './step-driver.js';
-import { SagaOwnership, waitForSagaLease, type SagaLease } from './saga-ownership.js';
+import type { SagaOwnership, SagaLease } from './saga-ownership.js';
+import { runWithSagaLease } from './saga-lease-shell.js';
 
 export type { BmcAccess } from './step-driver.js';
 
@@ -96,24 +97,24 @@ export class RolloutEngine {
    */
   async run(signal?: AbortSignal): Promise<RolloutState> {
     const { store, rolloutId } = this.options;
-    const ownership = this.options.ownership ?? new SagaOwnership(store.connectionString, this.options.log);
-    try {
-      const lease = await waitForSagaLease(ownership, rolloutLockKey(rolloutId), {
+    return runWithSagaLease(
+      {
+        lockKey: rolloutLockKey(rolloutId),
+        connectionString: store.connectionString,
+        ownership: this.options.ownership,
         retryMs: this.options.leaseRetryMs ?? this.options.tickMs ?? 1_000,
         signal,
         stopping: () => this.stopping,
-        ...(this.options.log ? { log: this.options.log } : {}),
-      });
-      if (!lease) return this.state;
-      this.lease = lease;
-      const onLost = (): void => {
-        this.leaseLost = true;
-        this.stopping = true;
-        this.options.log?.('rollout lease lost: this engine stops and appends nothing more', { rolloutId });
-      };
-      lease.lost.addEventListener('abort', onLost, { once: true });
-      if (lease.lost.aborted) onLost();
-      try {
+        onLost: () => {
+          this.leaseLost = true;
+          this.stopping = true;
+          this.options.log?.('rollout lease lost: this engine stops and appends nothing more', { rolloutId });
+        },
+        standingBy: () => this.state,
+        log: this.options.log,
+      },
+      async (lease) => {
+        this.lease = lease;
         await this.load();
         while (!signal?.aborted && !this.stopping) {
           await this.tick();
@@ -126,13 +127,8 @@ export class RolloutEngine {
         this.stopping = true;
         await Promise.allSettled([...this.workers.values()]);
         return this.state;
-      } finally {
-        lease.lost.removeEventListener('abort', onLost);
-        await lease.release();
-      }
-    } finally {
-      if (!this.options.ownership) await ownership.close();
-    }
+      },
+    );
   }
 
   /** Appends only while this engine holds the rollout: one that lost its lease must not write beside the next owner. */

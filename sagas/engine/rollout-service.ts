@@ -1,11 +1,13 @@
 /**
  * Rollout commands as operators issue them: preview (appends nothing), request (freezes the plan), approve, pause,
  * resume, abort, tighten the cap, and the node verbs. Each is one event with the actor who asked and a reason, and
- * each may carry the rollout revision (stream version) the operator saw: a stale one is refused.
+ * each may carry the rollout revision (stream version) the operator saw: a stale one is refused. Decided by
+ * `rolloutCommandDecider` / `provisionCommandDecider` (pure) and run by `handleCommand`; this file maps refusals to
+ * `SagaError` and reads what the deciders need from other streams (a node's registration).
  */
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import { assertNever, isEventOf, type Actor } from '../../events/index.js';
+import { isEventOf, type Actor } from '../../events/index.js';
 import { firmwareOfComponent, rolloutCandidateRows } from '../../projections/index.js';
 import type { EventStore } from '../../src/ledger/index.js';
 import type { ReadModelDatabase } from '../../projections/index.js';
@@ -13,8 +15,11 @@ import { planRollout, type Candidate, type RolloutPlan, type RolloutRequest } fr
 import { evolveRollout, initialRollout, outcomeCounts, rolloutStream, type RolloutState } from '../firmware-rollout/rollout-evolve.js';
 import { stepStream } from '../firmware-rollout/step-evolve.js';
 import { provisionStream, type ProvisionState } from '../provisioning/provision-evolve.js';
-import { loadProvision } from './provisioning-engine.js';
-import { loadStepState } from './step-driver.js';
+import { rolloutCommandDecider, stepActionDecider, type RolloutOperatorCommand, type RolloutVerb } from '../firmware-rollout/rollout-verb-decide.js';
+import { provisionCommandDecider, type ProvisionCommand, type ProvisionResumeStage } from '../provisioning/provision-verb-decide.js';
+import { handleCommand } from './handle-command.js';
+
+export type { RolloutVerb } from '../firmware-rollout/rollout-verb-decide.js';
 
 export class SagaError extends Error {
   constructor(
@@ -73,79 +78,25 @@ export async function loadRollout(store: EventStore, rolloutId: string): Promise
   return state;
 }
 
-export async function requestRollout(store: EventStore, rolloutId: string, plan: RolloutPlan, actor: Actor): Promise<void> {
-  if (plan.targets.length === 0) throw new SagaError('SAGA_INVALID_REQUEST', 'the selector matches no node that may be updated', { excluded: plan.excluded.length });
-  try {
-    await store.append(rolloutStream(rolloutId), [{ type: 'RolloutPlanned', data: { rolloutId, plan }, actor }], { expectedVersion: 'no_stream' });
-  } catch (error) {
-    if ((error as { code?: string }).code === 'LEDGER_WRONG_EXPECTED_VERSION') throw new SagaError('SAGA_EXISTS', `rollout ${rolloutId} already exists`, { rolloutId });
-    throw error;
-  }
+/** Runs a rollout command through its decider and the engine shell; a refusal is thrown as a `SagaError`. */
+async function rolloutCommand(store: EventStore, rolloutId: string, command: RolloutOperatorCommand, actor: Actor): Promise<RolloutState> {
+  const outcome = await handleCommand(store, rolloutStream(rolloutId), rolloutCommandDecider(rolloutId), command, { actor });
+  if (outcome.kind === 'refused') throw new SagaError(outcome.refusal.code, outcome.refusal.message, outcome.refusal.details);
+  return outcome.state;
 }
 
-export type RolloutVerb =
-  | { verb: 'approve'; reason: string }
-  | { verb: 'pause'; reason: string }
-  | { verb: 'resume'; reason: string }
-  | { verb: 'abort'; reason: string }
-  | { verb: 'advance'; reason: string }
-  | { verb: 'tighten-cap'; cap: number; reason: string }
-  | { verb: 'node'; nodeId: string; action: 'retry' | 'skip' | 'release' | 'quarantine'; reason: string };
+export async function requestRollout(store: EventStore, rolloutId: string, plan: RolloutPlan, actor: Actor): Promise<void> {
+  await rolloutCommand(store, rolloutId, { verb: 'request', plan }, actor);
+}
 
 /** Applies one operator verb; refuses it (typed) when the rollout's state does not allow it or the revision is stale. */
 export async function applyRolloutVerb(store: EventStore, rolloutId: string, command: RolloutVerb, actor: Actor, expectedRevision?: number): Promise<RolloutState> {
-  const state = await loadRollout(store, rolloutId);
-  if (expectedRevision !== undefined && expectedRevision !== state.version) {
-    throw new SagaError('SAGA_STALE_REVISION', `rollout ${rolloutId} is at revision ${state.version}, not ${expectedRevision}`, { expected: expectedRevision, actual: state.version });
-  }
-  const refuse = (why: string): never => {
-    throw new SagaError('SAGA_INVALID_STATE', `cannot ${command.verb} rollout ${rolloutId}: ${why}`, { status: state.status });
-  };
-  const events: Array<{ type: string; data: unknown }> = [];
-  switch (command.verb) {
-    case 'approve':
-      if (state.status !== 'awaiting-approval') refuse(`it is ${state.status}`);
-      events.push({ type: 'RolloutApproved', data: { rolloutId, reason: command.reason } });
-      break;
-    case 'pause':
-      if (state.status !== 'running') refuse(`it is ${state.status}`);
-      events.push({ type: 'RolloutPaused', data: { rolloutId, reason: 'operator', detail: command.reason } });
-      break;
-    case 'resume':
-      if (state.status !== 'paused' && state.status !== 'halted') refuse(`it is ${state.status}`);
-      events.push({ type: 'RolloutResumed', data: { rolloutId, reason: command.reason, acknowledged: state.stopReason ?? 'none' } });
-      break;
-    case 'abort':
-      if (state.status === 'completed' || state.status === 'aborted') refuse(`it is already ${state.status}`);
-      events.push({ type: 'RolloutAborted', data: { rolloutId, reason: command.reason } });
-      break;
-    case 'advance': {
-      if (state.status !== 'running') refuse(`it is ${state.status}`);
-      const wave = state.currentWave;
-      if (state.gate.get(wave)?.verdict !== 'pass') refuse(`the gate after wave ${wave} has not passed`);
-      if (wave + 1 >= state.waveMembers.length) refuse('it is on its last wave');
-      events.push({ type: 'WaveAdvanced', data: { rolloutId, from: wave, to: wave + 1, by: 'operator' } });
-      break;
-    }
-    case 'tighten-cap':
-      if (command.cap >= state.cap) refuse(`a cap is only tightened live (now ${state.cap}, asked ${command.cap}); loosening needs a new plan`);
-      events.push({ type: 'RolloutCapTightened', data: { rolloutId, cap: command.cap, previous: state.cap, reason: command.reason } });
-      break;
-    case 'node': {
-      if (!state.targets.has(command.nodeId)) throw new SagaError('SAGA_NOT_FOUND', `node ${command.nodeId} is not a target of rollout ${rolloutId}`, { nodeId: command.nodeId });
-      events.push({ type: 'NodeVerbApplied', data: { rolloutId, nodeId: command.nodeId, verb: command.action, reason: command.reason } });
-      break;
-    }
-    default:
-      assertNever(command, 'rollout verb');
-  }
-  await store.append(rolloutStream(rolloutId), events.map((event) => ({ ...event, actor })), { expectedVersion: state.version });
+  const state = await rolloutCommand(store, rolloutId, { ...command, ...(expectedRevision !== undefined ? { expectedRevision } : {}) }, actor);
+  // A node already dispatched hears the verb on its step stream too (its step decider acts on it).
   if (command.verb === 'node' && state.dispatched.has(command.nodeId)) {
-    const stream = stepStream(rolloutId, command.nodeId);
-    const step = await loadStepState(store, rolloutId, command.nodeId);
-    await store.append(stream, [{ type: 'StepOperatorAction', data: { verb: command.action, reason: command.reason }, actor }], { expectedVersion: step.version === 0 ? 'no_stream' : step.version });
+    await handleCommand(store, stepStream(rolloutId, command.nodeId), stepActionDecider, { verb: command.action, reason: command.reason }, { actor });
   }
-  return loadRollout(store, rolloutId);
+  return state;
 }
 
 /** The status view: counts per outcome, waves, nodes in flight, holds. */
@@ -200,29 +151,22 @@ export async function startProvisioning(store: EventStore, request: Provisioning
     burnInMs: request.burnInMs,
     burnInIntervalMs: request.burnInIntervalMs ?? 60_000,
   };
-  try {
-    await store.append(provisionStream(request.nodeId), [{ type: 'ProvisioningStarted', data, actor }], { expectedVersion: 'no_stream' });
-  } catch (error) {
-    if ((error as { code?: string }).code === 'LEDGER_WRONG_EXPECTED_VERSION') throw new SagaError('SAGA_EXISTS', `node ${request.nodeId} is already being provisioned`, { nodeId: request.nodeId });
-    throw error;
-  }
-  return loadProvision(store, request.nodeId);
+  return provisionCommand(store, request.nodeId, { verb: 'start', spec: data }, actor);
 }
 
-export async function releaseQuarantine(store: EventStore, nodeId: string, resumeAt: 'registering' | 'inventorying' | 'validating' | 'baselining' | 'burn-in', reason: string, actor: Actor): Promise<ProvisionState> {
-  const state = await loadProvision(store, nodeId);
-  if (state.stage === 'none') throw new SagaError('SAGA_NOT_FOUND', `node ${nodeId} is not being provisioned`, { nodeId });
-  if (state.stage !== 'quarantined') throw new SagaError('SAGA_INVALID_STATE', `node ${nodeId} is ${state.stage}, not quarantined`, { status: state.stage });
-  await store.append(provisionStream(nodeId), [{ type: 'QuarantineReleased', data: { nodeId, resumeAt, reason }, actor }], { expectedVersion: state.version });
-  return loadProvision(store, nodeId);
+/** Runs a provisioning command through its decider and the engine shell; a refusal is thrown as a `SagaError`. */
+async function provisionCommand(store: EventStore, nodeId: string, command: ProvisionCommand, actor: Actor): Promise<ProvisionState> {
+  const outcome = await handleCommand(store, provisionStream(nodeId), provisionCommandDecider(nodeId), command, { actor });
+  if (outcome.kind === 'refused') throw new SagaError(outcome.refusal.code, outcome.refusal.message, outcome.refusal.details);
+  return outcome.state;
+}
+
+export async function releaseQuarantine(store: EventStore, nodeId: string, resumeAt: ProvisionResumeStage, reason: string, actor: Actor): Promise<ProvisionState> {
+  return provisionCommand(store, nodeId, { verb: 'release', resumeAt, reason }, actor);
 }
 
 export async function abandonProvisioning(store: EventStore, nodeId: string, reason: string, actor: Actor): Promise<ProvisionState> {
-  const state = await loadProvision(store, nodeId);
-  if (state.stage === 'none') throw new SagaError('SAGA_NOT_FOUND', `node ${nodeId} is not being provisioned`, { nodeId });
-  if (state.stage === 'ready' || state.stage === 'abandoned') throw new SagaError('SAGA_INVALID_STATE', `node ${nodeId} is already ${state.stage}`, { status: state.stage });
-  await store.append(provisionStream(nodeId), [{ type: 'ProvisioningAbandoned', data: { nodeId, reason }, actor }], { expectedVersion: state.version });
-  return loadProvision(store, nodeId);
+  return provisionCommand(store, nodeId, { verb: 'abandon', reason }, actor);
 }
 
 export function provisionSummary(state: ProvisionState): Record<string, unknown> {

@@ -91,12 +91,44 @@ describe('operator intents over HTTP', () => {
       ['uncordon', { reason: 'done' }, 'NodeUncordoned'],
       ['decommission', { reason: 'end of life' }, 'NodeDecommissioned'],
     ];
+    // A latch to clear (the poller records it): clearing none would record nothing.
+    await h.store.append('node-dc1-r01-n01', [{ type: 'LockoutLatched', data: { nodeId: 'dc1-r01-n01', cause: 'DRIVER_AUTH', credentialFingerprint: 'f1', at: '2026-03-02T08:00:00Z' }, actor: { kind: 'system', id: 'poller' } }]);
     for (const [path, payload, type] of cases) {
       const response = await h.app.inject({ method: 'POST', url: `/v1/nodes/dc1-r01-n01/${path}`, headers: bearer('operator'), payload });
       expect(response.statusCode, path).toBe(201);
       const [event] = await h.store.readAll({ fromPosition: response.json().position, limit: 1 });
       expect(event).toMatchObject({ type, stream: 'node-dc1-r01-n01', data: { nodeId: 'dc1-r01-n01' } });
     }
+  });
+
+  it('cordoning a cordoned node records nothing and answers 200 with the existing position', async () => {
+    await h.app.inject({ method: 'POST', url: '/v1/nodes', headers: bearer('operator'), payload: registration('dc1-r01-n30') });
+    const cordon = () => h.app.inject({ method: 'POST', url: '/v1/nodes/dc1-r01-n30/cordon', headers: bearer('operator'), payload: { reason: 'drain' } });
+    const first = await cordon();
+    expect(first.statusCode).toBe(201);
+    expect(first.json()).toMatchObject({ unchanged: false });
+    const head = await h.head();
+    const again = await cordon();
+    expect(again.statusCode).toBe(200);
+    expect(again.json()).toEqual({ position: first.json().position, stream: 'node-dc1-r01-n30', streamVersion: first.json().streamVersion, idempotentReplay: false, unchanged: true });
+    expect(await h.head()).toBe(head);
+  });
+
+  it('clearing a latch that is not there, uncordoning an uncordoned node and setting the same window again record nothing', async () => {
+    const registered = await h.app.inject({ method: 'POST', url: '/v1/nodes', headers: bearer('operator'), payload: registration('dc1-r01-n31') });
+    const head = await h.head();
+    const clear = await h.app.inject({ method: 'POST', url: '/v1/nodes/dc1-r01-n31/clear-latch', headers: bearer('operator'), payload: { reason: 'just in case' } });
+    expect(clear.statusCode).toBe(200);
+    expect(clear.json()).toMatchObject({ unchanged: true, position: registered.json().position });
+    const uncordon = await h.app.inject({ method: 'POST', url: '/v1/nodes/dc1-r01-n31/uncordon', headers: bearer('operator'), payload: {} });
+    expect(uncordon.json()).toMatchObject({ unchanged: true, position: registered.json().position });
+    expect(await h.head()).toBe(head);
+    const window = { from: '2026-03-02T09:00:00Z', until: '2026-03-02T10:00:00Z', reason: 'swap PSU' };
+    const set = await h.app.inject({ method: 'POST', url: '/v1/nodes/dc1-r01-n31/maintenance', headers: bearer('operator'), payload: window });
+    expect(set.statusCode).toBe(201);
+    const same = await h.app.inject({ method: 'POST', url: '/v1/nodes/dc1-r01-n31/maintenance', headers: bearer('operator'), payload: { ...window, reason: 'again' } });
+    expect(same.statusCode).toBe(200);
+    expect(same.json()).toMatchObject({ unchanged: true, position: set.json().position });
   });
 
   it('an intent about a node nobody registered or declared is 404 and writes nothing', async () => {

@@ -126,4 +126,17 @@ describe('analyst queries over HTTP', () => {
     const alarm = await h.app.inject({ method: 'GET', url: `/v1/alarms/${encodeURIComponent(alarmId)}`, headers: bearer('analyst') });
     expect(alarm.json()).toMatchObject({ alarmId, acknowledgedBy: 'alice' });
   });
+
+  it('acknowledging an acknowledged alarm records nothing and answers 200 with the acknowledgement position', async () => {
+    const alarms = (await h.app.inject({ method: 'GET', url: '/v1/alarms?includeFolded=true', headers: bearer('analyst') })).json().items;
+    const alarmId = alarms[0].alarmId as string;
+    const ack = () => h.app.inject({ method: 'POST', url: `/v1/alarms/${encodeURIComponent(alarmId)}/ack`, headers: bearer('operator'), payload: { note: 'seen' } });
+    const first = await ack();
+    expect([200, 201]).toContain(first.statusCode); // the test above may have acknowledged it already
+    const head = await h.head();
+    const again = await ack();
+    expect(again.statusCode).toBe(200);
+    expect(again.json()).toMatchObject({ unchanged: true, idempotentReplay: false, position: first.json().position, stream: first.json().stream });
+    expect(await h.head()).toBe(head);
+  });
 });

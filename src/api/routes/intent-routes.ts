@@ -1,7 +1,12 @@
 /**
- * Operator intents: each validated, recorded as one event with the principal who asked, and answered with
- * its position. An `Idempotency-Key` makes a retry return the original position (the event id derives from
- * principal, key and route, and the store's idempotent append writes nothing the second time).
+ * Operator intents: each validated, decided from the state of its stream, and answered with a position.
+ *
+ * Node intents and alarm acknowledgements go through their deciders (`nodeDecider`, `alarmAckDecider`) and the one
+ * engine shell (`handleCommand`): an intent that changes something records one event with the principal who asked
+ * (`201`); one that changes nothing (cordon a cordoned node, clear a latch that is not there, ack an acked alarm)
+ * records nothing and is answered `200` with `unchanged: true` and the position since which things have been so.
+ * An `Idempotency-Key` makes a retry return the original position (the event id derives from principal, key and
+ * route, and the store's idempotent append writes nothing the second time).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -11,59 +16,101 @@ import {
   instantSchema,
   nodeIdSchema,
   siteIdSchema,
+  type FleetEvent,
   type ProposedEvent,
 } from '../../../events/index.js';
 import { appendEbom } from '../../ebom/index.js';
-import { isLedgerError, nameUuid, type ExpectedVersion } from '../../ledger/index.js';
+import { nameUuid, type ExpectedVersion } from '../../ledger/index.js';
 
 import { alarmById } from '../../../projections/index.js';
+import { alarmAckDecider, eventOfNodeIntent, handleCommand, nodeDecider, nodeStream, type CommandOutcome, type Decider, type NodeIntent } from '../../../sagas/index.js';
 import { ApiError } from '../api-error.js';
 import { bodyCaps } from '../body-caps.js';
 import { intentRoles, type ApiContext, type ZodApp } from '../api-context.js';
 import { alarmStream, appendRefusal } from '../authorization-policy.js';
 
 
-export const intentResult = z.object({ position: z.number().int(), stream: z.string(), streamVersion: z.number().int(), idempotentReplay: z.boolean() });
+export const intentResult = z.object({
+  position: z.number().int(),
+  stream: z.string(),
+  streamVersion: z.number().int(),
+  idempotentReplay: z.boolean(),
+  /** True when the intent changed nothing and nothing was recorded: `position` is where things came to be so. */
+  unchanged: z.boolean(),
+});
+type IntentResult = z.output<typeof intentResult>;
 const idempotencyHeaders = z.object({ 'idempotency-key': z.string().min(1).max(200).optional().describe('retrying with the same key returns the original position') });
 const nodeParams = z.object({ nodeId: nodeIdSchema });
 const reason = z.string().min(1).max(500);
 const access = { access: { roles: intentRoles } };
-/** 201 when recorded now, 200 when an Idempotency-Key repeats a request already recorded. */
+/** 201 when recorded now; 200 when an Idempotency-Key repeats a request already recorded, or nothing changed. */
 const intentResponses = { 200: intentResult, 201: intentResult };
 
-/** Appends one intent event for the caller and answers `{ position, stream, streamVersion }`. */
-async function recordIntent(
-  ctx: ApiContext,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  stream: string,
-  event: { type: string; data: unknown },
-  expectedVersion: ExpectedVersion = 'any',
-): Promise<z.output<typeof intentResult>> {
+/** The principal's event for this request, with the event id its Idempotency-Key derives (if any). */
+function proposedIntent(request: FastifyRequest, stream: string, event: { type: string; data: unknown }): ProposedEvent {
   const principal = request.principal!;
   // The route derives the stream itself; asking the policy anyway keeps one answer for every door.
   const refusal = appendRefusal({ principal, type: event.type, stream, data: event.data });
   if (refusal) throw refusal;
   const key = request.headers['idempotency-key'];
   const path = request.url.split('?')[0];
-  const proposed: ProposedEvent = {
+  return {
     ...(typeof key === 'string' ? { eventId: nameUuid(`${principal.id}\u0000${key}\u0000${request.method} ${path}`) } : {}),
     type: event.type,
     data: event.data,
     actor: { kind: 'operator', id: principal.id, role: principal.role },
   };
-  try {
-    const result = await ctx.timeAppend(() => ctx.store.append(stream, [proposed], { expectedVersion }));
-    reply.code(result.idempotentReplay ? 200 : 201);
-    return { position: result.positions[0]!, stream, streamVersion: result.nextExpectedVersion, idempotentReplay: result.idempotentReplay };
-  } catch (error) {
-    // An intent about a node nobody registered or declared is a missing resource, not a version race.
-    if (expectedVersion === 'stream_exists' && isLedgerError(error) && error.code === 'LEDGER_WRONG_EXPECTED_VERSION' && error.details.actual === -1) {
-      throw new ApiError('API_NOT_FOUND', { resource: 'stream', id: stream }, `${stream} has no events: register or declare the node first`);
-    }
-    throw error;
+}
+
+/** Appends one intent event for the caller, undecided (registration, topology), and answers its position. */
+async function recordIntent(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply, stream: string, event: { type: string; data: unknown }, expectedVersion: ExpectedVersion = 'any'): Promise<IntentResult> {
+  const proposed = proposedIntent(request, stream, event);
+  const result = await ctx.timeAppend(() => ctx.store.append(stream, [proposed], { expectedVersion }));
+  reply.code(result.idempotentReplay ? 200 : 201);
+  return { position: result.positions[0]!, stream, streamVersion: result.nextExpectedVersion, idempotentReplay: result.idempotentReplay, unchanged: false };
+}
+
+/**
+ * Decides one intent on its stream and records the decision. `event` is what the intent records when it changes
+ * something: the policy judges it either way, and a retry under an Idempotency-Key already recorded is answered by the
+ * store as before (the original position, or a conflict when the body differs), not decided again.
+ */
+async function decideIntent<Command, State, Refusal>(
+  ctx: ApiContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  stream: string,
+  decider: Decider<Command, FleetEvent, State, Refusal>,
+  command: Command,
+  event: { type: string; data: unknown },
+  refused: (refusal: Refusal) => never,
+): Promise<IntentResult> {
+  const proposed = proposedIntent(request, stream, event);
+  if (proposed.eventId !== undefined) {
+    const recorded = (await ctx.store.readStreamToEnd(stream)).some((existing) => existing.eventId === proposed.eventId);
+    if (recorded) return recordIntent(ctx, request, reply, stream, event);
+  }
+  const outcome: CommandOutcome<State, Refusal> = await handleCommand(ctx.store, stream, decider, command, {
+    actor: proposed.actor,
+    eventId: () => proposed.eventId,
+    append: (name, events, expectedVersion) => ctx.timeAppend(() => ctx.store.append(name, events, { expectedVersion })),
+  });
+  switch (outcome.kind) {
+    case 'recorded':
+      reply.code(outcome.idempotentReplay ? 200 : 201);
+      return { position: outcome.positions[0]!, stream, streamVersion: outcome.streamVersion, idempotentReplay: outcome.idempotentReplay, unchanged: false };
+    case 'unchanged':
+      reply.code(200);
+      return { position: outcome.position, stream, streamVersion: outcome.streamVersion, idempotentReplay: false, unchanged: true };
+    case 'refused':
+      return refused(outcome.refusal);
   }
 }
+
+/** An intent about a node nobody registered or declared is a missing resource. */
+const nodeUnknown = (refusal: { nodeId: string }): never => {
+  throw new ApiError('API_NOT_FOUND', { resource: 'stream', id: nodeStream(refusal.nodeId) }, `${nodeStream(refusal.nodeId)} has no events: register or declare the node first`);
+};
 
 const observationTypes = driverObservationEvents.map((d) => d.type) as [string, ...string[]];
 
@@ -82,7 +129,7 @@ export function intentRoutes(app: ZodApp, ctx: ApiContext): void {
     handler: (request, reply) => recordIntent(ctx, request, reply, `node-${request.body.nodeId}`, { type: 'NodeRegistered', data: request.body }),
   });
 
-  const simple: Array<{ path: string; type: string; reasonRequired: boolean; summary: string }> = [
+  const simple: Array<{ path: Exclude<NodeIntent['intent'], 'set-maintenance'>; type: string; reasonRequired: boolean; summary: string }> = [
     { path: 'decommission', type: 'NodeDecommissioned', reasonRequired: true, summary: 'the node leaves the fleet' },
     { path: 'cordon', type: 'NodeCordoned', reasonRequired: true, summary: 'no new work on the node' },
     { path: 'uncordon', type: 'NodeUncordoned', reasonRequired: false, summary: 'the node may receive work again' },
@@ -95,15 +142,16 @@ export function intentRoutes(app: ZodApp, ctx: ApiContext): void {
       config: access,
       schema: {
         tags,
-        summary: `${intent.summary} (${intent.type})`,
+        summary: `${intent.summary} (${intent.type}; nothing recorded when it changes nothing)`,
         params: nodeParams,
         headers: idempotencyHeaders,
         response: intentResponses,
         body: z.object({ reason: intent.reasonRequired ? reason : reason.optional() }),
       },
       handler: (request, reply) => {
-        const data = { nodeId: request.params.nodeId, ...(request.body.reason !== undefined ? { reason: request.body.reason } : {}) };
-        return recordIntent(ctx, request, reply, `node-${request.params.nodeId}`, { type: intent.type, data }, 'stream_exists');
+        // The schema requires a reason exactly where the event does, so the command is the event's shape.
+        const command = { intent: intent.path, nodeId: request.params.nodeId, ...(request.body.reason !== undefined ? { reason: request.body.reason } : {}) } as NodeIntent;
+        return decideIntent(ctx, request, reply, nodeStream(request.params.nodeId), nodeDecider, command, eventOfNodeIntent(command), nodeUnknown);
       },
     });
   }
@@ -112,14 +160,16 @@ export function intentRoutes(app: ZodApp, ctx: ApiContext): void {
     config: access,
     schema: {
       tags,
-      summary: 'set a maintenance window (MaintenanceWindowSet)',
+      summary: 'set a maintenance window (MaintenanceWindowSet; nothing recorded when the same window is set)',
       params: nodeParams,
       headers: idempotencyHeaders,
       response: intentResponses,
       body: z.object({ from: instantSchema, until: instantSchema, reason }).refine((w) => Date.parse(w.until) > Date.parse(w.from), { path: ['until'], message: 'must be after from' }),
     },
-    handler: (request, reply) =>
-      recordIntent(ctx, request, reply, `node-${request.params.nodeId}`, { type: 'MaintenanceWindowSet', data: { nodeId: request.params.nodeId, ...request.body } }, 'stream_exists'),
+    handler: (request, reply) => {
+      const command: NodeIntent = { intent: 'set-maintenance', nodeId: request.params.nodeId, ...request.body };
+      return decideIntent(ctx, request, reply, nodeStream(request.params.nodeId), nodeDecider, command, eventOfNodeIntent(command), nodeUnknown);
+    },
   });
 
   app.post('/v1/racks/:rack/topology', {
@@ -140,7 +190,7 @@ export function intentRoutes(app: ZodApp, ctx: ApiContext): void {
     config: access,
     schema: {
       tags,
-      summary: 'acknowledge an alarm (AlarmAcknowledged)',
+      summary: 'acknowledge an alarm (AlarmAcknowledged; nothing recorded when it is already acknowledged)',
       params: z.object({ alarmId: z.string().min(1).max(200) }),
       headers: idempotencyHeaders,
       response: intentResponses,
@@ -150,7 +200,8 @@ export function intentRoutes(app: ZodApp, ctx: ApiContext): void {
       const alarm = await alarmById(ctx.db, request.params.alarmId);
       if (!alarm) throw new ApiError('API_NOT_FOUND', { resource: 'alarm', id: request.params.alarmId }, `no alarm ${request.params.alarmId}`);
       const data = { alarmId: request.params.alarmId, ...(request.body.note !== undefined ? { note: request.body.note } : {}) };
-      return recordIntent(ctx, request, reply, alarmStream(request.params.alarmId), { type: 'AlarmAcknowledged', data });
+      const command = { ...data, openedAt: alarm.openedAt.getTime() };
+      return decideIntent(ctx, request, reply, alarmStream(request.params.alarmId), alarmAckDecider, command, { type: 'AlarmAcknowledged', data }, (refusal: never) => refusal);
     },
   });
 

@@ -41,7 +41,11 @@ export function run(argv: string[]): Promise<number> {
           body: values.note ? { note: values.note } : {},
           ...(values['idempotency-key'] ? { headers: { 'idempotency-key': values['idempotency-key'] } } : {}),
         });
-        output(connection, answer, () => `acknowledged ${alarmId}: position ${answer.position}${answer.idempotentReplay ? ' (already recorded)' : ''}\n`);
+        output(connection, answer, () =>
+          answer.unchanged === true
+            ? `${alarmId} already acknowledged (position ${answer.position}): nothing recorded\n`
+            : `acknowledged ${alarmId}: position ${answer.position}${answer.idempotentReplay ? ' (already recorded)' : ''}\n`,
+        );
         return exitCodes.ok;
       }
       default:

@@ -58,8 +58,13 @@ function need(value: string | undefined, name: string): string {
   return value;
 }
 
-function printIntent(connection: ApiConnection, answer: { position: number; stream: string; streamVersion: number; idempotentReplay: boolean }, what: string): number {
-  output(connection, answer, () => `${what}: recorded at position ${answer.position} (${answer.stream} v${answer.streamVersion})${answer.idempotentReplay ? ', already recorded before' : ''}\n`);
+function printIntent(connection: ApiConnection, answer: { position: number; stream: string; streamVersion: number; idempotentReplay: boolean; unchanged?: boolean }, what: string): number {
+  // An intent that changed nothing is said so, as `kubectl cordon` says "already cordoned".
+  output(connection, answer, () =>
+    answer.unchanged === true
+      ? `${what}: already so since position ${answer.position} (${answer.stream} v${answer.streamVersion}): nothing recorded\n`
+      : `${what}: recorded at position ${answer.position} (${answer.stream} v${answer.streamVersion})${answer.idempotentReplay ? ', already recorded before' : ''}\n`,
+  );
   return exitCodes.ok;
 }
 
