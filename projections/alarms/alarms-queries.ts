@@ -62,19 +62,19 @@ export async function alarmsOfNode(db: Kysely<AlarmsTables>, nodeId: string): Pr
 }
 
 /** Open top-level alarms counted by kind (node alarms folded under a root cause are not counted). */
-export async function openAlarmCountsByKind(db: Kysely<any>): Promise<Array<{ kind: string; n: number }>> {
+export async function openAlarmCountsByKind<DB>(db: Kysely<DB>): Promise<Array<{ kind: string; n: number }>> {
   const rows = await sql<{ kind: string; n: number }>`SELECT kind, count(*)::int AS n FROM alarms WHERE status = 'open' AND parent_id IS NULL GROUP BY kind`.execute(db);
   return rows.rows;
 }
 
 /** How many open alarms (folded or not) name one of the given nodes. */
-export async function openAlarmCountOf(db: Kysely<any>, nodeIds: readonly string[]): Promise<number> {
+export async function openAlarmCountOf<DB>(db: Kysely<DB>, nodeIds: readonly string[]): Promise<number> {
   const rows = await sql<{ n: string }>`SELECT count(*) AS n FROM alarms WHERE status = 'open' AND node_id = ANY(${[...nodeIds]})`.execute(db);
   return Number(rows.rows[0]?.n ?? 0);
 }
 
 /** Up to `limit` open alarms of one node, kind and summary only (in no particular order). */
-export async function openAlarmLinesOf(db: Kysely<any>, nodeId: string, limit: number): Promise<Array<{ kind: string; summary: string }>> {
+export async function openAlarmLinesOf<DB>(db: Kysely<DB>, nodeId: string, limit: number): Promise<Array<{ kind: string; summary: string }>> {
   const rows = await sql<{ kind: string; summary: string }>`SELECT kind, summary FROM alarms WHERE status = 'open' AND node_id = ${nodeId} LIMIT ${limit}`.execute(db);
   return rows.rows;
 }

@@ -113,7 +113,7 @@ export interface RolloutCandidateRow {
 }
 
 /** Every node of the topology, with its rack's feeds, its inventory and its liveness state (null where unknown). */
-export async function rolloutCandidateRows(db: Kysely<any>): Promise<RolloutCandidateRow[]> {
+export async function rolloutCandidateRows<DB>(db: Kysely<DB>): Promise<RolloutCandidateRow[]> {
   const rows = await sql<RolloutCandidateRow>`
     SELECT t.node_id, t.site, t.rack, r.pdus, r.tors, r.cdu, i.manufacturer, i.model, i.bmc_firmware, l.state
       FROM topology_nodes t

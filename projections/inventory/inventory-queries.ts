@@ -85,7 +85,7 @@ export async function inventoryNodeRows(db: Kysely<any>, filter: { after: string
 }
 
 /** Every node's observed version of the components whose name contains `component` (case-insensitive). */
-export async function firmwareOfComponent(db: Kysely<any>, component: string): Promise<Array<{ node_id: string; version: string; updateable: boolean | null }>> {
+export async function firmwareOfComponent<DB>(db: Kysely<DB>, component: string): Promise<Array<{ node_id: string; version: string; updateable: boolean | null }>> {
   const rows = await sql<{ node_id: string; version: string; updateable: boolean | null }>`
     SELECT node_id, version, updateable FROM inventory_firmware WHERE component ILIKE ${`%${component}%`}`.execute(db);
   return rows.rows;

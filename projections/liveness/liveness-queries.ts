@@ -120,7 +120,7 @@ export async function livenessNodeRows(db: Kysely<any>, filter: LivenessPageFilt
 }
 
 /** The liveness state of each of the given nodes that the read model knows. */
-export async function livenessStatesOf(db: Kysely<any>, nodeIds: readonly string[]): Promise<Map<string, string>> {
+export async function livenessStatesOf<DB>(db: Kysely<DB>, nodeIds: readonly string[]): Promise<Map<string, string>> {
   const rows = await sql<{ node_id: string; state: string }>`SELECT node_id, state FROM liveness_nodes WHERE node_id = ANY(${nodeIds})`.execute(db);
   return new Map(rows.rows.map((row) => [row.node_id, row.state]));
 }
