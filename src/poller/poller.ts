@@ -1,14 +1,23 @@
 import { createHash } from 'node:crypto';
 import { assertNever, eventGuard, type PollOutcomeKind, type RecordedEvent } from '../../events/index.js';
-import { changedObservations, DriverError, isExpandQuery, storableValue, type ReadValidators } from '../drivers/index.js';
-import { nameUuid, type EventStore, type ProposedEvent } from '../ledger/index.js';
+import { changedObservations, DriverError, storableValue, type ReadValidators } from '../drivers/index.js';
+import { nameUuid, type ProposedEvent } from '../ledger/index.js';
 import { DueQueue } from './due-queue.js';
+import { isFenced, isStaleEpoch } from './lease-errors.js';
 import { OutcomeRecorder } from './outcome-recorder.js';
 import { defaultPollPolicy, type PollPolicy } from './poll-policy.js';
-import { credentialRefusal, pollAddress, pollProtocols, pollWorks, type PollProtocol, type Credential, type CredentialProvider, type PollTarget, type PollWork } from './poll-target.js';
+import { credentialRefusal, pollAddress, pollProtocols, pollWorks, type Credential, type PollTarget, type PollWork } from './poll-target.js';
+import type { PollerOptions } from './poller-options.js';
+import { failureBucket, failureBucketNames, worstTargetsShown, type FailureBucket, type PollerStats } from './poller-stats.js';
 import { recordedObservationHashes } from './recorded-observations.js';
 import { conditionalWorks, ProtocolVisitor, type Visitor, type VisitResult } from './redfish-visitor.js';
+import type { ActiveShard, TargetState } from './target-state.js';
+import { expandedRequestTimedOut, visitBoundMs } from './visit-bound.js';
 import { latchesCredentials, outcomeOfError, retryWithinVisit } from './visit-outcome.js';
+
+export type { PollerCluster, PollerOptions } from './poller-options.js';
+export { failureBucketNames, worstTargetsShown, type FailureBucket, type PollerStats } from './poller-stats.js';
+export { visitBoundMs } from './visit-bound.js';
 
 /** The intents that change what the poller polls (followed from the log). */
 const pollerIntentTypes = ['NodeRegistered', 'NodeDecommissioned', 'MaintenanceWindowSet', 'LockoutLatched', 'LockoutLatchCleared'] as const;
@@ -17,167 +26,8 @@ const isPollerIntent = eventGuard(pollerIntentTypes);
 /** Distinct path lists kept for sharing (`#pathLists`); a fleet of more shapes than this keeps the rest per BMC. */
 const maxPathLists = 2_000;
 
-export interface PollerOptions {
-  store: EventStore;
-  credentials: CredentialProvider;
-  policy?: Partial<PollPolicy>;
-  visitor?: Visitor;
-  /** Milliseconds since the epoch; injected so tests and replays control time. */
-  clock?: () => number;
-  random?: () => number;
-  log?: (message: string, fields?: Record<string, unknown>) => void;
-  /** Most poll outcomes kept while the ledger cannot take them (default 1,000,000, about 60 MB). */
-  maxPendingOutcomes?: number;
-  /**
-   * Sites whose BMCs may be reached over plain http (`*`: every site). Elsewhere a credential goes over https only.
-   * Either way it goes only to the endpoints it is bound to (`Credential.endpoints`).
-   */
-  plainHttpSites?: readonly string[];
-  /** Called for every recorded outcome (metrics, benchmarks). */
-  onOutcome?: (nodeId: string, work: PollWork, outcome: PollOutcomeKind, latencyMs: number, at: number) => void;
-  /**
-   * Cluster mode (several processes on one database): the poller visits only the BMCs of the shards it was given
-   * (`activateShard`), under that shard's lease; every request is preceded by `mayRequest`, every outcome and
-   * observation carries the lease (the ledger refuses a stale epoch), and a refused append gives the shard up.
-   */
-  cluster?: PollerCluster;
-}
-
-/** What the poller asks of its cluster membership (`ClusterMember` implements it). */
-export interface PollerCluster {
-  readonly processId: string;
-  shardOf(site: string, nodeId: string): string;
-  mayRequest(shard: string, epoch: number): boolean;
-  fenced(shard: string, epoch: number): void;
-}
-
-interface ActiveShard {
-  epoch: number;
-  controller: AbortController;
-  visits: Set<Promise<void>>;
-}
-
-function isFenced(error: unknown): boolean {
-  return (error as { code?: unknown } | undefined)?.code === 'DRIVER_FENCED';
-}
-
-function isStaleEpoch(error: unknown): boolean {
-  return (error as { code?: unknown } | undefined)?.code === 'LEDGER_STALE_EPOCH';
-}
-
-interface TargetState {
-  target: PollTarget;
-  /** Cluster mode: the shard of the target and the lease epoch its visits run under. */
-  shard?: string;
-  epoch?: number;
-  /** Bumped on every reschedule; queue entries with an older seq are stale and skipped. */
-  seq: number;
-  due: Record<PollWork, number>;
-  neverContacted: boolean;
-  /** A liveness check in flight. */
-  checking: boolean;
-  /** A heavy visit (health, inventory, firmware) in flight. */
-  reading: boolean;
-  consecutiveFailures: number;
-  /** The heavy works read at least once by this process (answered, changed or not). */
-  readOnce: Set<Exclude<PollWork, 'liveness'>>;
-  /** Consecutive heavy visits that failed: the wait before the next try of a work never read doubles with each. */
-  heavyFailures: number;
-  /** This BMC's firmware deadline, once a visit reading its firmware timed out: doubled, up to the visit's deadline. */
-  firmwareTimeoutMs?: number;
-  /** Read member by member from now on: a collection asked expanded (`$expand`) did not answer within its deadline. */
-  readPlain?: boolean;
-  /** Consecutive visits answered with a session-limit refusal: each doubles the wait. */
-  sessionLimitStreak: number;
-  latch: { fingerprint: string } | null;
-  observationHashes: Map<string, string>;
-  /** Whether `observationHashes` was read from the log (once per node and process, before its first append). */
-  observationsRecalled: boolean;
-  maintenanceUntil: number;
-  lastContactAt: number | null;
-  /** The ETag of the last liveness answer (sent as `If-None-Match`). */
-  livenessEtag?: string;
-  /** What kind of BMC this is (its service root, read at its first contact): orders first reads (`#firstReads`). */
-  model?: string;
-  /**
-   * The validators of the last full inventory-and-firmware read: the resources (a list shared by every BMC that
-   * served the same ones, `#pathLists`) and their ETags, one per line. About 1 KB per BMC.
-   */
-  readValidators?: { paths: readonly string[]; etags: string; askFirst?: string };
-}
-
-export interface PollerStats {
-  targets: number;
-  visits: number;
-  visitsInFlight: number;
-  latched: number;
-  circuitOpen: number;
-  outcomes: Record<PollOutcomeKind, number>;
-  observationsAppended: number;
-  outcomeBytesAppended: number;
-  /** Outcomes recorded but not yet in the log (the ledger unreachable): bounded by `maxPendingOutcomes`. */
-  pendingOutcomes: number;
-  /** Outcomes dropped because the ledger stayed unreachable past that budget. */
-  outcomesDropped: number;
-  /** Cluster mode: outcomes and observations the ledger refused because their shard had been taken over. */
-  appendsFenced: number;
-  /**
-   * Visits the poller stopped waiting for: still unsettled well past every deadline they were given (`visitBoundMs`).
-   * Each is recorded as a timeout and its slot given back, so one stuck visit never takes its BMC out of polling.
-   */
-  visitsAbandoned: number;
-  /** Lockout latches taken but not yet in the log (the ledger unreachable); retried at every flush. */
-  unrecordedLatches: number;
-  /** For each target contacted at least once, ms since its last successful contact (max and p99). */
-  sinceContactMaxMs: number;
-  /**
-   * Per-BMC health in a bounded form (a fixed number of values however large the fleet, so a metrics backend is not
-   * handed one series per BMC): targets by consecutive failed visits, in buckets...
-   */
-  failureBuckets: Record<FailureBucket, number>;
-  /** ...targets whose last visits met a full session table... */
-  sessionLimitedTargets: number;
-  /** ...targets whose credential was not sent (the address is not one it is bound to, or plain http)... */
-  credentialRefusedTargets: number;
-  /** ...and the few failing longest, by name, for an operator's first look (at most `worstTargetsShown`). */
-  worstTargets: Array<{ nodeId: string; site: string; consecutiveFailures: number; sessionLimitStreak: number }>;
-}
-
 /** What the API reads of a poller, on its thread or another (`ThreadedPoller`): metrics and the shards it polls. */
 export type PollerStatusSource = Pick<Poller, 'stats' | 'activeShards'>;
-
-/** The buckets of consecutive failed visits per target. */
-export const failureBucketNames = ['0', '1', '2-3', '4-7', '8+'] as const;
-export type FailureBucket = (typeof failureBucketNames)[number];
-
-function failureBucket(failures: number): FailureBucket {
-  return failures <= 0 ? '0' : failures === 1 ? '1' : failures <= 3 ? '2-3' : failures <= 7 ? '4-7' : '8+';
-}
-
-/** How many of the targets failing longest `stats()` names. */
-export const worstTargetsShown = 5;
-
-/**
- * The longest a visit can take when every deadline it was given holds, plus a margin: a liveness check's attempts
- * and the waits between them; a heavy read's total deadline and its logout.
- */
-/** A timeout of a request that asked for a collection expanded (`?$expand=`): its `url` detail names it. */
-function expandedRequestTimedOut(error: unknown): boolean {
-  if (!(error instanceof DriverError) || error.code !== 'DRIVER_TIMEOUT') return false;
-  const url = (error.details as { url?: unknown } | undefined)?.url;
-  return typeof url === 'string' && isExpandQuery(url);
-}
-
-export function visitBoundMs(policy: PollPolicy, works: readonly PollWork[]): number {
-  const margin = Math.min(10_000, 5 * policy.requestTimeoutMs);
-  if (works.every((work) => work === 'liveness')) {
-    let waits = 0;
-    for (let attempt = 1; attempt <= policy.maxRetries; attempt += 1) waits += policy.retryBaseMs * 2 ** (attempt - 1) * 1.5;
-    // Two deadlines per attempt: an IPMI check may try a second cipher suite after the first was refused.
-    return (policy.maxRetries + 1) * 2 * policy.requestTimeoutMs + waits + margin;
-  }
-  return policy.visitDeadlineMs + Math.max(policy.requestTimeoutMs, 2_000) + margin;
-}
 
 /** A short digest that tells credential versions apart without revealing anything of the secret. */
 export function credentialFingerprint(credentialRef: string, version: string): string {
