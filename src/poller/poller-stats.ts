@@ -1,4 +1,5 @@
 import type { PollOutcomeKind } from '../../events/index.js';
+import type { TargetState } from './target-state.js';
 
 export interface PollerStats {
   targets: number;
@@ -41,9 +42,37 @@ export interface PollerStats {
 export const failureBucketNames = ['0', '1', '2-3', '4-7', '8+'] as const;
 export type FailureBucket = (typeof failureBucketNames)[number];
 
-export function failureBucket(failures: number): FailureBucket {
+function failureBucket(failures: number): FailureBucket {
   return failures <= 0 ? '0' : failures === 1 ? '1' : failures <= 3 ? '2-3' : failures <= 7 ? '4-7' : '8+';
 }
 
 /** How many of the targets failing longest `stats()` names. */
 export const worstTargetsShown = 5;
+
+/** The per-target part of `PollerStats`: latches, open circuits, contact age and the bounded health figures. */
+export type TargetStats = Pick<PollerStats, 'latched' | 'circuitOpen' | 'sinceContactMaxMs' | 'failureBuckets' | 'sessionLimitedTargets' | 'worstTargets'>;
+
+export function targetStats(states: Iterable<TargetState>, now: number, breakerThreshold: number): TargetStats {
+  let latched = 0;
+  let circuitOpen = 0;
+  let sinceContactMaxMs = 0;
+  let sessionLimitedTargets = 0;
+  const failureBuckets = Object.fromEntries(failureBucketNames.map((name) => [name, 0])) as Record<FailureBucket, number>;
+  const worst: TargetState[] = [];
+  for (const state of states) {
+    if (state.latch) latched += 1;
+    if (state.consecutiveFailures >= breakerThreshold) circuitOpen += 1;
+    if (state.lastContactAt !== null) sinceContactMaxMs = Math.max(sinceContactMaxMs, now - state.lastContactAt);
+    failureBuckets[failureBucket(state.consecutiveFailures)] += 1;
+    if (state.sessionLimitStreak > 0) sessionLimitedTargets += 1;
+    if (state.consecutiveFailures > 0) {
+      // A bounded insertion: the list never holds more than `worstTargetsShown`.
+      const at = worst.findIndex((other) => other.consecutiveFailures < state.consecutiveFailures);
+      if (at >= 0) worst.splice(at, 0, state);
+      else worst.push(state);
+      if (worst.length > worstTargetsShown) worst.pop();
+    }
+  }
+  const worstTargets = worst.map((state) => ({ nodeId: state.target.nodeId, site: state.target.site, consecutiveFailures: state.consecutiveFailures, sessionLimitStreak: state.sessionLimitStreak }));
+  return { latched, circuitOpen, sinceContactMaxMs, failureBuckets, sessionLimitedTargets, worstTargets };
+}

@@ -1,38 +1,28 @@
-import { createHash } from 'node:crypto';
-import { assertNever, eventGuard, type PollOutcomeKind, type RecordedEvent } from '../../events/index.js';
-import { changedObservations, DriverError, storableValue, type ReadValidators } from '../drivers/index.js';
-import { nameUuid, type ProposedEvent } from '../ledger/index.js';
+import type { PollOutcomeKind } from '../../events/index.js';
+import { CredentialGate } from './credential-gate.js';
+import { credentialFingerprint, CredentialLatches } from './credential-latches.js';
 import { DueQueue } from './due-queue.js';
-import { isFenced, isStaleEpoch } from './lease-errors.js';
+import { isFenced } from './lease-errors.js';
+import { ObservationAppender } from './observation-appender.js';
 import { OutcomeRecorder } from './outcome-recorder.js';
 import { defaultPollPolicy, type PollPolicy } from './poll-policy.js';
-import { credentialRefusal, pollAddress, pollProtocols, pollWorks, type Credential, type PollTarget, type PollWork } from './poll-target.js';
+import { pollWorks, type PollTarget, type PollWork } from './poll-target.js';
+import { applyPollerIntent, pollerIntentTypes, type PollerIntentSink } from './poller-intents.js';
 import type { PollerOptions } from './poller-options.js';
-import { failureBucket, failureBucketNames, worstTargetsShown, type FailureBucket, type PollerStats } from './poller-stats.js';
-import { recordedObservationHashes } from './recorded-observations.js';
+import { targetStats, type PollerStats } from './poller-stats.js';
+import { validatorsOf, ValidatorKeeper } from './read-validators.js';
 import { conditionalWorks, ProtocolVisitor, type Visitor, type VisitResult } from './redfish-visitor.js';
-import type { ActiveShard, TargetState } from './target-state.js';
-import { expandedRequestTimedOut, visitBoundMs } from './visit-bound.js';
+import { leaseOf, type ActiveShard, type TargetState } from './target-state.js';
+import { boundedVisit, expandedRequestTimedOut, visitBoundMs } from './visit-bound.js';
 import { latchesCredentials, outcomeOfError, retryWithinVisit } from './visit-outcome.js';
 
+export { credentialFingerprint } from './credential-latches.js';
 export type { PollerCluster, PollerOptions } from './poller-options.js';
 export { failureBucketNames, worstTargetsShown, type FailureBucket, type PollerStats } from './poller-stats.js';
 export { visitBoundMs } from './visit-bound.js';
 
-/** The intents that change what the poller polls (followed from the log). */
-const pollerIntentTypes = ['NodeRegistered', 'NodeDecommissioned', 'MaintenanceWindowSet', 'LockoutLatched', 'LockoutLatchCleared'] as const;
-const isPollerIntent = eventGuard(pollerIntentTypes);
-
-/** Distinct path lists kept for sharing (`#pathLists`); a fleet of more shapes than this keeps the rest per BMC. */
-const maxPathLists = 2_000;
-
 /** What the API reads of a poller, on its thread or another (`ThreadedPoller`): metrics and the shards it polls. */
 export type PollerStatusSource = Pick<Poller, 'stats' | 'activeShards'>;
-
-/** A short digest that tells credential versions apart without revealing anything of the secret. */
-export function credentialFingerprint(credentialRef: string, version: string): string {
-  return createHash('sha256').update(`${credentialRef}\u0000${version}`).digest('hex').slice(0, 16);
-}
 
 /**
  * The per-target poll scheduler (architecture decision 2). Guarantees:
@@ -50,12 +40,11 @@ export function credentialFingerprint(credentialRef: string, version: string): s
 export class Poller {
   readonly #states = new Map<string, TargetState>();
   /** Lists of paths of conditional reads, shared by every BMC that served the same resources (one per model, mostly). */
-  readonly #pathLists = new Map<string, readonly string[]>();
-  readonly #refusalsLogged = new Set<string>();
-  /** Targets whose credential was last refused by its binding (kept for the stats; a node that is accepted again leaves). */
-  readonly #credentialRefused = new Set<string>();
-  /** Latches the ledger has not taken yet (it was unreachable), by node: retried at every flush until stored. */
-  readonly #unrecordedLatches = new Map<string, ProposedEvent>();
+  readonly #validators = new ValidatorKeeper();
+  readonly #credentials: CredentialGate;
+  /** Lockout latches: those the ledger has not taken yet, and (cluster mode) those of targets not polled here. */
+  readonly #latches: CredentialLatches;
+  readonly #observations: ObservationAppender;
   /** Liveness checks: never-contacted targets first, then by due time (most overdue first). */
   readonly #fresh = new DueQueue();
   readonly #queue = new DueQueue();
@@ -79,7 +68,6 @@ export class Poller {
   readonly #recorder: OutcomeRecorder;
   #inFlight = 0;
   #visits = 0;
-  #observationsAppended = 0;
   #tokens = 0;
   #lastRefill = 0;
   #timer: NodeJS.Timeout | null = null;
@@ -89,11 +77,21 @@ export class Poller {
   /** Cluster mode: every registered target, polled or not, and the shards being polled. */
   readonly #known = new Map<string, PollTarget>();
   readonly #active = new Map<string, ActiveShard>();
-  /** Outcomes and observations refused because their lease epoch was stale (cluster mode). */
-  #fencedAppends = 0;
   #visitsAbandoned = 0;
-  /** Cluster mode: latches and maintenance windows of targets not polled here, applied when their shard comes. */
-  readonly #knownLatches = new Map<string, string>();
+  /** What following the intents does here. */
+  readonly #intentSink: PollerIntentSink = {
+    addTarget: (target, options) => this.addTarget(target, options),
+    removeTarget: (nodeId) => this.removeTarget(nodeId),
+    setMaintenance: (nodeId, until) => this.setMaintenance(nodeId, until),
+    latched: (nodeId, fingerprint) => {
+      if (this.options.cluster) this.#latches.known.set(nodeId, fingerprint);
+      const state = this.#states.get(nodeId);
+      if (state) state.latch = { fingerprint };
+    },
+    clearLatch: (nodeId) => this.clearLatch(nodeId),
+    log: (message, fields) => this.options.log?.(message, fields),
+  };
+  /** Cluster mode: maintenance windows of targets not polled here, applied when their shard comes. */
   readonly #knownMaintenance = new Map<string, number>();
 
   constructor(private readonly options: PollerOptions) {
@@ -102,6 +100,9 @@ export class Poller {
     this.#clock = options.clock ?? Date.now;
     this.#random = options.random ?? Math.random;
     this.#recorder = new OutcomeRecorder(options.store, 20_000, options.maxPendingOutcomes ?? 1_000_000, (message, fields) => options.log?.(message, fields), (shard, epoch) => options.cluster?.fenced(shard, epoch));
+    this.#credentials = new CredentialGate(options);
+    this.#latches = new CredentialLatches(options.store, options.cluster !== undefined, (message, fields) => options.log?.(message, fields));
+    this.#observations = new ObservationAppender(options.store, options.cluster, (message, fields) => options.log?.(message, fields));
   }
 
   get policy(): PollPolicy {
@@ -158,7 +159,7 @@ export class Poller {
       maintenanceUntil: 0,
       lastContactAt: null,
     };
-    const latch = this.#knownLatches.get(target.nodeId);
+    const latch = this.#latches.known.get(target.nodeId);
     if (latch !== undefined) state.latch = { fingerprint: latch };
     state.maintenanceUntil = this.#knownMaintenance.get(target.nodeId) ?? 0;
     this.#states.set(target.nodeId, state);
@@ -169,7 +170,7 @@ export class Poller {
   removeTarget(nodeId: string): void {
     this.#states.delete(nodeId);
     this.#known.delete(nodeId);
-    this.#knownLatches.delete(nodeId);
+    this.#latches.known.delete(nodeId);
     this.#knownMaintenance.delete(nodeId);
   }
 
@@ -223,11 +224,11 @@ export class Poller {
 
   /** An operator cleared the lockout latch: logins may be tried again at the next visit. */
   clearLatch(nodeId: string): void {
-    this.#knownLatches.delete(nodeId);
+    this.#latches.known.delete(nodeId);
     const state = this.#states.get(nodeId);
     if (!state) return;
     state.latch = null;
-    this.#unrecordedLatches.delete(nodeId); // cleared before it was stored: storing it now would re-latch at replay
+    this.#latches.unrecorded.delete(nodeId); // cleared before it was stored: storing it now would re-latch at replay
     state.due.liveness = Math.min(state.due.liveness, this.#clock());
     this.#enqueue(state);
   }
@@ -257,7 +258,7 @@ export class Poller {
     this.#running = true;
     this.#lastRefill = this.#clock();
     this.#timer = setInterval(() => this.#dispatch(), 20);
-    this.#flushTimer = setInterval(() => void Promise.all([this.#recorder.flush(), this.#recordLatches()]), this.#policy.flushIntervalMs);
+    this.#flushTimer = setInterval(() => void Promise.all([this.#recorder.flush(), this.#latches.record()]), this.#policy.flushIntervalMs);
   }
 
   /**
@@ -271,7 +272,7 @@ export class Poller {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.all([...this.#pending]), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
     clearTimeout(timer);
-    await Promise.all([this.#recorder.flush(), this.#recordLatches()]);
+    await Promise.all([this.#recorder.flush(), this.#latches.record()]);
   }
 
   flush(): Promise<void> {
@@ -398,42 +399,10 @@ export class Poller {
     this.#enqueue(state);
   }
 
-  #leaseOf(state: TargetState): { shard: string; epoch: number } | undefined {
-    return state.shard !== undefined && state.epoch !== undefined ? { shard: state.shard, epoch: state.epoch } : undefined;
-  }
-
-  #validatorsOf(state: TargetState): ReadValidators | undefined {
-    const kept = state.readValidators;
-    if (!kept) return undefined;
-    const etags = kept.etags.split('\n');
-    const validators = kept.paths.map((path, index) => [path, etags[index]!] as const);
-    // The resource that changed last time first: one that changes at every read then costs one request.
-    const first = kept.askFirst === undefined ? -1 : validators.findIndex(([path]) => path === kept.askFirst);
-    if (first > 0) validators.unshift(...validators.splice(first, 1));
-    return validators;
-  }
-
-  /** Keeps a read's validators compactly: the list of paths shared with every BMC that served the same ones. */
-  #keepValidators(state: TargetState, validators: ReadValidators | undefined, changed: string | undefined): void {
-    if (!validators) {
-      delete state.readValidators;
-      return;
-    }
-    const sorted = [...validators].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)); // reads run two at a time: any order
-    const paths = sorted.map(([path]) => path);
-    const key = paths.join('\n');
-    let shared = this.#pathLists.get(key);
-    if (!shared) {
-      shared = paths;
-      if (this.#pathLists.size < maxPathLists) this.#pathLists.set(key, shared);
-    }
-    state.readValidators = { paths: shared, etags: sorted.map(([, etag]) => etag).join('\n'), ...(changed ? { askFirst: changed } : {}) };
-  }
-
   /** Heavy work due now, in one session, on a BMC that answers. Failures here do not count as misses. */
   async #read(state: TargetState, now: number): Promise<void> {
     const { target } = state;
-    const credential = this.#credentialFor(target);
+    const credential = this.#credentials.credentialFor(target);
     if (!credential) return;
     const works = pollWorks.filter((w): w is Exclude<PollWork, 'liveness'> => w !== 'liveness' && state.due[w] <= now);
     if (works.length === 0) return;
@@ -444,20 +413,21 @@ export class Poller {
       const sessionLimit = this.#sessionLimit(target);
       // Inventory and firmware change only with the hardware or its firmware: asked with If-None-Match first.
       const conditional = conditionalWorks(works);
-      const validators = conditional ? this.#validatorsOf(state) : undefined;
+      const validators = conditional ? validatorsOf(state) : undefined;
       // A firmware inventory never read gets the visit's whole deadline: a first inventory is not given up on a model
       // slower than the default (a GB200's takes up to four minutes), which would cost it a retry minutes later.
       const firmwareTimeoutMs = state.firmwareTimeoutMs ?? (state.readOnce.has('firmware') ? this.#policy.firmwareTimeoutMs : this.#policy.visitDeadlineMs);
       const visit = this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(validators ? { validators } : {}), ...(state.readPlain || !this.#policy.expandCollections ? { expand: false } : {}), ...this.#clusterVisitOptions(state) });
-      const result = await this.#bounded(visit, visitBoundMs(this.#policy, works), target, works);
+      const boundMs = visitBoundMs(this.#policy, works);
+      const result = await boundedVisit(visit, boundMs, target, works, () => this.#abandoned(target, works, boundMs));
       const done = this.#clock();
       if (!result.ok && this.#cutByHandOver(state, result.error)) {
         this.#requeueAfterCut(state); // its works are still due
         return;
       }
-      if (conditional && result.ok && !result.notModified) this.#keepValidators(state, result.validators, result.changedResource);
+      if (conditional && result.ok && !result.notModified) this.#validators.keep(state, result.validators, result.changedResource);
       const outcome: PollOutcomeKind = result.ok ? (result.notModified ? 'not-modified' : 'success') : outcomeOfError(result.error);
-      for (const work of works) this.#record(target, work, outcome, result.latencyMs, done, this.#leaseOf(state));
+      for (const work of works) this.#record(target, work, outcome, result.latencyMs, done, leaseOf(state));
       if (!this.#states.has(target.nodeId)) return;
       if (result.ok && state.readOnce.size === 0) {
         const model = state.model ?? '';
@@ -487,9 +457,9 @@ export class Poller {
       if (result.ok) {
         state.lastContactAt = done;
         // Observations not stored are read again next visit: no validators then, or a 304 would hide them for good.
-        if (result.observations.length > 0 && !(await this.#appendObservations(state, result.observations, done))) delete state.readValidators;
+        if (result.observations.length > 0 && !(await this.#observations.append(state, result.observations, done))) delete state.readValidators;
       } else if (latchesCredentials(result.error)) {
-        await this.#latch(state, credential, result.error, done);
+        await this.#latches.latch(state, credential, result.error, done);
       }
       this.#enqueue(state);
     } finally {
@@ -509,13 +479,13 @@ export class Poller {
       this.#enqueue(state);
       return;
     }
-    const credential = this.#credentialFor(target);
+    const credential = this.#credentials.credentialFor(target);
     if (state.latch && credential && credentialFingerprint(target.credentialRef, credential.version) !== state.latch.fingerprint) {
       state.latch = null; // the credential changed: logins may be tried again
     }
     if (state.latch || !credential) {
       // No login with a latched (or missing) credential; the outcome is recorded so the gap is explained.
-      this.#record(target, 'liveness', 'latched', 0, now, this.#leaseOf(state));
+      this.#record(target, 'liveness', 'latched', 0, now, leaseOf(state));
       state.due.liveness = now + interval + jitter();
       this.#enqueue(state);
       return;
@@ -537,7 +507,8 @@ export class Poller {
         }
         return result;
       };
-      const result = await this.#bounded(attempts(), visitBoundMs(this.#policy, works), target, works);
+      const boundMs = visitBoundMs(this.#policy, works);
+      const result = await boundedVisit(attempts(), boundMs, target, works, () => this.#abandoned(target, works, boundMs));
       const done = this.#clock();
       if (!result.ok && this.#cutByHandOver(state, result.error)) {
         state.due.liveness = Math.min(state.due.liveness, done);
@@ -547,7 +518,7 @@ export class Poller {
       const outcome: PollOutcomeKind = result.ok ? (result.notModified ? 'not-modified' : 'success') : outcomeOfError(result.error);
       if (result.ok && result.etag) state.livenessEtag = result.etag;
       if (result.ok && describe) state.model = result.model ?? '';
-      this.#record(target, 'liveness', outcome, result.latencyMs, done, this.#leaseOf(state));
+      this.#record(target, 'liveness', outcome, result.latencyMs, done, leaseOf(state));
       if (!this.#states.has(target.nodeId)) return; // decommissioned meanwhile
       if (result.ok) {
         state.neverContacted = false;
@@ -561,7 +532,7 @@ export class Poller {
       } else {
         state.consecutiveFailures += 1;
         state.sessionLimitStreak = outcome === 'session-limit' ? state.sessionLimitStreak + 1 : 0;
-        if (latchesCredentials(result.error)) await this.#latch(state, credential, result.error, done);
+        if (latchesCredentials(result.error)) await this.#latches.latch(state, credential, result.error, done);
         state.due.liveness = Math.max(done, now + interval * this.#backoffFactor(state) + jitter());
       }
       this.#enqueue(state);
@@ -571,83 +542,15 @@ export class Poller {
     }
   }
 
-  /**
-   * The visit's result, or, once it is still unsettled `boundMs` after it began, a timeout: every request of a visit has
-   * its own deadline, so this fires only for a visit stuck where no deadline reaches (a defect, here or in a library).
-   * The stuck visit is left to itself and its answer, if one ever comes, is ignored; the poller records the timeout,
-   * gives the slot back and polls the BMC again on schedule. Left waiting, it would hold the target's `checking` (or
-   * `reading`) flag for good, and the node would never be polled again: silent, with no miss recorded to show it.
-   */
-  #bounded(visit: Promise<VisitResult>, boundMs: number, target: PollTarget, works: readonly PollWork[]): Promise<VisitResult> {
-    let timer: NodeJS.Timeout | undefined;
-    const abandoned = new Promise<VisitResult>((resolve) => {
-      timer = setTimeout(() => {
-        this.#visitsAbandoned += 1;
-        this.options.log?.('a visit did not end within its bound: recorded as a timeout, the BMC is polled again on schedule', { nodeId: target.nodeId, works: works.join(','), boundMs });
-        resolve({ ok: false, latencyMs: boundMs, observations: [], error: new DriverError('DRIVER_TIMEOUT', `visit to ${target.nodeId} (${works.join(', ')}) still unsettled after ${boundMs} ms`, { deadlineMs: boundMs }) });
-      }, boundMs);
-      timer.unref();
-    });
-    return Promise.race([visit, abandoned]).finally(() => clearTimeout(timer));
-  }
-
-  /**
-   * The target's credential, if it may be sent to the target's address: bound to it (`endpoints`) and over https
-   * unless the site allows http. A refusal is logged once per target and reason; the checks are recorded `latched`,
-   * so the gap is explained and nobody reads it as darkness.
-   */
-  #credentialFor(target: PollTarget): Credential | undefined {
-    const credential = this.options.credentials.get(target.credentialRef);
-    if (!credential) return undefined;
-    const plainHttp = this.options.plainHttpSites?.some((site) => site === '*' || site === target.site) ?? false;
-    const refusal = credentialRefusal(credential, target.baseUrl, plainHttp);
-    if (refusal === null) {
-      this.#credentialRefused.delete(target.nodeId);
-      return credential;
-    }
-    this.#credentialRefused.add(target.nodeId);
-    const key = `${target.nodeId}\u0000${target.baseUrl}\u0000${refusal}`;
-    if (!this.#refusalsLogged.has(key)) {
-      this.#refusalsLogged.add(key);
-      this.options.log?.('credential not sent: the BMC address is not one it is bound to', { nodeId: target.nodeId, credentialRef: target.credentialRef, reason: refusal });
-    }
-    return undefined;
+  /** A visit still unsettled at its bound (`boundedVisit`): counted and logged; it is recorded as a timeout. */
+  #abandoned(target: PollTarget, works: readonly PollWork[], boundMs: number): void {
+    this.#visitsAbandoned += 1;
+    this.options.log?.('a visit did not end within its bound: recorded as a timeout, the BMC is polled again on schedule', { nodeId: target.nodeId, works: works.join(','), boundMs });
   }
 
   #record(target: PollTarget, work: PollWork, outcome: PollOutcomeKind, latencyMs: number, at: number, lease?: { shard: string; epoch: number }): void {
     this.#recorder.record(target.site, target.nodeId, work, outcome, latencyMs, at, lease);
     this.options.onOutcome?.(target.nodeId, work, outcome, latencyMs, at);
-  }
-
-  async #latch(state: TargetState, credential: { version: string }, error: unknown, at: number): Promise<void> {
-    const { target } = state;
-    state.latch = { fingerprint: credentialFingerprint(target.credentialRef, credential.version) };
-    if (this.options.cluster) this.#knownLatches.set(target.nodeId, state.latch.fingerprint);
-    const when = new Date(at).toISOString();
-    // A stable id: a retry after a lost answer is a replay, not a second latch.
-    this.#unrecordedLatches.set(target.nodeId, {
-      eventId: nameUuid(`lockout-latched:${target.nodeId}:${state.latch.fingerprint}:${when}`),
-      type: 'LockoutLatched',
-      data: { nodeId: target.nodeId, cause: (error as { code?: string }).code ?? 'DRIVER_AUTH', credentialFingerprint: state.latch.fingerprint, at: when },
-      actor: { kind: 'system', id: 'poller' },
-    });
-    await this.#recordLatches();
-  }
-
-  /**
-   * Stores the latches not stored yet. A latch only in memory would vanish at a restart, and the next process would
-   * log in again with the credential that locks the account out.
-   */
-  async #recordLatches(): Promise<void> {
-    for (const [nodeId, event] of [...this.#unrecordedLatches]) {
-      try {
-        await this.options.store.append(`node-${nodeId}`, [event]);
-        if (this.#unrecordedLatches.get(nodeId) === event) this.#unrecordedLatches.delete(nodeId);
-      } catch (failure) {
-        this.options.log?.('could not record a lockout latch yet; retried at the next flush', { nodeId, error: String(failure) });
-        return;
-      }
-    }
   }
 
   /**
@@ -665,85 +568,27 @@ export class Poller {
     return Math.min(this.#policy.maxBackoffFactor, 2 ** exponent);
   }
 
-  /** True when what changed is in the log (or nothing did); false when it could not be stored this time. */
-  async #appendObservations(state: TargetState, observations: Parameters<typeof changedObservations>[1], at: number): Promise<boolean> {
-    if (!state.observationsRecalled) {
-      // What the log holds of the node already (an earlier run of this process, or the shard's previous owner):
-      // compared against, so a restart records what changed, not every node's inventory and event log again.
-      try {
-        const recorded = await recordedObservationHashes(this.options.store, state.target.nodeId);
-        for (const [type, hash] of state.observationHashes) recorded.set(type, hash);
-        state.observationHashes = recorded;
-        state.observationsRecalled = true;
-      } catch (error) {
-        // Not appended rather than appended twice: the next visit reads again.
-        this.options.log?.('could not read the observations recorded for a node; its new ones wait for the next visit', { nodeId: state.target.nodeId, error: String(error) });
-        return false;
-      }
-    }
-    const { changed, hashes } = changedObservations(state.target.nodeId, observations, state.observationHashes);
-    if (changed.length === 0) return true;
-    const lease = this.#leaseOf(state);
-    try {
-      await this.options.store.append(
-        `node-${state.target.nodeId}`,
-        changed.map((observation) => ({ type: observation.type, data: storableValue(observation.data), observedAt: new Date(at), actor: { kind: 'driver' as const, id: `${state.target.protocol ?? 'redfish'}:${state.target.nodeId}`, ...(lease ? { lease } : {}) } })),
-      );
-      state.observationHashes = hashes; // only once stored, so a failed append is retried next visit
-      this.#observationsAppended += changed.length;
-      return true;
-    } catch (error) {
-      if (lease && isStaleEpoch(error)) {
-        this.#fencedAppends += changed.length;
-        this.options.cluster?.fenced(lease.shard, lease.epoch);
-        return false;
-      }
-      this.options.log?.('could not append observations', { nodeId: state.target.nodeId, error: String(error) });
-      return false;
-    }
-  }
-
   stats(): PollerStats {
-    const now = this.#clock();
-    let latched = 0;
-    let circuitOpen = 0;
-    let sinceContactMaxMs = 0;
-    let sessionLimitedTargets = 0;
-    const failureBuckets = Object.fromEntries(failureBucketNames.map((name) => [name, 0])) as Record<FailureBucket, number>;
-    const worst: TargetState[] = [];
-    for (const state of this.#states.values()) {
-      if (state.latch) latched += 1;
-      if (state.consecutiveFailures >= this.#policy.breakerThreshold) circuitOpen += 1;
-      if (state.lastContactAt !== null) sinceContactMaxMs = Math.max(sinceContactMaxMs, now - state.lastContactAt);
-      failureBuckets[failureBucket(state.consecutiveFailures)] += 1;
-      if (state.sessionLimitStreak > 0) sessionLimitedTargets += 1;
-      if (state.consecutiveFailures > 0) {
-        // A bounded insertion: the list never holds more than `worstTargetsShown`.
-        const at = worst.findIndex((other) => other.consecutiveFailures < state.consecutiveFailures);
-        if (at >= 0) worst.splice(at, 0, state);
-        else worst.push(state);
-        if (worst.length > worstTargetsShown) worst.pop();
-      }
-    }
+    const perTarget = targetStats(this.#states.values(), this.#clock(), this.#policy.breakerThreshold);
     return {
       targets: this.#states.size,
       visits: this.#visits,
       visitsInFlight: this.#inFlight + this.#heavyInFlight,
-      latched,
-      circuitOpen,
+      latched: perTarget.latched,
+      circuitOpen: perTarget.circuitOpen,
       outcomes: { ...this.#recorder.counts },
-      observationsAppended: this.#observationsAppended,
+      observationsAppended: this.#observations.appended,
       outcomeBytesAppended: this.#recorder.bytesAppended,
       pendingOutcomes: this.#recorder.pendingOutcomes,
       outcomesDropped: this.#recorder.outcomesDropped,
-      appendsFenced: this.#recorder.outcomesFenced + this.#fencedAppends,
+      appendsFenced: this.#recorder.outcomesFenced + this.#observations.fenced,
       visitsAbandoned: this.#visitsAbandoned,
-      unrecordedLatches: this.#unrecordedLatches.size,
-      sinceContactMaxMs,
-      failureBuckets,
-      sessionLimitedTargets,
-      credentialRefusedTargets: [...this.#credentialRefused].filter((nodeId) => this.#states.has(nodeId)).length,
-      worstTargets: worst.map((state) => ({ nodeId: state.target.nodeId, site: state.target.site, consecutiveFailures: state.consecutiveFailures, sessionLimitStreak: state.sessionLimitStreak })),
+      unrecordedLatches: this.#latches.unrecorded.size,
+      sinceContactMaxMs: perTarget.sinceContactMaxMs,
+      failureBuckets: perTarget.failureBuckets,
+      sessionLimitedTargets: perTarget.sessionLimitedTargets,
+      credentialRefusedTargets: [...this.#credentials.refused].filter((nodeId) => this.#states.has(nodeId)).length,
+      worstTargets: perTarget.worstTargets,
     };
   }
 
@@ -755,56 +600,9 @@ export class Poller {
     return this.options.store.follow(
       { fromPosition, types: pollerIntentTypes },
       (batch) => {
-        for (const event of batch.events) this.#applyIntent(event);
+        for (const event of batch.events) applyPollerIntent(event, this.#intentSink);
       },
       signal,
     );
-  }
-
-  #applyIntent(event: RecordedEvent): void {
-    if (!isPollerIntent(event)) return;
-    switch (event.type) {
-      case 'NodeRegistered': {
-        const { data } = event;
-        const { bmc } = data;
-        if (!pollProtocols.includes(bmc.protocol)) {
-          // The intent schema admits no other protocol; a newer one than this poller knows is said, not dropped silently.
-          this.options.log?.('node not polled: its BMC protocol is not one this poller speaks', { nodeId: data.nodeId, protocol: bmc.protocol });
-          return;
-        }
-        this.addTarget(
-          {
-            nodeId: data.nodeId,
-            site: data.site,
-            rack: data.rack,
-            protocol: bmc.protocol,
-            baseUrl: pollAddress(bmc.protocol, bmc.address),
-            credentialRef: bmc.credentialRef,
-            sessionLimit: bmc.sessionLimit,
-            expectedIntervalS: Number(data.expectedIntervalS ?? 60),
-          },
-          { spreadFirstVisit: true },
-        );
-        return;
-      }
-      case 'NodeDecommissioned':
-        this.removeTarget(event.data.nodeId);
-        return;
-      case 'MaintenanceWindowSet':
-        this.setMaintenance(event.data.nodeId, Date.parse(event.data.until));
-        return;
-      case 'LockoutLatched': {
-        const { data } = event;
-        if (this.options.cluster) this.#knownLatches.set(data.nodeId, data.credentialFingerprint);
-        const state = this.#states.get(data.nodeId);
-        if (state) state.latch = { fingerprint: data.credentialFingerprint };
-        return;
-      }
-      case 'LockoutLatchCleared':
-        this.clearLatch(event.data.nodeId);
-        return;
-      default:
-        assertNever(event);
-    }
   }
 }

@@ -40,11 +40,16 @@ export interface TargetState {
   lastContactAt: number | null;
   /** The ETag of the last liveness answer (sent as `If-None-Match`). */
   livenessEtag?: string;
-  /** What kind of BMC this is (its service root, read at its first contact): orders first reads (`#firstReads`). */
+  /** What kind of BMC this is (its service root, read at its first contact): orders first reads (the poller's first-read queues). */
   model?: string;
   /**
    * The validators of the last full inventory-and-firmware read: the resources (a list shared by every BMC that
-   * served the same ones, `#pathLists`) and their ETags, one per line. About 1 KB per BMC.
+   * served the same ones, `ValidatorKeeper`) and their ETags, one per line. About 1 KB per BMC.
    */
   readValidators?: { paths: readonly string[]; etags: string; askFirst?: string };
+}
+
+/** The lease a target's visits run under (cluster mode), or none. */
+export function leaseOf(state: TargetState): { shard: string; epoch: number } | undefined {
+  return state.shard !== undefined && state.epoch !== undefined ? { shard: state.shard, epoch: state.epoch } : undefined;
 }

@@ -1,6 +1,7 @@
 import { DriverError, isExpandQuery } from '../drivers/index.js';
 import type { PollPolicy } from './poll-policy.js';
-import type { PollWork } from './poll-target.js';
+import type { PollTarget, PollWork } from './poll-target.js';
+import type { VisitResult } from './redfish-visitor.js';
 
 /** A timeout of a request that asked for a collection expanded (`?$expand=`): its `url` detail names it. */
 export function expandedRequestTimedOut(error: unknown): boolean {
@@ -22,4 +23,24 @@ export function visitBoundMs(policy: PollPolicy, works: readonly PollWork[]): nu
     return (policy.maxRetries + 1) * 2 * policy.requestTimeoutMs + waits + margin;
   }
   return policy.visitDeadlineMs + Math.max(policy.requestTimeoutMs, 2_000) + margin;
+}
+
+/**
+ * The visit's result, or, once it is still unsettled `boundMs` after it began, a timeout: every request of a visit has
+ * its own deadline, so this fires only for a visit stuck where no deadline reaches (a defect, here or in a library).
+ * The stuck visit is left to itself and its answer, if one ever comes, is ignored; the poller records the timeout,
+ * gives the slot back and polls the BMC again on schedule. Left waiting, it would hold the target's `checking` (or
+ * `reading`) flag for good, and the node would never be polled again: silent, with no miss recorded to show it.
+ * `abandoned` is told (to count and log it) when the bound is reached.
+ */
+export function boundedVisit(visit: Promise<VisitResult>, boundMs: number, target: PollTarget, works: readonly PollWork[], abandoned: () => void): Promise<VisitResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<VisitResult>((resolve) => {
+    timer = setTimeout(() => {
+      abandoned();
+      resolve({ ok: false, latencyMs: boundMs, observations: [], error: new DriverError('DRIVER_TIMEOUT', `visit to ${target.nodeId} (${works.join(', ')}) still unsettled after ${boundMs} ms`, { deadlineMs: boundMs }) });
+    }, boundMs);
+    timer.unref();
+  });
+  return Promise.race([visit, timedOut]).finally(() => clearTimeout(timer));
 }
