@@ -2,7 +2,7 @@ import type { PollOutcomeKind } from '../../events/index.js';
 import { CredentialGate } from './credential-gate.js';
 import { credentialFingerprint, CredentialLatches } from './credential-latches.js';
 import { DueQueue } from './due-queue.js';
-import { isFenced } from './lease-errors.js';
+import { clusterVisitOptions, cutByHandOver, leaseAllows } from './lease-guard.js';
 import { ObservationAppender } from './observation-appender.js';
 import { OutcomeRecorder } from './outcome-recorder.js';
 import { defaultPollPolicy, type PollPolicy } from './poll-policy.js';
@@ -13,6 +13,7 @@ import { targetStats, type PollerStats } from './poller-stats.js';
 import { validatorsOf, ValidatorKeeper } from './read-validators.js';
 import { conditionalWorks, ProtocolVisitor, type Visitor, type VisitResult } from './redfish-visitor.js';
 import { leaseOf, type ActiveShard, type TargetState } from './target-state.js';
+import { backoffFactor, sessionLimit as targetSessionLimit } from './target-limits.js';
 import { boundedVisit, expandedRequestTimedOut, visitBoundMs } from './visit-bound.js';
 import { latchesCredentials, outcomeOfError, retryWithinVisit } from './visit-outcome.js';
 
@@ -288,12 +289,12 @@ export class Poller {
       const entry = source.pop()!;
       const state = this.#states.get(entry.nodeId);
       if (!state || state.seq !== entry.seq || state.checking) continue;
-      if (!this.#leaseAllows(state)) {
+      if (!leaseAllows(this.options.cluster, state)) {
         source.push(entry.nodeId, now + 1000, entry.seq); // the lease is being renewed or handed over: not now
         continue;
       }
       // Where the BMC has room for one session only, the check waits for the read (which re-enqueues it).
-      if (state.reading && this.#sessionLimit(state.target) < 2) continue;
+      if (state.reading && targetSessionLimit(this.#policy, state.target) < 2) continue;
       return state;
     }
   }
@@ -324,12 +325,12 @@ export class Poller {
       if (!source || !entry) return undefined;
       const state = this.#states.get(entry.nodeId);
       if (!state || state.seq !== entry.seq || state.reading || state.consecutiveFailures > 0 || state.latch) continue;
-      if (!this.#leaseAllows(state)) {
+      if (!leaseAllows(this.options.cluster, state)) {
         source.push(entry.nodeId, now + 1000, entry.seq);
         continue;
       }
       // A heavy read holds one session; it may overlap a liveness check only where the BMC has room for two.
-      if (state.checking && this.#sessionLimit(state.target) < 2) continue;
+      if (state.checking && targetSessionLimit(this.#policy, state.target) < 2) continue;
       return state;
     }
   }
@@ -364,29 +365,6 @@ export class Poller {
     });
   }
 
-  #leaseAllows(state: TargetState): boolean {
-    return !this.options.cluster || (state.shard !== undefined && state.epoch !== undefined && this.options.cluster.mayRequest(state.shard, state.epoch));
-  }
-
-  /** What a visit is given in cluster mode: the lease guard before every request, the shard's stop, the process's name. */
-  #clusterVisitOptions(state: TargetState): { guard?: () => boolean; signal?: AbortSignal; headers?: Record<string, string> } {
-    const cluster = this.options.cluster;
-    if (!cluster || state.shard === undefined || state.epoch === undefined) return {};
-    const { shard, epoch } = state;
-    const active = this.#active.get(shard);
-    return {
-      guard: () => cluster.mayRequest(shard, epoch),
-      ...(active ? { signal: active.controller.signal } : {}),
-      headers: { 'x-fleet-ledger-poller': cluster.processId },
-    };
-  }
-
-  /** A visit cut by a hand-over or a lost lease: it says nothing of the BMC and is not recorded. */
-  #cutByHandOver(state: TargetState, error: unknown): boolean {
-    if (!this.options.cluster || state.shard === undefined) return false;
-    return isFenced(error) || this.#active.get(state.shard)?.epoch !== state.epoch;
-  }
-
   /**
    * After a visit cut by the lease: where the shard is still polled here under the same epoch (the guard refused while
    * a late renewal was on its way, and the renewal kept the lease), the target is queued again, so its work is tried
@@ -410,18 +388,18 @@ export class Poller {
     this.#heavyInFlight += 1;
     this.#visits += 1;
     try {
-      const sessionLimit = this.#sessionLimit(target);
+      const sessionLimit = targetSessionLimit(this.#policy, target);
       // Inventory and firmware change only with the hardware or its firmware: asked with If-None-Match first.
       const conditional = conditionalWorks(works);
       const validators = conditional ? validatorsOf(state) : undefined;
       // A firmware inventory never read gets the visit's whole deadline: a first inventory is not given up on a model
       // slower than the default (a GB200's takes up to four minutes), which would cost it a retry minutes later.
       const firmwareTimeoutMs = state.firmwareTimeoutMs ?? (state.readOnce.has('firmware') ? this.#policy.firmwareTimeoutMs : this.#policy.visitDeadlineMs);
-      const visit = this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(validators ? { validators } : {}), ...(state.readPlain || !this.#policy.expandCollections ? { expand: false } : {}), ...this.#clusterVisitOptions(state) });
+      const visit = this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(validators ? { validators } : {}), ...(state.readPlain || !this.#policy.expandCollections ? { expand: false } : {}), ...clusterVisitOptions(this.options.cluster, this.#active, state) });
       const boundMs = visitBoundMs(this.#policy, works);
       const result = await boundedVisit(visit, boundMs, target, works, () => this.#abandoned(target, works, boundMs));
       const done = this.#clock();
-      if (!result.ok && this.#cutByHandOver(state, result.error)) {
+      if (!result.ok && cutByHandOver(this.options.cluster, this.#active, state, result.error)) {
         this.#requeueAfterCut(state); // its works are still due
         return;
       }
@@ -495,13 +473,13 @@ export class Poller {
     this.#inFlight += 1;
     this.#visits += 1;
     try {
-      const sessionLimit = this.#sessionLimit(target);
+      const sessionLimit = targetSessionLimit(this.#policy, target);
       // Until it is known what kind of BMC this is, the check also asks (its service root): it orders the first read.
       const describe = state.model === undefined && state.readOnce.size === 0;
-      const visitOptions = { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(state.livenessEtag ? { ifNoneMatch: state.livenessEtag } : {}), ...(describe ? { describe } : {}), ...this.#clusterVisitOptions(state) };
+      const visitOptions = { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(state.livenessEtag ? { ifNoneMatch: state.livenessEtag } : {}), ...(describe ? { describe } : {}), ...clusterVisitOptions(this.options.cluster, this.#active, state) };
       const attempts = async (): Promise<VisitResult> => {
         let result = await this.#visitor.visit(target, credential, works, visitOptions);
-        for (let attempt = 1; !result.ok && attempt <= this.#policy.maxRetries && retryWithinVisit(result.error) && !this.#cutByHandOver(state, result.error); attempt += 1) {
+        for (let attempt = 1; !result.ok && attempt <= this.#policy.maxRetries && retryWithinVisit(result.error) && !cutByHandOver(this.options.cluster, this.#active, state, result.error); attempt += 1) {
           await new Promise((resolve) => setTimeout(resolve, this.#policy.retryBaseMs * 2 ** (attempt - 1) * (0.5 + this.#random())));
           result = await this.#visitor.visit(target, credential, works, visitOptions);
         }
@@ -510,7 +488,7 @@ export class Poller {
       const boundMs = visitBoundMs(this.#policy, works);
       const result = await boundedVisit(attempts(), boundMs, target, works, () => this.#abandoned(target, works, boundMs));
       const done = this.#clock();
-      if (!result.ok && this.#cutByHandOver(state, result.error)) {
+      if (!result.ok && cutByHandOver(this.options.cluster, this.#active, state, result.error)) {
         state.due.liveness = Math.min(state.due.liveness, done);
         this.#requeueAfterCut(state);
         return;
@@ -533,7 +511,7 @@ export class Poller {
         state.consecutiveFailures += 1;
         state.sessionLimitStreak = outcome === 'session-limit' ? state.sessionLimitStreak + 1 : 0;
         if (latchesCredentials(result.error)) await this.#latches.latch(state, credential, result.error, done);
-        state.due.liveness = Math.max(done, now + interval * this.#backoffFactor(state) + jitter());
+        state.due.liveness = Math.max(done, now + interval * backoffFactor(this.#policy, state) + jitter());
       }
       this.#enqueue(state);
     } finally {
@@ -551,21 +529,6 @@ export class Poller {
   #record(target: PollTarget, work: PollWork, outcome: PollOutcomeKind, latencyMs: number, at: number, lease?: { shard: string; epoch: number }): void {
     this.#recorder.record(target.site, target.nodeId, work, outcome, latencyMs, at, lease);
     this.options.onOutcome?.(target.nodeId, work, outcome, latencyMs, at);
-  }
-
-  /**
-   * Sessions (visits) the poller may hold on a target at once: its registration's limit, else 1 for an SNMP device
-   * (management cards answer one request at a time, so its check never overlaps its walk), else the policy's default.
-   */
-  #sessionLimit(target: PollTarget): number {
-    return target.sessionLimit ?? (target.protocol === 'snmp' ? 1 : this.#policy.defaultSessionLimit);
-  }
-
-  /** 1 while the BMC answers; doubling per session refusal and per failure past the breaker threshold. */
-  #backoffFactor(state: TargetState): number {
-    const overBreaker = Math.max(0, state.consecutiveFailures - this.#policy.breakerThreshold + 1);
-    const exponent = overBreaker + state.sessionLimitStreak;
-    return Math.min(this.#policy.maxBackoffFactor, 2 ** exponent);
   }
 
   stats(): PollerStats {
