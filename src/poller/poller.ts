@@ -2,6 +2,7 @@ import type { PollOutcomeKind } from '../../events/index.js';
 import { CredentialGate } from './credential-gate.js';
 import { credentialFingerprint, CredentialLatches } from './credential-latches.js';
 import { DueQueue } from './due-queue.js';
+import { FirstReadQueues } from './first-read-queues.js';
 import { clusterVisitOptions, cutByHandOver, leaseAllows } from './lease-guard.js';
 import { ObservationAppender } from './observation-appender.js';
 import { OutcomeRecorder } from './outcome-recorder.js';
@@ -51,16 +52,8 @@ export class Poller {
   readonly #queue = new DueQueue();
   /** Heavy reads, by due time; a lane of their own so a slow firmware read never delays a liveness check. */
   readonly #heavy = new DueQueue();
-  /**
-   * First reads (nothing read yet), one queue per kind of BMC (`TargetState.model`; '' when unknown). Taken before
-   * later reads, and the kind whose first reads took longest on average first (a kind not read yet counts as
-   * slowest): while first reads wait for slots, as when a fleet is brought up, the minutes-long reads start early and
-   * the quick ones fill in after, instead of a slow model's last reads starting last and finishing long after
-   * everything else (longest processing time first).
-   */
-  readonly #firstReads = new Map<string, DueQueue>();
-  /** How long the first reads that succeeded took, by kind of BMC: their sum (ms) and count. */
-  readonly #firstReadTimes = new Map<string, { totalMs: number; count: number }>();
+  /** First reads, one queue per kind of BMC, the kind whose first reads take longest first (`FirstReadQueues`). */
+  readonly #firstReads = new FirstReadQueues();
   #heavyInFlight = 0;
   readonly #policy: PollPolicy;
   readonly #visitor: Visitor;
@@ -245,12 +238,7 @@ export class Poller {
     if (state.consecutiveFailures === 0 && !state.latch && !state.neverContacted) {
       const due = Math.min(state.due.health, state.due.inventory, state.due.firmware);
       if (state.readOnce.size > 0) this.#heavy.push(state.target.nodeId, due, state.seq);
-      else {
-        const model = state.model ?? '';
-        let queue = this.#firstReads.get(model);
-        if (!queue) this.#firstReads.set(model, (queue = new DueQueue()));
-        queue.push(state.target.nodeId, due, state.seq);
-      }
+      else this.#firstReads.push(state.model ?? '', state.target.nodeId, due, state.seq);
     }
   }
 
@@ -301,18 +289,7 @@ export class Poller {
 
   /** The queue the next heavy read comes from: a first read due, of the kind expected to take longest; else the rest. */
   #heavySource(now: number): DueQueue | undefined {
-    let best: DueQueue | undefined;
-    let bestMs = Number.NEGATIVE_INFINITY;
-    for (const [model, queue] of this.#firstReads) {
-      const head = queue.peek();
-      if (!head || head.due > now) continue;
-      const times = this.#firstReadTimes.get(model);
-      const expectedMs = times ? times.totalMs / times.count : Number.POSITIVE_INFINITY;
-      if (expectedMs > bestMs || (expectedMs === bestMs && head.due < best!.peek()!.due)) {
-        best = queue;
-        bestMs = expectedMs;
-      }
-    }
+    const best = this.#firstReads.due(now);
     if (best) return best;
     const head = this.#heavy.peek();
     return head && head.due <= now ? this.#heavy : undefined;
@@ -407,11 +384,7 @@ export class Poller {
       const outcome: PollOutcomeKind = result.ok ? (result.notModified ? 'not-modified' : 'success') : outcomeOfError(result.error);
       for (const work of works) this.#record(target, work, outcome, result.latencyMs, done, leaseOf(state));
       if (!this.#states.has(target.nodeId)) return;
-      if (result.ok && state.readOnce.size === 0) {
-        const model = state.model ?? '';
-        const times = this.#firstReadTimes.get(model) ?? { totalMs: 0, count: 0 };
-        this.#firstReadTimes.set(model, { totalMs: times.totalMs + result.latencyMs, count: times.count + 1 });
-      }
+      if (result.ok && state.readOnce.size === 0) this.#firstReads.noteRead(state.model ?? '', result.latencyMs);
       state.heavyFailures = result.ok ? 0 : state.heavyFailures + 1;
       // A firmware inventory slower than the deadline would time out at every try: this BMC's deadline doubles, up to
       // the visit's own.
