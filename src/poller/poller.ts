@@ -1,188 +1,30 @@
-import { createHash } from 'node:crypto';
-import { assertNever, eventGuard, type PollOutcomeKind, type RecordedEvent } from '../../events/index.js';
-import { changedObservations, DriverError, isExpandQuery, storableValue, type ReadValidators } from '../drivers/index.js';
-import { nameUuid, type EventStore, type ProposedEvent } from '../ledger/index.js';
+import type { PollOutcomeKind } from '../../events/index.js';
+import { CredentialGate } from './credential-gate.js';
+import { credentialFingerprint, CredentialLatches } from './credential-latches.js';
 import { DueQueue } from './due-queue.js';
+import { FirstReadQueues } from './first-read-queues.js';
+import { clusterVisitOptions, cutByHandOver, leaseAllows } from './lease-guard.js';
+import { ObservationAppender } from './observation-appender.js';
 import { OutcomeRecorder } from './outcome-recorder.js';
 import { defaultPollPolicy, type PollPolicy } from './poll-policy.js';
-import { credentialRefusal, pollAddress, pollProtocols, pollWorks, type PollProtocol, type Credential, type CredentialProvider, type PollTarget, type PollWork } from './poll-target.js';
-import { recordedObservationHashes } from './recorded-observations.js';
+import { pollWorks, type PollTarget, type PollWork } from './poll-target.js';
+import { applyPollerIntent, pollerIntentTypes, type PollerIntentSink } from './poller-intents.js';
+import type { PollerOptions } from './poller-options.js';
+import { targetStats, type PollerStats } from './poller-stats.js';
+import { validatorsOf, ValidatorKeeper } from './read-validators.js';
 import { conditionalWorks, ProtocolVisitor, type Visitor, type VisitResult } from './redfish-visitor.js';
+import { leaseOf, type ActiveShard, type TargetState } from './target-state.js';
+import { backoffFactor, sessionLimit as targetSessionLimit } from './target-limits.js';
+import { boundedVisit, expandedRequestTimedOut, visitBoundMs } from './visit-bound.js';
 import { latchesCredentials, outcomeOfError, retryWithinVisit } from './visit-outcome.js';
 
-/** The intents that change what the poller polls (followed from the log). */
-const pollerIntentTypes = ['NodeRegistered', 'NodeDecommissioned', 'MaintenanceWindowSet', 'LockoutLatched', 'LockoutLatchCleared'] as const;
-const isPollerIntent = eventGuard(pollerIntentTypes);
-
-/** Distinct path lists kept for sharing (`#pathLists`); a fleet of more shapes than this keeps the rest per BMC. */
-const maxPathLists = 2_000;
-
-export interface PollerOptions {
-  store: EventStore;
-  credentials: CredentialProvider;
-  policy?: Partial<PollPolicy>;
-  visitor?: Visitor;
-  /** Milliseconds since the epoch; injected so tests and replays control time. */
-  clock?: () => number;
-  random?: () => number;
-  log?: (message: string, fields?: Record<string, unknown>) => void;
-  /** Most poll outcomes kept while the ledger cannot take them (default 1,000,000, about 60 MB). */
-  maxPendingOutcomes?: number;
-  /**
-   * Sites whose BMCs may be reached over plain http (`*`: every site). Elsewhere a credential goes over https only.
-   * Either way it goes only to the endpoints it is bound to (`Credential.endpoints`).
-   */
-  plainHttpSites?: readonly string[];
-  /** Called for every recorded outcome (metrics, benchmarks). */
-  onOutcome?: (nodeId: string, work: PollWork, outcome: PollOutcomeKind, latencyMs: number, at: number) => void;
-  /**
-   * Cluster mode (several processes on one database): the poller visits only the BMCs of the shards it was given
-   * (`activateShard`), under that shard's lease; every request is preceded by `mayRequest`, every outcome and
-   * observation carries the lease (the ledger refuses a stale epoch), and a refused append gives the shard up.
-   */
-  cluster?: PollerCluster;
-}
-
-/** What the poller asks of its cluster membership (`ClusterMember` implements it). */
-export interface PollerCluster {
-  readonly processId: string;
-  shardOf(site: string, nodeId: string): string;
-  mayRequest(shard: string, epoch: number): boolean;
-  fenced(shard: string, epoch: number): void;
-}
-
-interface ActiveShard {
-  epoch: number;
-  controller: AbortController;
-  visits: Set<Promise<void>>;
-}
-
-function isFenced(error: unknown): boolean {
-  return (error as { code?: unknown } | undefined)?.code === 'DRIVER_FENCED';
-}
-
-function isStaleEpoch(error: unknown): boolean {
-  return (error as { code?: unknown } | undefined)?.code === 'LEDGER_STALE_EPOCH';
-}
-
-interface TargetState {
-  target: PollTarget;
-  /** Cluster mode: the shard of the target and the lease epoch its visits run under. */
-  shard?: string;
-  epoch?: number;
-  /** Bumped on every reschedule; queue entries with an older seq are stale and skipped. */
-  seq: number;
-  due: Record<PollWork, number>;
-  neverContacted: boolean;
-  /** A liveness check in flight. */
-  checking: boolean;
-  /** A heavy visit (health, inventory, firmware) in flight. */
-  reading: boolean;
-  consecutiveFailures: number;
-  /** The heavy works read at least once by this process (answered, changed or not). */
-  readOnce: Set<Exclude<PollWork, 'liveness'>>;
-  /** Consecutive heavy visits that failed: the wait before the next try of a work never read doubles with each. */
-  heavyFailures: number;
-  /** This BMC's firmware deadline, once a visit reading its firmware timed out: doubled, up to the visit's deadline. */
-  firmwareTimeoutMs?: number;
-  /** Read member by member from now on: a collection asked expanded (`$expand`) did not answer within its deadline. */
-  readPlain?: boolean;
-  /** Consecutive visits answered with a session-limit refusal: each doubles the wait. */
-  sessionLimitStreak: number;
-  latch: { fingerprint: string } | null;
-  observationHashes: Map<string, string>;
-  /** Whether `observationHashes` was read from the log (once per node and process, before its first append). */
-  observationsRecalled: boolean;
-  maintenanceUntil: number;
-  lastContactAt: number | null;
-  /** The ETag of the last liveness answer (sent as `If-None-Match`). */
-  livenessEtag?: string;
-  /** What kind of BMC this is (its service root, read at its first contact): orders first reads (`#firstReads`). */
-  model?: string;
-  /**
-   * The validators of the last full inventory-and-firmware read: the resources (a list shared by every BMC that
-   * served the same ones, `#pathLists`) and their ETags, one per line. About 1 KB per BMC.
-   */
-  readValidators?: { paths: readonly string[]; etags: string; askFirst?: string };
-}
-
-export interface PollerStats {
-  targets: number;
-  visits: number;
-  visitsInFlight: number;
-  latched: number;
-  circuitOpen: number;
-  outcomes: Record<PollOutcomeKind, number>;
-  observationsAppended: number;
-  outcomeBytesAppended: number;
-  /** Outcomes recorded but not yet in the log (the ledger unreachable): bounded by `maxPendingOutcomes`. */
-  pendingOutcomes: number;
-  /** Outcomes dropped because the ledger stayed unreachable past that budget. */
-  outcomesDropped: number;
-  /** Cluster mode: outcomes and observations the ledger refused because their shard had been taken over. */
-  appendsFenced: number;
-  /**
-   * Visits the poller stopped waiting for: still unsettled well past every deadline they were given (`visitBoundMs`).
-   * Each is recorded as a timeout and its slot given back, so one stuck visit never takes its BMC out of polling.
-   */
-  visitsAbandoned: number;
-  /** Lockout latches taken but not yet in the log (the ledger unreachable); retried at every flush. */
-  unrecordedLatches: number;
-  /** For each target contacted at least once, ms since its last successful contact (max and p99). */
-  sinceContactMaxMs: number;
-  /**
-   * Per-BMC health in a bounded form (a fixed number of values however large the fleet, so a metrics backend is not
-   * handed one series per BMC): targets by consecutive failed visits, in buckets...
-   */
-  failureBuckets: Record<FailureBucket, number>;
-  /** ...targets whose last visits met a full session table... */
-  sessionLimitedTargets: number;
-  /** ...targets whose credential was not sent (the address is not one it is bound to, or plain http)... */
-  credentialRefusedTargets: number;
-  /** ...and the few failing longest, by name, for an operator's first look (at most `worstTargetsShown`). */
-  worstTargets: Array<{ nodeId: string; site: string; consecutiveFailures: number; sessionLimitStreak: number }>;
-}
+export { credentialFingerprint } from './credential-latches.js';
+export type { PollerCluster, PollerOptions } from './poller-options.js';
+export { failureBucketNames, worstTargetsShown, type FailureBucket, type PollerStats } from './poller-stats.js';
+export { visitBoundMs } from './visit-bound.js';
 
 /** What the API reads of a poller, on its thread or another (`ThreadedPoller`): metrics and the shards it polls. */
 export type PollerStatusSource = Pick<Poller, 'stats' | 'activeShards'>;
-
-/** The buckets of consecutive failed visits per target. */
-export const failureBucketNames = ['0', '1', '2-3', '4-7', '8+'] as const;
-export type FailureBucket = (typeof failureBucketNames)[number];
-
-function failureBucket(failures: number): FailureBucket {
-  return failures <= 0 ? '0' : failures === 1 ? '1' : failures <= 3 ? '2-3' : failures <= 7 ? '4-7' : '8+';
-}
-
-/** How many of the targets failing longest `stats()` names. */
-export const worstTargetsShown = 5;
-
-/**
- * The longest a visit can take when every deadline it was given holds, plus a margin: a liveness check's attempts
- * and the waits between them; a heavy read's total deadline and its logout.
- */
-/** A timeout of a request that asked for a collection expanded (`?$expand=`): its `url` detail names it. */
-function expandedRequestTimedOut(error: unknown): boolean {
-  if (!(error instanceof DriverError) || error.code !== 'DRIVER_TIMEOUT') return false;
-  const url = (error.details as { url?: unknown } | undefined)?.url;
-  return typeof url === 'string' && isExpandQuery(url);
-}
-
-export function visitBoundMs(policy: PollPolicy, works: readonly PollWork[]): number {
-  const margin = Math.min(10_000, 5 * policy.requestTimeoutMs);
-  if (works.every((work) => work === 'liveness')) {
-    let waits = 0;
-    for (let attempt = 1; attempt <= policy.maxRetries; attempt += 1) waits += policy.retryBaseMs * 2 ** (attempt - 1) * 1.5;
-    // Two deadlines per attempt: an IPMI check may try a second cipher suite after the first was refused.
-    return (policy.maxRetries + 1) * 2 * policy.requestTimeoutMs + waits + margin;
-  }
-  return policy.visitDeadlineMs + Math.max(policy.requestTimeoutMs, 2_000) + margin;
-}
-
-/** A short digest that tells credential versions apart without revealing anything of the secret. */
-export function credentialFingerprint(credentialRef: string, version: string): string {
-  return createHash('sha256').update(`${credentialRef}\u0000${version}`).digest('hex').slice(0, 16);
-}
 
 /**
  * The per-target poll scheduler (architecture decision 2). Guarantees:
@@ -200,27 +42,18 @@ export function credentialFingerprint(credentialRef: string, version: string): s
 export class Poller {
   readonly #states = new Map<string, TargetState>();
   /** Lists of paths of conditional reads, shared by every BMC that served the same resources (one per model, mostly). */
-  readonly #pathLists = new Map<string, readonly string[]>();
-  readonly #refusalsLogged = new Set<string>();
-  /** Targets whose credential was last refused by its binding (kept for the stats; a node that is accepted again leaves). */
-  readonly #credentialRefused = new Set<string>();
-  /** Latches the ledger has not taken yet (it was unreachable), by node: retried at every flush until stored. */
-  readonly #unrecordedLatches = new Map<string, ProposedEvent>();
+  readonly #validators = new ValidatorKeeper();
+  readonly #credentials: CredentialGate;
+  /** Lockout latches: those the ledger has not taken yet, and (cluster mode) those of targets not polled here. */
+  readonly #latches: CredentialLatches;
+  readonly #observations: ObservationAppender;
   /** Liveness checks: never-contacted targets first, then by due time (most overdue first). */
   readonly #fresh = new DueQueue();
   readonly #queue = new DueQueue();
   /** Heavy reads, by due time; a lane of their own so a slow firmware read never delays a liveness check. */
   readonly #heavy = new DueQueue();
-  /**
-   * First reads (nothing read yet), one queue per kind of BMC (`TargetState.model`; '' when unknown). Taken before
-   * later reads, and the kind whose first reads took longest on average first (a kind not read yet counts as
-   * slowest): while first reads wait for slots, as when a fleet is brought up, the minutes-long reads start early and
-   * the quick ones fill in after, instead of a slow model's last reads starting last and finishing long after
-   * everything else (longest processing time first).
-   */
-  readonly #firstReads = new Map<string, DueQueue>();
-  /** How long the first reads that succeeded took, by kind of BMC: their sum (ms) and count. */
-  readonly #firstReadTimes = new Map<string, { totalMs: number; count: number }>();
+  /** First reads, one queue per kind of BMC, the kind whose first reads take longest first (`FirstReadQueues`). */
+  readonly #firstReads = new FirstReadQueues();
   #heavyInFlight = 0;
   readonly #policy: PollPolicy;
   readonly #visitor: Visitor;
@@ -229,7 +62,6 @@ export class Poller {
   readonly #recorder: OutcomeRecorder;
   #inFlight = 0;
   #visits = 0;
-  #observationsAppended = 0;
   #tokens = 0;
   #lastRefill = 0;
   #timer: NodeJS.Timeout | null = null;
@@ -239,11 +71,21 @@ export class Poller {
   /** Cluster mode: every registered target, polled or not, and the shards being polled. */
   readonly #known = new Map<string, PollTarget>();
   readonly #active = new Map<string, ActiveShard>();
-  /** Outcomes and observations refused because their lease epoch was stale (cluster mode). */
-  #fencedAppends = 0;
   #visitsAbandoned = 0;
-  /** Cluster mode: latches and maintenance windows of targets not polled here, applied when their shard comes. */
-  readonly #knownLatches = new Map<string, string>();
+  /** What following the intents does here. */
+  readonly #intentSink: PollerIntentSink = {
+    addTarget: (target, options) => this.addTarget(target, options),
+    removeTarget: (nodeId) => this.removeTarget(nodeId),
+    setMaintenance: (nodeId, until) => this.setMaintenance(nodeId, until),
+    latched: (nodeId, fingerprint) => {
+      if (this.options.cluster) this.#latches.known.set(nodeId, fingerprint);
+      const state = this.#states.get(nodeId);
+      if (state) state.latch = { fingerprint };
+    },
+    clearLatch: (nodeId) => this.clearLatch(nodeId),
+    log: (message, fields) => this.options.log?.(message, fields),
+  };
+  /** Cluster mode: maintenance windows of targets not polled here, applied when their shard comes. */
   readonly #knownMaintenance = new Map<string, number>();
 
   constructor(private readonly options: PollerOptions) {
@@ -252,6 +94,9 @@ export class Poller {
     this.#clock = options.clock ?? Date.now;
     this.#random = options.random ?? Math.random;
     this.#recorder = new OutcomeRecorder(options.store, 20_000, options.maxPendingOutcomes ?? 1_000_000, (message, fields) => options.log?.(message, fields), (shard, epoch) => options.cluster?.fenced(shard, epoch));
+    this.#credentials = new CredentialGate(options);
+    this.#latches = new CredentialLatches(options.store, options.cluster !== undefined, (message, fields) => options.log?.(message, fields));
+    this.#observations = new ObservationAppender(options.store, options.cluster, (message, fields) => options.log?.(message, fields));
   }
 
   get policy(): PollPolicy {
@@ -308,7 +153,7 @@ export class Poller {
       maintenanceUntil: 0,
       lastContactAt: null,
     };
-    const latch = this.#knownLatches.get(target.nodeId);
+    const latch = this.#latches.known.get(target.nodeId);
     if (latch !== undefined) state.latch = { fingerprint: latch };
     state.maintenanceUntil = this.#knownMaintenance.get(target.nodeId) ?? 0;
     this.#states.set(target.nodeId, state);
@@ -319,7 +164,7 @@ export class Poller {
   removeTarget(nodeId: string): void {
     this.#states.delete(nodeId);
     this.#known.delete(nodeId);
-    this.#knownLatches.delete(nodeId);
+    this.#latches.known.delete(nodeId);
     this.#knownMaintenance.delete(nodeId);
   }
 
@@ -373,11 +218,11 @@ export class Poller {
 
   /** An operator cleared the lockout latch: logins may be tried again at the next visit. */
   clearLatch(nodeId: string): void {
-    this.#knownLatches.delete(nodeId);
+    this.#latches.known.delete(nodeId);
     const state = this.#states.get(nodeId);
     if (!state) return;
     state.latch = null;
-    this.#unrecordedLatches.delete(nodeId); // cleared before it was stored: storing it now would re-latch at replay
+    this.#latches.unrecorded.delete(nodeId); // cleared before it was stored: storing it now would re-latch at replay
     state.due.liveness = Math.min(state.due.liveness, this.#clock());
     this.#enqueue(state);
   }
@@ -393,12 +238,7 @@ export class Poller {
     if (state.consecutiveFailures === 0 && !state.latch && !state.neverContacted) {
       const due = Math.min(state.due.health, state.due.inventory, state.due.firmware);
       if (state.readOnce.size > 0) this.#heavy.push(state.target.nodeId, due, state.seq);
-      else {
-        const model = state.model ?? '';
-        let queue = this.#firstReads.get(model);
-        if (!queue) this.#firstReads.set(model, (queue = new DueQueue()));
-        queue.push(state.target.nodeId, due, state.seq);
-      }
+      else this.#firstReads.push(state.model ?? '', state.target.nodeId, due, state.seq);
     }
   }
 
@@ -407,7 +247,7 @@ export class Poller {
     this.#running = true;
     this.#lastRefill = this.#clock();
     this.#timer = setInterval(() => this.#dispatch(), 20);
-    this.#flushTimer = setInterval(() => void Promise.all([this.#recorder.flush(), this.#recordLatches()]), this.#policy.flushIntervalMs);
+    this.#flushTimer = setInterval(() => void Promise.all([this.#recorder.flush(), this.#latches.record()]), this.#policy.flushIntervalMs);
   }
 
   /**
@@ -421,7 +261,7 @@ export class Poller {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.all([...this.#pending]), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
     clearTimeout(timer);
-    await Promise.all([this.#recorder.flush(), this.#recordLatches()]);
+    await Promise.all([this.#recorder.flush(), this.#latches.record()]);
   }
 
   flush(): Promise<void> {
@@ -437,30 +277,19 @@ export class Poller {
       const entry = source.pop()!;
       const state = this.#states.get(entry.nodeId);
       if (!state || state.seq !== entry.seq || state.checking) continue;
-      if (!this.#leaseAllows(state)) {
+      if (!leaseAllows(this.options.cluster, state)) {
         source.push(entry.nodeId, now + 1000, entry.seq); // the lease is being renewed or handed over: not now
         continue;
       }
       // Where the BMC has room for one session only, the check waits for the read (which re-enqueues it).
-      if (state.reading && this.#sessionLimit(state.target) < 2) continue;
+      if (state.reading && targetSessionLimit(this.#policy, state.target) < 2) continue;
       return state;
     }
   }
 
   /** The queue the next heavy read comes from: a first read due, of the kind expected to take longest; else the rest. */
   #heavySource(now: number): DueQueue | undefined {
-    let best: DueQueue | undefined;
-    let bestMs = Number.NEGATIVE_INFINITY;
-    for (const [model, queue] of this.#firstReads) {
-      const head = queue.peek();
-      if (!head || head.due > now) continue;
-      const times = this.#firstReadTimes.get(model);
-      const expectedMs = times ? times.totalMs / times.count : Number.POSITIVE_INFINITY;
-      if (expectedMs > bestMs || (expectedMs === bestMs && head.due < best!.peek()!.due)) {
-        best = queue;
-        bestMs = expectedMs;
-      }
-    }
+    const best = this.#firstReads.due(now);
     if (best) return best;
     const head = this.#heavy.peek();
     return head && head.due <= now ? this.#heavy : undefined;
@@ -473,12 +302,12 @@ export class Poller {
       if (!source || !entry) return undefined;
       const state = this.#states.get(entry.nodeId);
       if (!state || state.seq !== entry.seq || state.reading || state.consecutiveFailures > 0 || state.latch) continue;
-      if (!this.#leaseAllows(state)) {
+      if (!leaseAllows(this.options.cluster, state)) {
         source.push(entry.nodeId, now + 1000, entry.seq);
         continue;
       }
       // A heavy read holds one session; it may overlap a liveness check only where the BMC has room for two.
-      if (state.checking && this.#sessionLimit(state.target) < 2) continue;
+      if (state.checking && targetSessionLimit(this.#policy, state.target) < 2) continue;
       return state;
     }
   }
@@ -513,29 +342,6 @@ export class Poller {
     });
   }
 
-  #leaseAllows(state: TargetState): boolean {
-    return !this.options.cluster || (state.shard !== undefined && state.epoch !== undefined && this.options.cluster.mayRequest(state.shard, state.epoch));
-  }
-
-  /** What a visit is given in cluster mode: the lease guard before every request, the shard's stop, the process's name. */
-  #clusterVisitOptions(state: TargetState): { guard?: () => boolean; signal?: AbortSignal; headers?: Record<string, string> } {
-    const cluster = this.options.cluster;
-    if (!cluster || state.shard === undefined || state.epoch === undefined) return {};
-    const { shard, epoch } = state;
-    const active = this.#active.get(shard);
-    return {
-      guard: () => cluster.mayRequest(shard, epoch),
-      ...(active ? { signal: active.controller.signal } : {}),
-      headers: { 'x-fleet-ledger-poller': cluster.processId },
-    };
-  }
-
-  /** A visit cut by a hand-over or a lost lease: it says nothing of the BMC and is not recorded. */
-  #cutByHandOver(state: TargetState, error: unknown): boolean {
-    if (!this.options.cluster || state.shard === undefined) return false;
-    return isFenced(error) || this.#active.get(state.shard)?.epoch !== state.epoch;
-  }
-
   /**
    * After a visit cut by the lease: where the shard is still polled here under the same epoch (the guard refused while
    * a late renewal was on its way, and the renewal kept the lease), the target is queued again, so its work is tried
@@ -548,42 +354,10 @@ export class Poller {
     this.#enqueue(state);
   }
 
-  #leaseOf(state: TargetState): { shard: string; epoch: number } | undefined {
-    return state.shard !== undefined && state.epoch !== undefined ? { shard: state.shard, epoch: state.epoch } : undefined;
-  }
-
-  #validatorsOf(state: TargetState): ReadValidators | undefined {
-    const kept = state.readValidators;
-    if (!kept) return undefined;
-    const etags = kept.etags.split('\n');
-    const validators = kept.paths.map((path, index) => [path, etags[index]!] as const);
-    // The resource that changed last time first: one that changes at every read then costs one request.
-    const first = kept.askFirst === undefined ? -1 : validators.findIndex(([path]) => path === kept.askFirst);
-    if (first > 0) validators.unshift(...validators.splice(first, 1));
-    return validators;
-  }
-
-  /** Keeps a read's validators compactly: the list of paths shared with every BMC that served the same ones. */
-  #keepValidators(state: TargetState, validators: ReadValidators | undefined, changed: string | undefined): void {
-    if (!validators) {
-      delete state.readValidators;
-      return;
-    }
-    const sorted = [...validators].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)); // reads run two at a time: any order
-    const paths = sorted.map(([path]) => path);
-    const key = paths.join('\n');
-    let shared = this.#pathLists.get(key);
-    if (!shared) {
-      shared = paths;
-      if (this.#pathLists.size < maxPathLists) this.#pathLists.set(key, shared);
-    }
-    state.readValidators = { paths: shared, etags: sorted.map(([, etag]) => etag).join('\n'), ...(changed ? { askFirst: changed } : {}) };
-  }
-
   /** Heavy work due now, in one session, on a BMC that answers. Failures here do not count as misses. */
   async #read(state: TargetState, now: number): Promise<void> {
     const { target } = state;
-    const credential = this.#credentialFor(target);
+    const credential = this.#credentials.credentialFor(target);
     if (!credential) return;
     const works = pollWorks.filter((w): w is Exclude<PollWork, 'liveness'> => w !== 'liveness' && state.due[w] <= now);
     if (works.length === 0) return;
@@ -591,29 +365,26 @@ export class Poller {
     this.#heavyInFlight += 1;
     this.#visits += 1;
     try {
-      const sessionLimit = this.#sessionLimit(target);
+      const sessionLimit = targetSessionLimit(this.#policy, target);
       // Inventory and firmware change only with the hardware or its firmware: asked with If-None-Match first.
       const conditional = conditionalWorks(works);
-      const validators = conditional ? this.#validatorsOf(state) : undefined;
+      const validators = conditional ? validatorsOf(state) : undefined;
       // A firmware inventory never read gets the visit's whole deadline: a first inventory is not given up on a model
       // slower than the default (a GB200's takes up to four minutes), which would cost it a retry minutes later.
       const firmwareTimeoutMs = state.firmwareTimeoutMs ?? (state.readOnce.has('firmware') ? this.#policy.firmwareTimeoutMs : this.#policy.visitDeadlineMs);
-      const visit = this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(validators ? { validators } : {}), ...(state.readPlain || !this.#policy.expandCollections ? { expand: false } : {}), ...this.#clusterVisitOptions(state) });
-      const result = await this.#bounded(visit, visitBoundMs(this.#policy, works), target, works);
+      const visit = this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(validators ? { validators } : {}), ...(state.readPlain || !this.#policy.expandCollections ? { expand: false } : {}), ...clusterVisitOptions(this.options.cluster, this.#active, state) });
+      const boundMs = visitBoundMs(this.#policy, works);
+      const result = await boundedVisit(visit, boundMs, target, works, () => this.#abandoned(target, works, boundMs));
       const done = this.#clock();
-      if (!result.ok && this.#cutByHandOver(state, result.error)) {
+      if (!result.ok && cutByHandOver(this.options.cluster, this.#active, state, result.error)) {
         this.#requeueAfterCut(state); // its works are still due
         return;
       }
-      if (conditional && result.ok && !result.notModified) this.#keepValidators(state, result.validators, result.changedResource);
+      if (conditional && result.ok && !result.notModified) this.#validators.keep(state, result.validators, result.changedResource);
       const outcome: PollOutcomeKind = result.ok ? (result.notModified ? 'not-modified' : 'success') : outcomeOfError(result.error);
-      for (const work of works) this.#record(target, work, outcome, result.latencyMs, done, this.#leaseOf(state));
+      for (const work of works) this.#record(target, work, outcome, result.latencyMs, done, leaseOf(state));
       if (!this.#states.has(target.nodeId)) return;
-      if (result.ok && state.readOnce.size === 0) {
-        const model = state.model ?? '';
-        const times = this.#firstReadTimes.get(model) ?? { totalMs: 0, count: 0 };
-        this.#firstReadTimes.set(model, { totalMs: times.totalMs + result.latencyMs, count: times.count + 1 });
-      }
+      if (result.ok && state.readOnce.size === 0) this.#firstReads.noteRead(state.model ?? '', result.latencyMs);
       state.heavyFailures = result.ok ? 0 : state.heavyFailures + 1;
       // A firmware inventory slower than the deadline would time out at every try: this BMC's deadline doubles, up to
       // the visit's own.
@@ -637,9 +408,9 @@ export class Poller {
       if (result.ok) {
         state.lastContactAt = done;
         // Observations not stored are read again next visit: no validators then, or a 304 would hide them for good.
-        if (result.observations.length > 0 && !(await this.#appendObservations(state, result.observations, done))) delete state.readValidators;
+        if (result.observations.length > 0 && !(await this.#observations.append(state, result.observations, done))) delete state.readValidators;
       } else if (latchesCredentials(result.error)) {
-        await this.#latch(state, credential, result.error, done);
+        await this.#latches.latch(state, credential, result.error, done);
       }
       this.#enqueue(state);
     } finally {
@@ -659,13 +430,13 @@ export class Poller {
       this.#enqueue(state);
       return;
     }
-    const credential = this.#credentialFor(target);
+    const credential = this.#credentials.credentialFor(target);
     if (state.latch && credential && credentialFingerprint(target.credentialRef, credential.version) !== state.latch.fingerprint) {
       state.latch = null; // the credential changed: logins may be tried again
     }
     if (state.latch || !credential) {
       // No login with a latched (or missing) credential; the outcome is recorded so the gap is explained.
-      this.#record(target, 'liveness', 'latched', 0, now, this.#leaseOf(state));
+      this.#record(target, 'liveness', 'latched', 0, now, leaseOf(state));
       state.due.liveness = now + interval + jitter();
       this.#enqueue(state);
       return;
@@ -675,21 +446,22 @@ export class Poller {
     this.#inFlight += 1;
     this.#visits += 1;
     try {
-      const sessionLimit = this.#sessionLimit(target);
+      const sessionLimit = targetSessionLimit(this.#policy, target);
       // Until it is known what kind of BMC this is, the check also asks (its service root): it orders the first read.
       const describe = state.model === undefined && state.readOnce.size === 0;
-      const visitOptions = { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(state.livenessEtag ? { ifNoneMatch: state.livenessEtag } : {}), ...(describe ? { describe } : {}), ...this.#clusterVisitOptions(state) };
+      const visitOptions = { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(state.livenessEtag ? { ifNoneMatch: state.livenessEtag } : {}), ...(describe ? { describe } : {}), ...clusterVisitOptions(this.options.cluster, this.#active, state) };
       const attempts = async (): Promise<VisitResult> => {
         let result = await this.#visitor.visit(target, credential, works, visitOptions);
-        for (let attempt = 1; !result.ok && attempt <= this.#policy.maxRetries && retryWithinVisit(result.error) && !this.#cutByHandOver(state, result.error); attempt += 1) {
+        for (let attempt = 1; !result.ok && attempt <= this.#policy.maxRetries && retryWithinVisit(result.error) && !cutByHandOver(this.options.cluster, this.#active, state, result.error); attempt += 1) {
           await new Promise((resolve) => setTimeout(resolve, this.#policy.retryBaseMs * 2 ** (attempt - 1) * (0.5 + this.#random())));
           result = await this.#visitor.visit(target, credential, works, visitOptions);
         }
         return result;
       };
-      const result = await this.#bounded(attempts(), visitBoundMs(this.#policy, works), target, works);
+      const boundMs = visitBoundMs(this.#policy, works);
+      const result = await boundedVisit(attempts(), boundMs, target, works, () => this.#abandoned(target, works, boundMs));
       const done = this.#clock();
-      if (!result.ok && this.#cutByHandOver(state, result.error)) {
+      if (!result.ok && cutByHandOver(this.options.cluster, this.#active, state, result.error)) {
         state.due.liveness = Math.min(state.due.liveness, done);
         this.#requeueAfterCut(state);
         return;
@@ -697,7 +469,7 @@ export class Poller {
       const outcome: PollOutcomeKind = result.ok ? (result.notModified ? 'not-modified' : 'success') : outcomeOfError(result.error);
       if (result.ok && result.etag) state.livenessEtag = result.etag;
       if (result.ok && describe) state.model = result.model ?? '';
-      this.#record(target, 'liveness', outcome, result.latencyMs, done, this.#leaseOf(state));
+      this.#record(target, 'liveness', outcome, result.latencyMs, done, leaseOf(state));
       if (!this.#states.has(target.nodeId)) return; // decommissioned meanwhile
       if (result.ok) {
         state.neverContacted = false;
@@ -711,8 +483,8 @@ export class Poller {
       } else {
         state.consecutiveFailures += 1;
         state.sessionLimitStreak = outcome === 'session-limit' ? state.sessionLimitStreak + 1 : 0;
-        if (latchesCredentials(result.error)) await this.#latch(state, credential, result.error, done);
-        state.due.liveness = Math.max(done, now + interval * this.#backoffFactor(state) + jitter());
+        if (latchesCredentials(result.error)) await this.#latches.latch(state, credential, result.error, done);
+        state.due.liveness = Math.max(done, now + interval * backoffFactor(this.#policy, state) + jitter());
       }
       this.#enqueue(state);
     } finally {
@@ -721,47 +493,10 @@ export class Poller {
     }
   }
 
-  /**
-   * The visit's result, or, once it is still unsettled `boundMs` after it began, a timeout: every request of a visit has
-   * its own deadline, so this fires only for a visit stuck where no deadline reaches (a defect, here or in a library).
-   * The stuck visit is left to itself and its answer, if one ever comes, is ignored; the poller records the timeout,
-   * gives the slot back and polls the BMC again on schedule. Left waiting, it would hold the target's `checking` (or
-   * `reading`) flag for good, and the node would never be polled again: silent, with no miss recorded to show it.
-   */
-  #bounded(visit: Promise<VisitResult>, boundMs: number, target: PollTarget, works: readonly PollWork[]): Promise<VisitResult> {
-    let timer: NodeJS.Timeout | undefined;
-    const abandoned = new Promise<VisitResult>((resolve) => {
-      timer = setTimeout(() => {
-        this.#visitsAbandoned += 1;
-        this.options.log?.('a visit did not end within its bound: recorded as a timeout, the BMC is polled again on schedule', { nodeId: target.nodeId, works: works.join(','), boundMs });
-        resolve({ ok: false, latencyMs: boundMs, observations: [], error: new DriverError('DRIVER_TIMEOUT', `visit to ${target.nodeId} (${works.join(', ')}) still unsettled after ${boundMs} ms`, { deadlineMs: boundMs }) });
-      }, boundMs);
-      timer.unref();
-    });
-    return Promise.race([visit, abandoned]).finally(() => clearTimeout(timer));
-  }
-
-  /**
-   * The target's credential, if it may be sent to the target's address: bound to it (`endpoints`) and over https
-   * unless the site allows http. A refusal is logged once per target and reason; the checks are recorded `latched`,
-   * so the gap is explained and nobody reads it as darkness.
-   */
-  #credentialFor(target: PollTarget): Credential | undefined {
-    const credential = this.options.credentials.get(target.credentialRef);
-    if (!credential) return undefined;
-    const plainHttp = this.options.plainHttpSites?.some((site) => site === '*' || site === target.site) ?? false;
-    const refusal = credentialRefusal(credential, target.baseUrl, plainHttp);
-    if (refusal === null) {
-      this.#credentialRefused.delete(target.nodeId);
-      return credential;
-    }
-    this.#credentialRefused.add(target.nodeId);
-    const key = `${target.nodeId}\u0000${target.baseUrl}\u0000${refusal}`;
-    if (!this.#refusalsLogged.has(key)) {
-      this.#refusalsLogged.add(key);
-      this.options.log?.('credential not sent: the BMC address is not one it is bound to', { nodeId: target.nodeId, credentialRef: target.credentialRef, reason: refusal });
-    }
-    return undefined;
+  /** A visit still unsettled at its bound (`boundedVisit`): counted and logged; it is recorded as a timeout. */
+  #abandoned(target: PollTarget, works: readonly PollWork[], boundMs: number): void {
+    this.#visitsAbandoned += 1;
+    this.options.log?.('a visit did not end within its bound: recorded as a timeout, the BMC is polled again on schedule', { nodeId: target.nodeId, works: works.join(','), boundMs });
   }
 
   #record(target: PollTarget, work: PollWork, outcome: PollOutcomeKind, latencyMs: number, at: number, lease?: { shard: string; epoch: number }): void {
@@ -769,131 +504,27 @@ export class Poller {
     this.options.onOutcome?.(target.nodeId, work, outcome, latencyMs, at);
   }
 
-  async #latch(state: TargetState, credential: { version: string }, error: unknown, at: number): Promise<void> {
-    const { target } = state;
-    state.latch = { fingerprint: credentialFingerprint(target.credentialRef, credential.version) };
-    if (this.options.cluster) this.#knownLatches.set(target.nodeId, state.latch.fingerprint);
-    const when = new Date(at).toISOString();
-    // A stable id: a retry after a lost answer is a replay, not a second latch.
-    this.#unrecordedLatches.set(target.nodeId, {
-      eventId: nameUuid(`lockout-latched:${target.nodeId}:${state.latch.fingerprint}:${when}`),
-      type: 'LockoutLatched',
-      data: { nodeId: target.nodeId, cause: (error as { code?: string }).code ?? 'DRIVER_AUTH', credentialFingerprint: state.latch.fingerprint, at: when },
-      actor: { kind: 'system', id: 'poller' },
-    });
-    await this.#recordLatches();
-  }
-
-  /**
-   * Stores the latches not stored yet. A latch only in memory would vanish at a restart, and the next process would
-   * log in again with the credential that locks the account out.
-   */
-  async #recordLatches(): Promise<void> {
-    for (const [nodeId, event] of [...this.#unrecordedLatches]) {
-      try {
-        await this.options.store.append(`node-${nodeId}`, [event]);
-        if (this.#unrecordedLatches.get(nodeId) === event) this.#unrecordedLatches.delete(nodeId);
-      } catch (failure) {
-        this.options.log?.('could not record a lockout latch yet; retried at the next flush', { nodeId, error: String(failure) });
-        return;
-      }
-    }
-  }
-
-  /**
-   * Sessions (visits) the poller may hold on a target at once: its registration's limit, else 1 for an SNMP device
-   * (management cards answer one request at a time, so its check never overlaps its walk), else the policy's default.
-   */
-  #sessionLimit(target: PollTarget): number {
-    return target.sessionLimit ?? (target.protocol === 'snmp' ? 1 : this.#policy.defaultSessionLimit);
-  }
-
-  /** 1 while the BMC answers; doubling per session refusal and per failure past the breaker threshold. */
-  #backoffFactor(state: TargetState): number {
-    const overBreaker = Math.max(0, state.consecutiveFailures - this.#policy.breakerThreshold + 1);
-    const exponent = overBreaker + state.sessionLimitStreak;
-    return Math.min(this.#policy.maxBackoffFactor, 2 ** exponent);
-  }
-
-  /** True when what changed is in the log (or nothing did); false when it could not be stored this time. */
-  async #appendObservations(state: TargetState, observations: Parameters<typeof changedObservations>[1], at: number): Promise<boolean> {
-    if (!state.observationsRecalled) {
-      // What the log holds of the node already (an earlier run of this process, or the shard's previous owner):
-      // compared against, so a restart records what changed, not every node's inventory and event log again.
-      try {
-        const recorded = await recordedObservationHashes(this.options.store, state.target.nodeId);
-        for (const [type, hash] of state.observationHashes) recorded.set(type, hash);
-        state.observationHashes = recorded;
-        state.observationsRecalled = true;
-      } catch (error) {
-        // Not appended rather than appended twice: the next visit reads again.
-        this.options.log?.('could not read the observations recorded for a node; its new ones wait for the next visit', { nodeId: state.target.nodeId, error: String(error) });
-        return false;
-      }
-    }
-    const { changed, hashes } = changedObservations(state.target.nodeId, observations, state.observationHashes);
-    if (changed.length === 0) return true;
-    const lease = this.#leaseOf(state);
-    try {
-      await this.options.store.append(
-        `node-${state.target.nodeId}`,
-        changed.map((observation) => ({ type: observation.type, data: storableValue(observation.data), observedAt: new Date(at), actor: { kind: 'driver' as const, id: `${state.target.protocol ?? 'redfish'}:${state.target.nodeId}`, ...(lease ? { lease } : {}) } })),
-      );
-      state.observationHashes = hashes; // only once stored, so a failed append is retried next visit
-      this.#observationsAppended += changed.length;
-      return true;
-    } catch (error) {
-      if (lease && isStaleEpoch(error)) {
-        this.#fencedAppends += changed.length;
-        this.options.cluster?.fenced(lease.shard, lease.epoch);
-        return false;
-      }
-      this.options.log?.('could not append observations', { nodeId: state.target.nodeId, error: String(error) });
-      return false;
-    }
-  }
-
   stats(): PollerStats {
-    const now = this.#clock();
-    let latched = 0;
-    let circuitOpen = 0;
-    let sinceContactMaxMs = 0;
-    let sessionLimitedTargets = 0;
-    const failureBuckets = Object.fromEntries(failureBucketNames.map((name) => [name, 0])) as Record<FailureBucket, number>;
-    const worst: TargetState[] = [];
-    for (const state of this.#states.values()) {
-      if (state.latch) latched += 1;
-      if (state.consecutiveFailures >= this.#policy.breakerThreshold) circuitOpen += 1;
-      if (state.lastContactAt !== null) sinceContactMaxMs = Math.max(sinceContactMaxMs, now - state.lastContactAt);
-      failureBuckets[failureBucket(state.consecutiveFailures)] += 1;
-      if (state.sessionLimitStreak > 0) sessionLimitedTargets += 1;
-      if (state.consecutiveFailures > 0) {
-        // A bounded insertion: the list never holds more than `worstTargetsShown`.
-        const at = worst.findIndex((other) => other.consecutiveFailures < state.consecutiveFailures);
-        if (at >= 0) worst.splice(at, 0, state);
-        else worst.push(state);
-        if (worst.length > worstTargetsShown) worst.pop();
-      }
-    }
+    const perTarget = targetStats(this.#states.values(), this.#clock(), this.#policy.breakerThreshold);
     return {
       targets: this.#states.size,
       visits: this.#visits,
       visitsInFlight: this.#inFlight + this.#heavyInFlight,
-      latched,
-      circuitOpen,
+      latched: perTarget.latched,
+      circuitOpen: perTarget.circuitOpen,
       outcomes: { ...this.#recorder.counts },
-      observationsAppended: this.#observationsAppended,
+      observationsAppended: this.#observations.appended,
       outcomeBytesAppended: this.#recorder.bytesAppended,
       pendingOutcomes: this.#recorder.pendingOutcomes,
       outcomesDropped: this.#recorder.outcomesDropped,
-      appendsFenced: this.#recorder.outcomesFenced + this.#fencedAppends,
+      appendsFenced: this.#recorder.outcomesFenced + this.#observations.fenced,
       visitsAbandoned: this.#visitsAbandoned,
-      unrecordedLatches: this.#unrecordedLatches.size,
-      sinceContactMaxMs,
-      failureBuckets,
-      sessionLimitedTargets,
-      credentialRefusedTargets: [...this.#credentialRefused].filter((nodeId) => this.#states.has(nodeId)).length,
-      worstTargets: worst.map((state) => ({ nodeId: state.target.nodeId, site: state.target.site, consecutiveFailures: state.consecutiveFailures, sessionLimitStreak: state.sessionLimitStreak })),
+      unrecordedLatches: this.#latches.unrecorded.size,
+      sinceContactMaxMs: perTarget.sinceContactMaxMs,
+      failureBuckets: perTarget.failureBuckets,
+      sessionLimitedTargets: perTarget.sessionLimitedTargets,
+      credentialRefusedTargets: [...this.#credentials.refused].filter((nodeId) => this.#states.has(nodeId)).length,
+      worstTargets: perTarget.worstTargets,
     };
   }
 
@@ -905,56 +536,9 @@ export class Poller {
     return this.options.store.follow(
       { fromPosition, types: pollerIntentTypes },
       (batch) => {
-        for (const event of batch.events) this.#applyIntent(event);
+        for (const event of batch.events) applyPollerIntent(event, this.#intentSink);
       },
       signal,
     );
-  }
-
-  #applyIntent(event: RecordedEvent): void {
-    if (!isPollerIntent(event)) return;
-    switch (event.type) {
-      case 'NodeRegistered': {
-        const { data } = event;
-        const { bmc } = data;
-        if (!pollProtocols.includes(bmc.protocol)) {
-          // The intent schema admits no other protocol; a newer one than this poller knows is said, not dropped silently.
-          this.options.log?.('node not polled: its BMC protocol is not one this poller speaks', { nodeId: data.nodeId, protocol: bmc.protocol });
-          return;
-        }
-        this.addTarget(
-          {
-            nodeId: data.nodeId,
-            site: data.site,
-            rack: data.rack,
-            protocol: bmc.protocol,
-            baseUrl: pollAddress(bmc.protocol, bmc.address),
-            credentialRef: bmc.credentialRef,
-            sessionLimit: bmc.sessionLimit,
-            expectedIntervalS: Number(data.expectedIntervalS ?? 60),
-          },
-          { spreadFirstVisit: true },
-        );
-        return;
-      }
-      case 'NodeDecommissioned':
-        this.removeTarget(event.data.nodeId);
-        return;
-      case 'MaintenanceWindowSet':
-        this.setMaintenance(event.data.nodeId, Date.parse(event.data.until));
-        return;
-      case 'LockoutLatched': {
-        const { data } = event;
-        if (this.options.cluster) this.#knownLatches.set(data.nodeId, data.credentialFingerprint);
-        const state = this.#states.get(data.nodeId);
-        if (state) state.latch = { fingerprint: data.credentialFingerprint };
-        return;
-      }
-      case 'LockoutLatchCleared':
-        this.clearLatch(event.data.nodeId);
-        return;
-      default:
-        assertNever(event);
-    }
   }
 }

@@ -1,0 +1,39 @@
+import type { PollOutcomeKind } from '../../events/index.js';
+import type { EventStore } from '../ledger/index.js';
+import type { PollPolicy } from './poll-policy.js';
+import type { CredentialProvider, PollWork } from './poll-target.js';
+import type { Visitor } from './redfish-visitor.js';
+
+export interface PollerOptions {
+  store: EventStore;
+  credentials: CredentialProvider;
+  policy?: Partial<PollPolicy>;
+  visitor?: Visitor;
+  /** Milliseconds since the epoch; injected so tests and replays control time. */
+  clock?: () => number;
+  random?: () => number;
+  log?: (message: string, fields?: Record<string, unknown>) => void;
+  /** Most poll outcomes kept while the ledger cannot take them (default 1,000,000, about 60 MB). */
+  maxPendingOutcomes?: number;
+  /**
+   * Sites whose BMCs may be reached over plain http (`*`: every site). Elsewhere a credential goes over https only.
+   * Either way it goes only to the endpoints it is bound to (`Credential.endpoints`).
+   */
+  plainHttpSites?: readonly string[];
+  /** Called for every recorded outcome (metrics, benchmarks). */
+  onOutcome?: (nodeId: string, work: PollWork, outcome: PollOutcomeKind, latencyMs: number, at: number) => void;
+  /**
+   * Cluster mode (several processes on one database): the poller visits only the BMCs of the shards it was given
+   * (`activateShard`), under that shard's lease; every request is preceded by `mayRequest`, every outcome and
+   * observation carries the lease (the ledger refuses a stale epoch), and a refused append gives the shard up.
+   */
+  cluster?: PollerCluster;
+}
+
+/** What the poller asks of its cluster membership (`ClusterMember` implements it). */
+export interface PollerCluster {
+  readonly processId: string;
+  shardOf(site: string, nodeId: string): string;
+  mayRequest(shard: string, epoch: number): boolean;
+  fenced(shard: string, epoch: number): void;
+}

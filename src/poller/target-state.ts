@@ -1,0 +1,55 @@
+import type { PollTarget, PollWork } from './poll-target.js';
+
+/** A shard polled here (cluster mode): its lease epoch, the stop of its visits and the visits in flight. */
+export interface ActiveShard {
+  epoch: number;
+  controller: AbortController;
+  visits: Set<Promise<void>>;
+}
+
+/** What the poller knows and schedules of one target. */
+export interface TargetState {
+  target: PollTarget;
+  /** Cluster mode: the shard of the target and the lease epoch its visits run under. */
+  shard?: string;
+  epoch?: number;
+  /** Bumped on every reschedule; queue entries with an older seq are stale and skipped. */
+  seq: number;
+  due: Record<PollWork, number>;
+  neverContacted: boolean;
+  /** A liveness check in flight. */
+  checking: boolean;
+  /** A heavy visit (health, inventory, firmware) in flight. */
+  reading: boolean;
+  consecutiveFailures: number;
+  /** The heavy works read at least once by this process (answered, changed or not). */
+  readOnce: Set<Exclude<PollWork, 'liveness'>>;
+  /** Consecutive heavy visits that failed: the wait before the next try of a work never read doubles with each. */
+  heavyFailures: number;
+  /** This BMC's firmware deadline, once a visit reading its firmware timed out: doubled, up to the visit's deadline. */
+  firmwareTimeoutMs?: number;
+  /** Read member by member from now on: a collection asked expanded (`$expand`) did not answer within its deadline. */
+  readPlain?: boolean;
+  /** Consecutive visits answered with a session-limit refusal: each doubles the wait. */
+  sessionLimitStreak: number;
+  latch: { fingerprint: string } | null;
+  observationHashes: Map<string, string>;
+  /** Whether `observationHashes` was read from the log (once per node and process, before its first append). */
+  observationsRecalled: boolean;
+  maintenanceUntil: number;
+  lastContactAt: number | null;
+  /** The ETag of the last liveness answer (sent as `If-None-Match`). */
+  livenessEtag?: string;
+  /** What kind of BMC this is (its service root, read at its first contact): orders first reads (the poller's first-read queues). */
+  model?: string;
+  /**
+   * The validators of the last full inventory-and-firmware read: the resources (a list shared by every BMC that
+   * served the same ones, `ValidatorKeeper`) and their ETags, one per line. About 1 KB per BMC.
+   */
+  readValidators?: { paths: readonly string[]; etags: string; askFirst?: string };
+}
+
+/** The lease a target's visits run under (cluster mode), or none. */
+export function leaseOf(state: TargetState): { shard: string; epoch: number } | undefined {
+  return state.shard !== undefined && state.epoch !== undefined ? { shard: state.shard, epoch: state.epoch } : undefined;
+}
