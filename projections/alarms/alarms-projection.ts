@@ -31,6 +31,7 @@ import { createTable, loadRows, nodeIdOfStream, upsertRows, type Row, holdTables
 import { AlarmBook } from './alarm-book.js';
 import { alarmsTable, alarmStateTable } from './alarms-table.js';
 import type { DynamicDatabase } from '../../src/ledger/index.js';
+import { iso, kindLabel, openAlarmRow } from './alarm-row.js';
 
 export interface AlarmsOptions {
   liveness?: Partial<LivenessOptions>;
@@ -61,33 +62,6 @@ interface Topology {
   watches: Map<string, ComponentWatch>;
   dirty: Set<string>;
   fed: Map<string, number> | null;
-}
-
-const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
-const kindLabel: Record<string, string> = { pdu: 'PDU', tor: 'ToR switch', cdu: 'CDU' };
-
-/** A new open alarm row, unacknowledged and without a parent. */
-function openAlarmRow(alarm: { alarmId: string; kind: string; severity: string; nodeId: string | null; component: string | null; site: string | null; rack: string | null; summary: string; evidence: Row; at: number; position: number }): Row {
-  return {
-    alarm_id: alarm.alarmId,
-    kind: alarm.kind,
-    severity: alarm.severity,
-    status: 'open',
-    node_id: alarm.nodeId,
-    component: alarm.component,
-    site: alarm.site,
-    rack: alarm.rack,
-    parent_id: null,
-    summary: alarm.summary,
-    evidence: alarm.evidence,
-    opened_at: alarm.at,
-    opened_position: alarm.position,
-    updated_at: alarm.at,
-    closed_at: null,
-    acknowledged_by: null,
-    acknowledged_at: null,
-    ack_note: null,
-  };
 }
 
 export const alarmsEventTypes = [
