@@ -144,10 +144,14 @@ export class LogIntegrityMonitor {
    */
   checkNow(options: { sweep?: 'page' | 'all' } = {}): Promise<IntegrityFinding | null> {
     const run = this.#check(options.sweep ?? 'page');
-    this.#running = run.finally(() => {
-      if (this.#running === guarded) this.#running = null;
-    });
-    const guarded = this.#running;
+    // What `stop` waits for: settles when the check does, and never rejects (the caller of `checkNow` is the one
+    // told of a failure; a copy that rejected with nobody listening would end the process, as a lost connection did).
+    const guarded: Promise<IntegrityFinding | null> = run
+      .catch(() => null)
+      .finally(() => {
+        if (this.#running === guarded) this.#running = null;
+      });
+    this.#running = guarded;
     return run;
   }
 
