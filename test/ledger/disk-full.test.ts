@@ -95,14 +95,14 @@ describe.skipIf(!runnable)(title('a full disk under the embedded data folder'), 
     expect(error.details.minFreeBytes).toBe(48 * MiB);
     expect(error.message).toMatch(/MiB free, below the 48\.0 MiB kept for PostgreSQL/);
 
-    // Over HTTP the operator gets 507 with the code and whether to retry; the API keeps answering reads.
+    // Over HTTP an intent that would change the node (n0 is cordoned: uncordon) gets 507 with the code and whether to retry; the API keeps answering reads.
     const tokens = new TokenTable([
       { token: 'disk-full-operator-token', principal: 'alice', role: 'operator' },
       { token: 'disk-full-auditor-token', principal: 'carol', role: 'auditor' },
     ]);
     const app = await buildApi({ store: ledger.store, tokens });
     try {
-      const answer = await app.inject({ method: 'POST', url: '/v1/nodes/n0/cordon', headers: { authorization: 'Bearer disk-full-operator-token' }, payload: { reason: 'disk full' } });
+      const answer = await app.inject({ method: 'POST', url: '/v1/nodes/n0/uncordon', headers: { authorization: 'Bearer disk-full-operator-token' }, payload: { reason: 'disk full' } });
       expect(answer.statusCode).toBe(507);
       expect(answer.json().error).toMatchObject({ code: 'LEDGER_STORAGE_FULL', details: { retryable: true } });
       expect((await app.inject({ method: 'GET', url: '/v1/events?limit=1', headers: { authorization: 'Bearer disk-full-auditor-token' } })).statusCode).toBe(200);
