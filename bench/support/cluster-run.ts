@@ -14,6 +14,7 @@ import pg from 'pg';
 import { simJson, startSimProcess, type SimBmc } from './sim-process.js';
 import { percentile, round } from './bench-database.js';
 import { freePort } from './free-port.js';
+import { cliArguments } from './cli-entry.js';
 
 export interface ClusterRunOptions {
   connectionString: string;
@@ -84,7 +85,6 @@ export interface ClusterRunResult {
   lease_events: string[];
 }
 
-const cli = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 
 
 /** A small seeded generator (mulberry32): the kill moment and the victim are reproducible per seed. */
@@ -137,7 +137,7 @@ export async function runCluster(options: ClusterRunOptions): Promise<ClusterRun
       const port = await freePort();
       const child = spawn(
         process.execPath,
-        ['--unhandled-rejections=strict', '--import', 'tsx', cli, 'start', '--no-sim', '--targets', join(dir, 'targets.json'), '--allow-http-site', '*', '--port', String(port), '--lease-ttl', String(options.leaseTtlS), '--data-dir', join(dir, `p${index}`), '--checkpoint-key', join(dir, 'checkpoint-signer.key'), '--publish-dir', join(dir, 'transparency')],
+        ['--unhandled-rejections=strict', ...cliArguments(), 'start', '--no-sim', '--targets', join(dir, 'targets.json'), '--allow-http-site', '*', '--port', String(port), '--lease-ttl', String(options.leaseTtlS), '--data-dir', join(dir, `p${index}`), '--checkpoint-key', join(dir, 'checkpoint-signer.key'), '--publish-dir', join(dir, 'transparency')],
         { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, DATABASE_URL: options.connectionString, FLEET_LEDGER_CREDENTIALS_FILE: join(dir, 'credentials.json'), FLEET_LEDGER_LOG_FORMAT: 'json' } },
       );
       const member: Member = { child, index, port, lines: [], exited: false };
