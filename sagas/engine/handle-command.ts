@@ -28,7 +28,7 @@ export interface HandleCommandOptions<Event> {
   eventId?: (index: number) => string | undefined;
   /**
    * The decider's view of a recorded event, or undefined for one it does not fold (it still counts in the stream's
-   * version). By default every event is passed as it was recorded (its type and data as the catalogue checked them).
+   * version). By default every event is passed as it was recorded (its type and payload, as the catalogue checked them).
    */
   toEvent?: (event: RecordedEvent) => Event | undefined;
   /** From a decided event to what is appended (defaults to its `type` and `data`). */
