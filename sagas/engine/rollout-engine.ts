@@ -23,7 +23,7 @@ import { defaultStepTiming, type StepTiming } from '../firmware-rollout/step-dec
 import { evolveStep, initialStep, stepStream, terminalPhases, type StepState } from '../firmware-rollout/step-evolve.js';
 import type { SagaEvent } from '../saga-event.js';
 import { readGateInputs } from './gate.js';
-import { nameUuid } from '../../src/ledger/index.js';
+import { nameUuid, pause } from '../../src/ledger/index.js';
 import { driveFirmwareStep, type BmcAccess } from './step-driver.js';
 import type { SagaOwnership, SagaLease } from './saga-ownership.js';
 import { runWithSagaLease } from './saga-lease-shell.js';
@@ -122,7 +122,7 @@ export class RolloutEngine {
           const ended = this.state.status === 'completed' || this.state.status === 'aborted';
           const stopped = this.options.exitWhenStopped === true && (this.state.status === 'halted' || this.state.status === 'paused');
           if ((ended || stopped) && !live && this.workers.size === 0) break;
-          await sleep(this.options.tickMs ?? 1_000, signal);
+          await pause(this.options.tickMs ?? 1_000, signal);
         }
         this.stopping = true;
         await Promise.allSettled([...this.workers.values()]);
@@ -332,16 +332,3 @@ export class RolloutEngine {
   }
 }
 
-/** Sleeps until `ms` passed or `signal` aborts (its listener removed either way: one left per tick would pile up). */
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = (): void => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
