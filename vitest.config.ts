@@ -36,7 +36,9 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/**/*.unit.test.ts'] },
+        // Pure files share their workers' module cache (no isolation): nothing they import holds state, and importing
+        // every module again per file was most of their time (40 unit files: 40.1 s isolated, 15.5 s shared).
+        test: { name: 'unit', include: ['test/**/*.unit.test.ts'], isolate: false },
       },
       {
         extends: true,
