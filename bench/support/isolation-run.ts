@@ -17,6 +17,8 @@ import { Poller, ThreadedPoller, type LoopDelay, type PollPolicy } from '../../s
 import { startThread } from '../../src/thread.js';
 import type { FromLoadSender, LoadSenderData, LoadSenderResult } from './load-sender.js';
 import { simJson, startSimProcess, type SimBmc } from './sim-process.js';
+import { badLastLineEbom } from './bad-last-line-ebom.js';
+
 
 export interface IsolationRunOptions {
   connectionString: string;
@@ -58,19 +60,6 @@ export interface IsolationRunResult {
 }
 
 const operatorToken = 'isolation-operator-token-01';
-
-/** A CSV EBOM of about `bytes`, every row valid but the last (no serial): refused at its last line. */
-export function badLastLineEbom(bytes: number): { text: string; lastLine: number } {
-  const lines = ['nodeId,site,rack,manufacturer,model,serial,gpuCount,powerFeed,networkPort'];
-  let size = lines[0]!.length + 1;
-  for (let i = 0; size < bytes; i += 1) {
-    const line = `eb-r${String(Math.floor(i / 40)).padStart(5, '0')}-n${String(i % 40).padStart(2, '0')},ebsite,r${Math.floor(i / 40)},Supermicro,SYS-821GE-TNHR,SN${String(i).padStart(9, '0')},8,pdu-${i % 97}-a,tor-${i % 89}:${i % 48}`;
-    lines.push(line);
-    size += line.length + 1;
-  }
-  lines.push('eb-last,ebsite,rlast,Supermicro,SYS-821GE-TNHR,,8,pdu-a,tor-1:1');
-  return { text: lines.join('\n'), lastLine: lines.length };
-}
 
 function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;

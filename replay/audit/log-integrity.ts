@@ -59,6 +59,7 @@ export interface IntegrityAlarm {
 export function judgeLog(facts: LogFacts, published: PublishedCheckpoint | null, rootAtPublished: Buffer | null): IntegrityFinding | null {
   if (facts.treeSize > facts.headPosition) return { code: 'AUDIT_TREE_BEYOND_LOG', treeSize: facts.treeSize, headPosition: facts.headPosition };
   if (published && facts.headPosition < published.size) return { code: 'AUDIT_HEAD_BEHIND_CHECKPOINT', headPosition: facts.headPosition, checkpointSize: published.size, checkpoint: 'published' };
+  if (facts.headPosition < facts.publishedSize) return { code: 'AUDIT_HEAD_BEHIND_CHECKPOINT', headPosition: facts.headPosition, checkpointSize: facts.publishedSize, checkpoint: 'published' };
   if (facts.headPosition < facts.newestCheckpointSize) return { code: 'AUDIT_HEAD_BEHIND_CHECKPOINT', headPosition: facts.headPosition, checkpointSize: facts.newestCheckpointSize, checkpoint: 'stored' };
   if (facts.treeSize > 0 && !(facts.rowHashAtTreeSize?.equals(facts.treeLastHash) ?? false)) {
     return { code: 'AUDIT_LEAF_MISMATCH', position: facts.treeSize, reason: facts.rowHashAtTreeSize ? "the row's hash is not the one the tree's last leaf was made from" : 'the row of the tree\'s last leaf is missing' };
@@ -87,7 +88,16 @@ export function describeFinding(finding: IntegrityFinding): string {
 
 /** The smallest size no append may go below: what was folded into the tree, stored as signed, or published. */
 export function signedSizeOf(facts: LogFacts, published: PublishedCheckpoint | null): number {
-  return Math.max(facts.treeSize, facts.newestCheckpointSize, published?.size ?? 0);
+  return Math.max(facts.treeSize, facts.newestCheckpointSize, facts.publishedSize, published?.size ?? 0);
+}
+
+/**
+ * The published size the database must be told of, or null: a published checkpoint beyond every size the database
+ * holds (its tree, its checkpoints, a published size recorded before). Only the database bounds every writer: the
+ * poller, the projections and the lease keeper append from threads of their own, through stores of their own.
+ */
+export function publishedSizeToRecord(facts: LogFacts, published: PublishedCheckpoint | null): number | null {
+  return published && published.size > Math.max(facts.treeSize, facts.newestCheckpointSize, facts.publishedSize) ? published.size : null;
 }
 
 export interface LogIntegrityOptions {
@@ -167,6 +177,7 @@ export class LogIntegrityMonitor {
 
   async #check(sweep: 'page' | 'all'): Promise<IntegrityFinding | null> {
     const finding = await inSnapshot(this.options.pool, (client) => this.#judgeSizes(client, { raise: false }));
+    await this.#recordPublishedSize();
     this.status.checks += 1;
     this.status.error = undefined;
     if (finding?.code === 'AUDIT_LEAF_MISMATCH' && !this.status.alarm) {
@@ -188,11 +199,32 @@ export class LogIntegrityMonitor {
     }
   }
 
+  /** A published size beyond what the database holds, not yet recorded there (`#recordPublishedSize`). */
+  #publishedSizeToRecord = 0;
+
+  /**
+   * Records in the database a published checkpoint's size it falls short of (`ledger_merkle_state.published_size`,
+   * only grows), after the snapshot that found it (read only): every append transaction of every writer reads it under
+   * the append lock. The check at start does this before the poller and the lease keeper are started. A failure is
+   * retried at the next check; meanwhile this process's own store is sealed (`seal`).
+   */
+  async #recordPublishedSize(): Promise<void> {
+    const size = this.#publishedSizeToRecord;
+    if (size === 0) return;
+    try {
+      await this.options.pool.query('UPDATE ledger_merkle_state SET published_size = greatest(published_size, $1)', [size]);
+      if (this.#publishedSizeToRecord === size) this.#publishedSizeToRecord = 0;
+    } catch (error) {
+      this.#warnOnce('the published checkpoint\'s size could not be recorded in the database: only this store refuses its positions until it is', { size, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+
   /** The size judgement in the caller's snapshot; seals the signed positions either way. */
   async #judgeSizes(client: pg.ClientBase, options: { raise: boolean } = { raise: true }): Promise<IntegrityFinding | null> {
     const facts = await readLogFacts(client);
     const published = this.#published();
     this.options.seal?.(signedSizeOf(facts, published));
+    this.#publishedSizeToRecord = Math.max(this.#publishedSizeToRecord, publishedSizeToRecord(facts, published) ?? 0);
     const reachable = published && published.size <= facts.treeSize && published.size <= facts.headPosition;
     const rootAtPublished = reachable ? await rootAt(client, published.size).catch((error: unknown) => {
       // Within the tree's recorded size, a node it cannot give means its tiles were cut: it gives no root at all.

@@ -39,13 +39,15 @@ export interface LogFacts {
   /** The largest checkpoint in `ledger_checkpoints` (0: none). */
   newestCheckpointSize: number;
   newestCheckpointAt: Date | null;
+  /** A checkpoint found published outside the database beyond what it stores, recorded there (0: none; migration 0008). */
+  publishedSize: number;
 }
 
 /** Reads `LogFacts` in one statement (so in one snapshot even outside a transaction). */
 export async function readLogFacts(db: pg.ClientBase | pg.Pool): Promise<LogFacts> {
   const row = (
-    await db.query<{ head: string; size: string; last_hash: Buffer; row_hash: Buffer | null; checkpoint_size: string | null; checkpoint_at: Date | null }>(
-      `SELECT h.position AS head, s.size, s.last_hash,
+    await db.query<{ head: string; size: string; last_hash: Buffer; row_hash: Buffer | null; checkpoint_size: string | null; checkpoint_at: Date | null; published_size: string }>(
+      `SELECT h.position AS head, s.size, s.last_hash, s.published_size,
               (SELECT hash FROM ledger_events WHERE position = s.size) AS row_hash,
               c.size AS checkpoint_size, c.published_at AS checkpoint_at
          FROM ledger_head h CROSS JOIN ledger_merkle_state s
@@ -60,5 +62,6 @@ export async function readLogFacts(db: pg.ClientBase | pg.Pool): Promise<LogFact
     rowHashAtTreeSize: row.row_hash,
     newestCheckpointSize: row.checkpoint_size === null ? 0 : Number(row.checkpoint_size),
     newestCheckpointAt: row.checkpoint_at,
+    publishedSize: Number(row.published_size),
   };
 }

@@ -333,7 +333,7 @@ export class GroupCommit {
          (SELECT json_build_object('position', position, 'hash', encode(hash, 'hex'), 'recorded_at', recorded_at) FROM ledger_head) AS head,
          clock_timestamp() AS db_now,
          now() AS db_began,
-         greatest((SELECT size FROM ledger_merkle_state), (SELECT max(size) FROM ledger_checkpoints), 0) AS signed_size,
+         greatest((SELECT greatest(size, published_size) FROM ledger_merkle_state), (SELECT max(size) FROM ledger_checkpoints), 0) AS signed_size,
          (SELECT coalesce(json_agg(json_build_array(stream, version)), '[]'::json) FROM ledger_streams WHERE stream = ANY(${arrayLiteral(streams, 'text')})) AS versions,
          (SELECT coalesce(json_agg(json_build_object('event_id', event_id, 'stream', stream, 'stream_version', stream_version, 'position', position, 'type', type,
                    'schema_version', schema_version, 'observed_at', observed_at, 'actor', actor, 'correlation_id', correlation_id, 'causation_id', causation_id, 'data', data)), '[]'::json)
@@ -357,8 +357,8 @@ export class GroupCommit {
 
     const position = Number(headRow.position);
     // Read under the lock, so no commit can move the head between this check and the write (see `refusePositionsUpTo`).
-    // The tree and checkpoints stored in the database bound every writer (any process, any thread); what this process
-    // was told (a checkpoint published outside the database) bounds its own appends too.
+    // The tree, the checkpoints stored in the database and the published checkpoint the integrity check recorded there
+    // (`published_size`) bound every writer (any process, any thread); what this store was told bounds it too.
     const signedSize = Math.max(this.#signedSize, Number(signedInDatabase));
     if (position < signedSize) {
       throw new LedgerError('LEDGER_POSITION_SIGNED', { position: position + 1, signedSize }, `append refused, nothing was committed: position ${position + 1} is already in the signed Merkle tree of ${signedSize} leaves (the log's head ${position} is behind what was signed)`);

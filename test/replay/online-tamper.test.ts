@@ -115,6 +115,25 @@ async function expectPositionRefused(ledger: Ledger, position: number, signedSiz
   expect((await ledger.store.head()).position).toBe(position - 1);
 }
 
+/**
+ * A ledger of 200 signed events whose database is copied, then 100 more appended and a checkpoint of 300 published;
+ * stopped, its database put back as the copy had it (the published folder kept), and started again.
+ */
+async function restartOnOlderCopy(name: string): Promise<Ledger> {
+  const ledger = await ledgerWith(200, name);
+  const tables = ['ledger_events', 'ledger_head', 'ledger_streams', 'ledger_merkle_tiles', 'ledger_merkle_state', 'ledger_checkpoints'];
+  await asSuperuser(ledger.url, async (admin) => {
+    for (const table of tables) await admin.query(`CREATE TABLE backup_${table} AS SELECT * FROM ${table}`);
+  });
+  await appendCordons(ledger.store, 100, 'after-backup');
+  expect(await ledger.audit.checkpointNow()).toMatchObject({ size: 300 });
+  await stop(ledger);
+  await asSuperuser(ledger.url, async (admin) => {
+    for (const table of tables) await admin.query(`DELETE FROM ${table}; INSERT INTO ${table} SELECT * FROM backup_${table}`);
+  });
+  return start(ledger.url, ledger.publishDir, ledger.drop);
+}
+
 afterAll(async () => {
   for (const ledger of opened) {
     await stop(ledger).catch(() => undefined);
@@ -217,20 +236,25 @@ describe('tampering is noticed online', () => {
   });
 
   it('an older copy of the database restored while stopped (head behind the published checkpoint): alarm at the next start', async () => {
-    const ledger = await ledgerWith(200, 'restored');
-    const tables = ['ledger_events', 'ledger_head', 'ledger_streams', 'ledger_merkle_tiles', 'ledger_merkle_state', 'ledger_checkpoints'];
-    await asSuperuser(ledger.url, async (admin) => {
-      for (const table of tables) await admin.query(`CREATE TABLE backup_${table} AS SELECT * FROM ${table}`);
-    });
-    await appendCordons(ledger.store, 100, 'after-backup');
-    expect(await ledger.audit.checkpointNow()).toMatchObject({ size: 300 });
-    await stop(ledger);
-    await asSuperuser(ledger.url, async (admin) => {
-      for (const table of tables) await admin.query(`DELETE FROM ${table}; INSERT INTO ${table} SELECT * FROM backup_${table}`);
-    });
-    const again = await start(ledger.url, ledger.publishDir, ledger.drop);
+    const again = await restartOnOlderCopy('restored');
     await expectAlarmed(again, 'AUDIT_HEAD_BEHIND_CHECKPOINT');
     await expectPositionRefused(again, 201, 300);
+  });
+
+  it('an older copy restored: no writer of the process, whatever its thread, takes a position the published checkpoint signed', async () => {
+    // Given a ledger that published a checkpoint of 300 events, restarted on a copy of its database taken at 200
+    const again = await restartOnOlderCopy('restored-threads');
+    await expectAlarmed(again, 'AUDIT_HEAD_BEHIND_CHECKPOINT');
+    // When a store of its own appends, as the poller's, the projections' and the lease keeper's threads each open one
+    // (`npm run bench:trust` saw such a writer take the positions the published checkpoint signed on a restored copy)
+    const other = await EventStore.open({ connectionString: again.url });
+    try {
+      // Then it is refused too: the database, not only the main thread's store, holds the published size
+      await expect(other.append('node-poller-thread', [cordon('n3', 'from another thread')])).rejects.toMatchObject({ code: 'LEDGER_POSITION_SIGNED', details: { position: 201, signedSize: 300 } });
+    } finally {
+      await other.close();
+    }
+    expect((await again.store.head()).position).toBe(200);
   });
 
   it('the tail deleted while the ledger runs: the next append is refused at once, and the next check raises the alarm', async () => {

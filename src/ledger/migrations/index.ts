@@ -6,6 +6,7 @@ import * as historyNodeIndex from './0004-history-node-index.js';
 import * as deadLetters from './0005-projection-dead-letters.js';
 import * as clusterLeases from './0006-cluster-leases.js';
 import * as sagaLeases from './0007-saga-leases.js';
+import * as publishedCheckpointFloor from './0008-published-checkpoint-floor.js';
 
 /**
  * Every schema migration, in order, named by number. Later folders (projections) register their own
@@ -19,6 +20,7 @@ const ledgerMigrations: Record<string, Migration> = {
   '0005-projection-dead-letters': deadLetters,
   '0006-cluster-leases': clusterLeases,
   '0007-saga-leases': sagaLeases,
+  '0008-published-checkpoint-floor': publishedCheckpointFloor,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
