@@ -479,6 +479,10 @@ export function detectDialect(fingerprint: DialectFingerprint): RedfishDialect {
   }
   let best: { dialect: RedfishDialect; weight: number } | undefined;
   for (const dialect of redfishDialects) {
+    // What the root says of itself outweighs every other clue: a `Vendor` that a record's own vendor clue refuses
+    // rules that record out (a reseller's tree keeps the board's ids under its own name).
+    const vendorClues = (dialect.clues ?? []).filter((clue) => clue.rule.vendor !== undefined);
+    if (fingerprint.vendor !== undefined && vendorClues.length > 0 && !vendorClues.some((clue) => clue.rule.vendor!.test(fingerprint.vendor!))) continue;
     const weight = (dialect.clues ?? []).reduce((sum, clue) => sum + (ruleHolds(clue.rule, fingerprint) ? clue.weight : 0), 0);
     if (weight > 0 && (!best || weight > best.weight)) best = { dialect, weight };
   }
