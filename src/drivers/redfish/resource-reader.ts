@@ -19,7 +19,7 @@ export interface Located {
 }
 
 /** Codes that concern one resource only: the read continues without it. */
-const RESOURCE_LOCAL_CODES = new Set(['DRIVER_NOT_FOUND', 'DRIVER_PROTOCOL', 'DRIVER_REJECTED', 'DRIVER_CONFLICT']);
+const RESOURCE_LOCAL_CODES = new Set(['DRIVER_NOT_FOUND', 'DRIVER_PROTOCOL', 'DRIVER_REJECTED', 'DRIVER_CONFLICT', 'DRIVER_REDIRECT_REFUSED']);
 
 const MAX_VALUE_CHARS = 1024;
 const MAX_TEXT_CHARS = 512;
