@@ -93,7 +93,7 @@ const KNOWN_DOMAINS: ReadonlyMap<string, string> = new Map([
 ]);
 
 /** Legal forms and generic words that end a company's name and do not tell one vendor from another. */
-const LEGAL_SUFFIX = /(?:[\s,]+(?:inc|incorporated|corp|corporation|co|company|ltd|limited|llc|l\.l\.c|gmbh|ag|sa|s\.a|bv|b\.v|plc|pte|pty|kk|k\.k|technologies|technology|tech|computer|computers|systems|and subsidiaries|international|intl|enterprises?|\(r\)|®|™))+\.?$/i;
+const LEGAL_SUFFIX = /(?:[\s,]+(?:inc|incorporated|corp|corporation|co|company|ltd|limited|llc|l\.l\.c|gmbh|ag|sa|s\.a|bv|b\.v|plc|pte|pty|kk|k\.k|technologies|technology|tech|computer|computers|systems|and subsidiaries|international|intl|\(r\)|®|™))+\.?$/i;
 
 /** The key a vendor name is looked up by: lower case, `(R)` marks, legal suffixes and punctuation removed. */
 export function vendorKey(name: string): string {

@@ -6,9 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedfishDriver } from '../../src/drivers/index.js';
-import { parseScenario, startSimulator, type Simulator, type SimBmcInfo } from '../../src/sim/index.js';
+import { parseScenario, PLACEHOLDER_VALUES, startSimulator, type Simulator, type SimBmcInfo } from '../../src/sim/index.js';
 import type { GpuDevice, NodeInventoryObservedData, SensorsObservedData } from '../../events/driver-observations.js';
-import { PLACEHOLDER_VALUES } from '../../src/sim/serving-quirks.js';
 
 async function poll(bmc: SimBmcInfo): Promise<{ dialect: string | undefined; inventory: NodeInventoryObservedData; sensors: SensorsObservedData }> {
   const driver = new RedfishDriver({ baseUrl: bmc.baseUrl, username: bmc.username, password: bmc.password, maxConcurrency: 4, requestTimeoutMs: 10_000 });
