@@ -59,6 +59,7 @@ export async function readChassisSensors(
       for (const { path: at, resource: sensor } of sensors) {
         const { kind, reading } = collectionSensor(sensor, at, sensorsRec);
         modern.push({ kind, reading, keys: overlapKeys(kind, sensor, at) });
+        linked.know(at, reading.reading);
       }
     }
     const modernKeys = new Set(modern.flatMap((entry) => entry.keys));
@@ -132,6 +133,11 @@ class LinkedReadings {
     limit: number,
   ) {
     this.#left = limit;
+  }
+
+  /** A Sensor already read (listed in a `Sensors` collection): a link to it costs no request. */
+  know(path: string, reading: number | null): void {
+    this.#seen.set(canonicalPath(path), Promise.resolve(reading ?? undefined));
   }
 
   /** The reading of `resource[key]`: its own `Reading`, else that of the Sensor its `DataSourceUri` names. */
