@@ -67,8 +67,8 @@ async function backend(): Promise<MockupServer> {
 async function observe(baseUrl: string): Promise<NodeInventoryObservedData> {
   const driver = new RedfishDriver({ baseUrl, username: 'root', password: 'calvin', maxConcurrency: 4, requestTimeoutMs: 5_000 });
   try {
-    const observations = await driver.observe(['NodeInventoryObserved']);
-    return observations.find((o) => o.type === 'NodeInventoryObserved')!.data as NodeInventoryObservedData;
+    for (const observation of await driver.observe({ only: ['NodeInventoryObserved'] })) if (observation.type === 'NodeInventoryObserved') return observation.data;
+    throw new Error('no inventory observed');
   } finally {
     await driver.close();
   }

@@ -12,12 +12,14 @@ import type { GpuDevice, NodeInventoryObservedData, SensorsObservedData } from '
 async function poll(bmc: SimBmcInfo): Promise<{ dialect: string | undefined; inventory: NodeInventoryObservedData; sensors: SensorsObservedData }> {
   const driver = new RedfishDriver({ baseUrl: bmc.baseUrl, username: bmc.username, password: bmc.password, maxConcurrency: 4, requestTimeoutMs: 10_000 });
   try {
-    const observations = await driver.observe();
-    return {
-      dialect: driver.dialect?.id,
-      inventory: observations.find((o) => o.type === 'NodeInventoryObserved')!.data as NodeInventoryObservedData,
-      sensors: observations.find((o) => o.type === 'SensorsObserved')!.data as SensorsObservedData,
-    };
+    let inventory: NodeInventoryObservedData | undefined;
+    let sensors: SensorsObservedData | undefined;
+    for (const observation of await driver.observe()) {
+      if (observation.type === 'NodeInventoryObserved') inventory = observation.data;
+      else if (observation.type === 'SensorsObserved') sensors = observation.data;
+    }
+    if (!inventory || !sensors) throw new Error('no inventory or sensors observed');
+    return { dialect: driver.dialect?.id, inventory, sensors };
   } finally {
     await driver.close();
   }
