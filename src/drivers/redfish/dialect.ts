@@ -303,7 +303,7 @@ export const nvidiaBluefield: RedfishDialect = {
   cpuCountAcrossSystems: 'sum',
   quirks: [
     ...nvidiaQuirks,
-    { id: 'manufacturer-is-url', description: 'System Manufacturer is a URL (https://www.mellanox.com)', fixture: 'redfish/nvidia_dpu/redfish/v1/Systems/Bluefield/index.json' },
+    { id: 'manufacturer-is-url', description: 'System Manufacturer is a URL (https://www.mellanox.com); the inventory names the vendor it points to, NVIDIA (canonicalVendor)', fixture: 'redfish/nvidia_dpu/redfish/v1/Systems/Bluefield/index.json' },
     { id: 'version-not-available', description: 'Golden images report the version "version not available"', fixture: 'redfish/nvidia_dpu/redfish/v1/UpdateService/FirmwareInventory/golden_image_arm/index.json' },
   ],
 };
