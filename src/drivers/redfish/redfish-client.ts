@@ -189,8 +189,9 @@ export class RedfishClient {
   }
 
   /**
-   * Where requests go: the base URL's origin, until a read is permanently redirected (301, 308) to another origin of
-   * the same host (another port, or `https` for `http`); then that one, for every request after it, logout included.
+   * Where requests go: the base URL's origin, until the service root is permanently redirected (301, 308) to another
+   * origin of the same host (another port, or `https` for `http`); then that one, for every request after it, logout
+   * included.
    */
   get origin(): string {
     return this.#origin;
@@ -445,8 +446,8 @@ export class RedfishClient {
 
   /**
    * A GET and the redirects it meets, as `redirectTarget` allows them (same host, no downgrade, bounded hops). A
-   * permanent redirect to another origin of the host moves the client there (`origin`), so the session it opens
-   * next and the logout go where the service now is, not through a redirect each.
+   * permanent redirect of the service root to another origin of the host moves the client there (`origin`), so the
+   * session it opens next and the logout go where the service now is, not through a redirect each.
    */
   async #getFollowingRedirects(path: string, headers: Record<string, string>): Promise<Awaited<ReturnType<RedfishClient['send']>>> {
     const visited = [this.resolve(path)];
@@ -456,7 +457,9 @@ export class RedfishClient {
       if (!REDIRECT_STATUSES.has(answer.status)) return answer;
       const next = redirectTarget(answer, 'GET', visited, this.#origin);
       const nextOrigin = new URL(next).origin;
-      if ((answer.status === 301 || answer.status === 308) && nextOrigin !== this.#origin && new URL(url).origin === this.#origin) this.#origin = nextOrigin;
+      // The service root moved for good: the service did. Another resource moved is only followed.
+      const root = /^\/redfish(?:\/v1)?\/?$/.test(new URL(url).pathname);
+      if (root && (answer.status === 301 || answer.status === 308) && nextOrigin !== this.#origin && new URL(url).origin === this.#origin) this.#origin = nextOrigin;
       visited.push(next);
     }
   }
