@@ -42,6 +42,16 @@ export const powerDrawPlaces: FieldPlaces = {
   csv: ['power.draw', 'power.draw.average', 'power.draw.instant'],
 };
 
+/**
+ * Clock event reasons: `clocks_throttle_reasons` / `Clocks Throttle Reasons` up to 530, renamed `clocks_event_reasons`
+ * / `Clocks Event Reasons` around 535 (the CSV fields `clocks_throttle_reasons.*` likewise, read as one name by
+ * `canonicalFieldName`). Both sections are read; a report has one.
+ */
+export const clockEventReasonSections = {
+  xml: ['clocks_event_reasons', 'clocks_throttle_reasons'],
+  query: ['Clocks Event Reasons', 'Clocks Throttle Reasons'],
+} as const;
+
 /** The first candidate whose reading is a value (`read` gives undefined for an absent place or a non-value). */
 export function firstReading<P, V>(places: readonly P[], read: (place: P) => V | undefined): V | undefined {
   for (const place of places) {

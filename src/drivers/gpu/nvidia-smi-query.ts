@@ -8,7 +8,7 @@
  */
 import type { GpuTelemetry, GpuTelemetryObservedData, UnrecognizedValue } from '../../../events/index.js';
 import { isNotAValue } from './nvidia-smi-csv.js';
-import { firstReading, powerDrawPlaces } from './field-renames.js';
+import { clockEventReasonSections, firstReading, powerDrawPlaces } from './field-renames.js';
 import { presentText } from '../placeholder.js';
 import { storableText } from '../storable-text.js';
 import { DriverError } from '../driver-error.js';
@@ -148,7 +148,7 @@ function parseGpuBlock(block: GpuBlock, index: number, unrecognized: Unrecognize
   if (aggregate.uncorrected !== undefined) gpu.ecc.uncorrectedAggregate = aggregate.uncorrected;
   readRetiredPages(values, gpu);
   readRemappedRows(values, gpu);
-  for (const section of ['Clocks Event Reasons', 'Clocks Throttle Reasons']) {
+  for (const section of clockEventReasonSections.query) {
     for (const entry of under(block.entries, section)) {
       const label = entry.path[entry.path.length - 1] ?? '';
       if (entry.value === 'Active') gpu.throttleReasons.push(throttleReasonName(label));

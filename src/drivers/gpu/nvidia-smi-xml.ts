@@ -13,7 +13,7 @@
  */
 import type { GpuTelemetry, GpuTelemetryObservedData, UnrecognizedValue } from '../../../events/index.js';
 import { DriverError } from '../driver-error.js';
-import { firstReading, powerDrawPlaces } from './field-renames.js';
+import { clockEventReasonSections, firstReading, powerDrawPlaces } from './field-renames.js';
 import { presentText } from '../placeholder.js';
 import { storableText } from '../storable-text.js';
 import { isNotAValue } from './nvidia-smi-csv.js';
@@ -183,7 +183,7 @@ function parseGpuElement(element: XmlElement, index: number, unrecognized: Unrec
   if (vbios) gpu.vbiosVersion = vbios;
   readEcc(values, gpu);
   readRetirementAndRemapping(values, gpu);
-  for (const section of ['clocks_event_reasons', 'clocks_throttle_reasons']) {
+  for (const section of clockEventReasonSections.xml) {
     for (const reason of child(element, section)?.children ?? []) {
       const value = decodeEntities(reason.text).trim();
       const label = reason.name.replace(/^clocks_(event|throttle)_reason_/, '');
