@@ -22,6 +22,7 @@ export const driverErrorCatalogue = {
   DRIVER_UPDATE_BUSY: { retryable: true, meaning: 'the BMC is already running an update (one at a time; HttpPushUriTargetsBusy)' },
   DRIVER_CONFLICT: { retryable: false, meaning: 'the BMC reports the request conflicts with existing state' },
   DRIVER_REJECTED: { retryable: false, meaning: 'the BMC rejected the request (4xx not covered by another code)' },
+  DRIVER_REDIRECT_REFUSED: { retryable: false, meaning: 'the BMC redirected a request where the driver does not follow: another host, https to http, a loop, too many hops, or a request other than a read' },
   DRIVER_PROTOCOL: { retryable: false, meaning: 'the answer could not be interpreted (invalid JSON, wrong type, missing root)' },
   DRIVER_UNSUPPORTED: { retryable: false, meaning: 'the driver or device does not support the requested capability' },
   DRIVER_TOOL_MISSING: { retryable: false, meaning: 'an external tool the driver needs (ipmitool, nvidia-smi) is not installed' },
@@ -47,6 +48,8 @@ export interface DriverErrorDetails {
   vendorMessageId?: string;
   /** Every message the body carried, whatever shape it had. */
   messages?: Array<{ messageId?: string; message?: string; severity?: string; property?: string }>;
+  /** Where a redirect led (its `Location`), when one was refused. */
+  location?: string;
   /** Deadline that was exceeded, in milliseconds. */
   deadlineMs?: number;
   /** External command, exit code and the start of its stderr. */

@@ -18,7 +18,8 @@ export { expandQueryOf, isExpandQuery } from './redfish/resource-reader.js';
 export type { NodeReading, ReadNodeOptions } from './redfish/read-node.js';
 export { normalizeRedfishError, extractRedfishMessages } from './redfish/redfish-error.js';
 export { detectDialect, dialectById, genericDialect, redfishDialects } from './redfish/dialect.js';
-export type { DialectFingerprint, DialectQuirk, RedfishDialect, VersionRule } from './redfish/dialect.js';
+export { MAX_REDIRECT_HOPS, redirectTarget } from './redfish/redirect-policy.js';
+export type { DialectClue, DialectFingerprint, DialectQuirk, RedfishDialect, VersionRule } from './redfish/dialect.js';
 
 export { IpmiDriver } from './ipmi/ipmi-driver.js';
 export type { IpmiDriverOptions } from './ipmi/ipmi-driver.js';
@@ -43,6 +44,9 @@ export { collectGpuObservations } from './gpu/gpu-agent.js';
 export type { GpuAgentOptions, GpuAgentResult } from './gpu/gpu-agent.js';
 
 export { storableText, storableValue } from './storable-text.js';
+export { isPlaceholder, presentText } from './placeholder.js';
+export type { PlaceholderKind } from './placeholder.js';
+export { canonicalVendor } from './vendor-name.js';
 export { canonicalObservationJson, changedObservations, observationContentHash, volatileObservationFields } from './observation-hash.js';
 
 export { startMockupServer } from './mockup/mockup-server.js';

@@ -27,3 +27,5 @@ export { mockupFoldersIn } from './capture-source.ts';
 export type { RedfishTree } from './capture.ts';
 export { seededRandom, type Random } from './random.ts';
 export type { VendorFamily } from './vendor-profile.ts';
+export { PLACEHOLDER_VALUES, servingQuirksSchema } from './serving-quirks.ts';
+export type { ServingQuirks } from './serving-quirks.ts';

@@ -15,6 +15,7 @@ import { idleTimeoutOf } from './stats.ts';
 import { renderResource, storedPath } from './render.ts';
 import { acceptUpdate, multipartPathOf, resetAction, taskBodyOf, type UpdateContext } from './firmware-updates.ts';
 import { baseError, resourceMissing, sessionBody, sessionCollection } from './redfish-replies.ts';
+import { redirectLocation, withPlaceholders } from './serving-quirks.ts';
 import type { SimBmc } from './sim-bmc.ts';
 import type { ErrorReply, VendorProfile } from './vendor-profile.ts';
 
@@ -27,6 +28,8 @@ export interface ServiceContext {
   onReset?: (bmc: SimBmc) => void;
   /** Firmware updates: the fleet-wide counters and in-flight set. */
   updates: UpdateContext;
+  /** The second port BMCs that `redirect: other-port` send their requests to (opened only when one does). */
+  alternatePort?: number;
 }
 
 const PUBLIC_PATHS = new Set(['/redfish', '/redfish/v1', '/redfish/v1/odata', '/redfish/v1/$metadata']);
@@ -49,6 +52,18 @@ export async function answerBmcRequest(
   const poller = request.headers['x-fleet-ledger-poller'];
   if (typeof poller === 'string') response.once('close', bmc.notePoller(poller, `${request.method ?? 'GET'} ${target}`));
   if (goDarkIfDark(context, bmc, request)) return;
+
+  const moved = redirectLocation(
+    bmc.profile.serving,
+    { method: request.method ?? 'GET', target, host: requestHost(request), localPort: request.socket.localPort },
+    bmc.linkPrefix,
+    context.alternatePort,
+  );
+  if (moved !== undefined) {
+    bmc.counters.redirects++;
+    response.writeHead(301, { Location: moved, 'Content-Length': '0' }).end();
+    return;
+  }
 
   const queryAt = target.indexOf('?');
   const rawPath = queryAt >= 0 ? target.slice(0, queryAt) : target;
@@ -246,7 +261,18 @@ function dynamicBody(context: ServiceContext, bmc: SimBmc, path: string): string
 
 /** What a GET of `path` answers: this BMC's own state, else the tree (the captured machine's sessions never). */
 function bodyOf(context: ServiceContext, bmc: SimBmc, path: string, query: URLSearchParams): string | undefined {
-  return dynamicBody(context, bmc, path) ?? (path.startsWith(`${SESSIONS}/`) ? undefined : capturedBody(context, bmc, path, query));
+  const body = dynamicBody(context, bmc, path) ?? (path.startsWith(`${SESSIONS}/`) ? undefined : capturedBody(context, bmc, path, query));
+  return body !== undefined && bmc.profile.serving?.placeholders ? withPlaceholders(body) : body;
+}
+
+/** The host name a request was addressed to (its `Host` header), else the address it arrived at. */
+function requestHost(request: IncomingMessage): string {
+  try {
+    if (request.headers.host) return new URL(`http://${request.headers.host}`).hostname;
+  } catch {
+    // An unparsable Host header: the socket's own address below.
+  }
+  return request.socket.localAddress?.replace(/^::ffff:/, '') ?? '127.0.0.1';
 }
 
 function capturedBody(context: ServiceContext, bmc: SimBmc, path: string, query: URLSearchParams): string | undefined {

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { durationMs } from './duration.ts';
 import { SimError, describeIssues } from './errors.ts';
 import { faultSpecShape, requireDuration } from './fault-spec.ts';
+import { servingQuirksSchema } from './serving-quirks.ts';
 
 const firmwareRevision = z.strictObject({
   version: z.string().min(1),
@@ -43,6 +44,8 @@ const mixEntry = z
     firmware: z.array(firmwareRevision).min(1).optional(),
     /** Replaces the profile's slow resources: a path pattern (regular expression) and its response time. */
     slowResources: z.array(slowResource).optional(),
+    /** How these BMCs serve their tree beyond their profile: redirects, placeholders (`serving-quirks.ts`). */
+    serving: servingQuirksSchema.optional(),
   })
   .refine((entry) => entry.share === undefined || entry.count === undefined, { message: 'give share or count, not both' })
   .refine((entry) => (entry.profile === undefined) !== (entry.fixture === undefined), {

@@ -55,6 +55,8 @@ export interface BmcCounters {
   rejections: number;
   resets: number;
   notModified: number;
+  /** Requests answered with a redirect instead of the resource (`serving: { redirect }`). */
+  redirects: number;
   /** Bytes of resource bodies sent (200 answers to GET), and of bodies a matching `If-None-Match` spared (304). */
   bodyBytes: number;
   bodyBytesSpared: number;
@@ -106,6 +108,7 @@ export class SimBmc {
     rejections: 0,
     resets: 0,
     notModified: 0,
+    redirects: 0,
     bodyBytes: 0,
     bodyBytesSpared: 0,
     authFailures: 0,

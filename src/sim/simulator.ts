@@ -157,6 +157,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         sessionLimit: entry.sessionLimit,
         firmwareMix: entry.firmware,
         slowResources: entry.slowResources?.map((slow) => ({ pattern: slow.pattern, latencyMs: slow.latency })),
+        serving: entry.serving,
       }),
     ),
   );
@@ -238,6 +239,22 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         for (let at = 0; at < bmcs.length; at += 512) {
           await Promise.all(bmcs.slice(at, at + 512).map((bmc) => listen(bmc.address as string, port)));
         }
+      }
+    }
+    // BMCs whose service moved to another port (`serving: { redirect: other-port }`) answer there too: one more port
+    // on the same addresses, picked free, the same for all of them.
+    const moved = bmcs.filter((bmc) => bmc.profile.serving?.redirect === 'other-port');
+    if (moved.length > 0) {
+      if (addressing === 'wildcard') {
+        const server = await listen('0.0.0.0', 0, (socket) => (socket.remoteAddress ?? '').replace(/^::ffff:/, '').startsWith('127.'));
+        service.alternatePort = (server.address() as { port: number }).port;
+      } else if (addressing === 'path-prefix') {
+        service.alternatePort = ((await listen('127.0.0.1', 0)).address() as { port: number }).port;
+      } else {
+        const first = await listen(moved[0]!.address as string, 0);
+        const alternatePort = (first.address() as { port: number }).port;
+        service.alternatePort = alternatePort;
+        await Promise.all(moved.slice(1).map((bmc) => listen(bmc.address as string, alternatePort)));
       }
     }
   } catch (error) {

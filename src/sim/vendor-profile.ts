@@ -7,6 +7,7 @@ import type { Capture } from './capture.ts';
 import type { BmcProfile } from './profiles/bmc-profile.ts';
 import { standardNoValidSession, standardSessionLimit } from './profiles/error-bodies.ts';
 import { bmcProfiles } from './profiles/index.ts';
+import type { ServingQuirks } from './serving-quirks.ts';
 
 export type VendorFamily = 'dell' | 'hpe' | 'supermicro' | 'openbmc' | 'unknown';
 
@@ -41,6 +42,8 @@ export interface VendorProfile {
   unauthorizedReply: ErrorReply;
   firmwareMix: FirmwareRevision[];
   slowResources: SlowResource[];
+  /** How these BMCs serve their tree beyond the profile (redirects, placeholders); none by default. */
+  serving?: ServingQuirks;
 }
 
 /** The vendor family of a capture, from its folder name, else from what its service root says. */
@@ -109,6 +112,7 @@ export interface ProfileOverrides {
   sessionLimit?: number;
   firmwareMix?: FirmwareRevision[];
   slowResources?: SlowResource[];
+  serving?: ServingQuirks;
 }
 
 /**
@@ -130,6 +134,7 @@ export function profileFor(capture: Capture, source: BmcProfile | undefined, ove
     unauthorizedReply: kin?.errors.unauthorized ?? standardNoValidSession(),
     firmwareMix: mix,
     slowResources: overrides.slowResources ?? [...(source?.slowResources ?? []), ...slowest],
+    ...(overrides.serving ? { serving: overrides.serving } : {}),
   };
 }
 

@@ -1,6 +1,6 @@
 /**
- * Power and thermal from every place Redfish puts them. The newer `PowerSubsystem` / `ThermalSubsystem` and the
- * `Sensors` collection are read for whatever the legacy `Power` / `Thermal` leave empty (a legacy resource can exist
+ * Power and thermal from every place Redfish puts them. The `Sensors` collection is read beside the legacy resources;
+ * the newer `PowerSubsystem` / `ThermalSubsystem` are read for whatever the legacy `Power` / `Thermal` leave empty (a legacy resource can exist
  * and list nothing while the supplies are in the new one: a DGX-class server then reported no PSU and no watts);
  * a fan given in percent stays a percentage. Written over DMTF's reference tree (the schema's own example of the
  * newer resources; the README of the captures says to take no values or quirks from it, only shapes) and iLO 4's
@@ -28,11 +28,13 @@ async function sensorsOf(transform: (path: string, body: Record<string, unknown>
 }
 
 describe.skipIf(!fixtures.runnable)(fixtures.title('power and thermal from legacy and newer resources'), () => {
-  it('legacy Power and Thermal that list something are what is reported (the newer resources are not read twice)', async () => {
+  it('legacy Power and Thermal that list something are reported with the Sensors collection beside them (the subsystems are not read twice)', async () => {
     const sensors = await sensorsOf((_path, body) => body);
     expect(sensors.powerSupplies).toHaveLength(1);
     expect(sensors.fans).toHaveLength(2);
-    expect(sensors.temperatures).toHaveLength(3);
+    // Thermal's three, and the one Sensor of ReadingType Temperature (the reference tree types no other).
+    expect(sensors.temperatures.map((temperature) => temperature.name)).toEqual(['CPU1 Temp', 'CPU2 Temp', 'Chassis Intake Temp', 'Battery #1 Temperature']);
+    expect(sensors.other.some((reading) => reading.name === 'Power reading for the Chassis' && reading.reading === 374)).toBe(true);
   });
 
   it('an empty legacy Power leaves the supplies to PowerSubsystem: each PSU with its output, the consumption from EnvironmentMetrics', async () => {

@@ -48,8 +48,9 @@ const expected: Record<
   // GPUs from Chassis HGX_GPU_0/1; the inventory lists HGX_FW_FPGA_0 twice (20 links, 19 components)
   nvidia_gh200: { dialect: 'nvidia-openbmc-gh200', manufacturer: 'NVIDIA', model: 'P3809', serial: '1580624650610', bmcFirmware: 'GH200-24.05-2', bios: 'buildbrain-gcid-35803827', gpuCount: 2, firmwareComponents: 19, systems: 2, managers: 2, health: 'OK', sessionLimitHint: 4 },
   nvidia_gbswitch: { dialect: 'nvidia-openbmc-nvswitch', manufacturer: 'NVIDIA', model: 'N5110_LD', serial: 'MT2519600UDR', bmcFirmware: '88.0002.1950', gpuCount: 0, firmwareComponents: 11, systems: 1, managers: 1, health: 'OK', sessionLimitHint: 15 },
-  // Manufacturer is a URL on this BMC; BIOS from the DPU_UEFI inventory entry
-  nvidia_dpu: { dialect: 'nvidia-bluefield-bmc', manufacturer: 'https://www.mellanox.com', model: 'BlueField-3 SmartNIC Main Card', serial: 'MT2423600ANG', bmcFirmware: 'BF-24.10-10', bios: '4.9.0-46-g7e3911bd4d', gpuCount: 0, firmwareComponents: 14, systems: 1, managers: 1, health: 'OK', sessionLimitHint: 1 },
+  // Manufacturer is a URL on this BMC (https://www.mellanox.com): the inventory names the vendor, NVIDIA; BIOS from the
+  // DPU_UEFI inventory entry
+  nvidia_dpu: { dialect: 'nvidia-bluefield-bmc', manufacturer: 'NVIDIA', model: 'BlueField-3 SmartNIC Main Card', serial: 'MT2423600ANG', bmcFirmware: 'BF-24.10-10', bios: '4.9.0-46-g7e3911bd4d', gpuCount: 0, firmwareComponents: 14, systems: 1, managers: 1, health: 'OK', sessionLimitHint: 1 },
 };
 
 const schemas = {

@@ -7,6 +7,8 @@
  * A value that should be a number and is not is kept in `unrecognized`.
  */
 import type { GpuTelemetry, GpuTelemetryObservedData, UnrecognizedValue } from '../../../events/index.js';
+import { firstReading, powerDrawPlaces } from './field-renames.js';
+import { presentText } from '../placeholder.js';
 import { storableText } from '../storable-text.js';
 import { DriverError } from '../driver-error.js';
 
@@ -149,7 +151,8 @@ function gpuOfRow(field: Map<string, string>, row: number, unrecognized: Unrecog
     throttleReasons: [],
   };
   const text = (key: 'name' | 'uuid' | 'serial' | 'pciBusId' | 'vbiosVersion', name: string): void => {
-    const value = field.get(name);
+    // Placeholders (`N/A`, a serial of zeros) are absent: `presentText`.
+    const value = presentText(field.get(name), key === 'serial' ? 'identity' : 'text');
     if (value !== undefined) gpu[key] = value;
   };
   text('name', 'name');
@@ -172,7 +175,8 @@ function gpuOfRow(field: Map<string, string>, row: number, unrecognized: Unrecog
   set(gpu.remappedRows, 'pending', yesNo('remapped_rows.pending'));
   set(gpu.remappedRows, 'failure', yesNo('remapped_rows.failure'));
   set(gpu, 'temperatureC', decimal('temperature.gpu'));
-  set(gpu, 'powerDrawW', decimal('power.draw'));
+  // Renamed across driver generations (`power.draw` is [N/A] from 570 on): `powerDrawPlaces`.
+  set(gpu, 'powerDrawW', firstReading(powerDrawPlaces.csv, decimal));
   for (const [name, value] of field) {
     const reason = /^clocks_event_reasons\.(.+)$/.exec(name)?.[1];
     if (!reason || reason === 'supported' || reason === 'active') continue;

@@ -8,6 +8,8 @@
  */
 import type { GpuTelemetry, GpuTelemetryObservedData, UnrecognizedValue } from '../../../events/index.js';
 import { isNotAValue } from './nvidia-smi-csv.js';
+import { clockEventReasonSections, firstReading, powerDrawPlaces } from './field-renames.js';
+import { presentText } from '../placeholder.js';
 import { storableText } from '../storable-text.js';
 import { DriverError } from '../driver-error.js';
 
@@ -130,11 +132,11 @@ class BlockValues {
 function parseGpuBlock(block: GpuBlock, index: number, unrecognized: UnrecognizedValue[]): GpuTelemetry {
   const values = new BlockValues(block, unrecognized);
   const gpu: GpuTelemetry = { index, pciBusId: block.busId, ecc: {}, retiredPages: {}, remappedRows: {}, throttleReasons: [] };
-  const name = find(block.entries, 'Product Name');
+  const name = presentText(find(block.entries, 'Product Name'));
   if (name) gpu.name = name;
   const uuid = find(block.entries, 'GPU UUID');
   if (uuid) gpu.uuid = uuid;
-  const serial = find(block.entries, 'Serial Number');
+  const serial = presentText(find(block.entries, 'Serial Number'), 'identity');
   if (serial) gpu.serial = serial;
   const vbios = find(block.entries, 'VBIOS Version');
   if (vbios) gpu.vbiosVersion = vbios;
@@ -146,7 +148,7 @@ function parseGpuBlock(block: GpuBlock, index: number, unrecognized: Unrecognize
   if (aggregate.uncorrected !== undefined) gpu.ecc.uncorrectedAggregate = aggregate.uncorrected;
   readRetiredPages(values, gpu);
   readRemappedRows(values, gpu);
-  for (const section of ['Clocks Event Reasons', 'Clocks Throttle Reasons']) {
+  for (const section of clockEventReasonSections.query) {
     for (const entry of under(block.entries, section)) {
       const label = entry.path[entry.path.length - 1] ?? '';
       if (entry.value === 'Active') gpu.throttleReasons.push(throttleReasonName(label));
@@ -160,14 +162,13 @@ function parseGpuBlock(block: GpuBlock, index: number, unrecognized: Unrecognize
     if (Number.isFinite(value)) gpu.temperatureC = value;
     else values.note(['Temperature', 'GPU Current Temp'], temperature);
   }
-  const power =
-    find(block.entries, 'GPU Power Readings', 'Power Draw') ??
-    find(block.entries, 'GPU Power Readings', 'Average Power Draw') ??
-    find(block.entries, 'Power Readings', 'Power Draw');
-  if (power !== undefined) {
-    const value = Number.parseFloat(power);
-    if (Number.isFinite(value)) gpu.powerDrawW = value;
-  }
+  // Renamed across driver generations (`Power Draw` is N/A or gone from 570 on): `powerDrawPlaces`.
+  const power = firstReading(powerDrawPlaces.query, (place) => {
+    const text = find(block.entries, ...place);
+    const value = text === undefined ? Number.NaN : Number.parseFloat(text);
+    return Number.isFinite(value) ? value : undefined;
+  });
+  if (power !== undefined) gpu.powerDrawW = power;
   return gpu;
 }
 

@@ -13,6 +13,8 @@
  */
 import type { GpuTelemetry, GpuTelemetryObservedData, UnrecognizedValue } from '../../../events/index.js';
 import { DriverError } from '../driver-error.js';
+import { clockEventReasonSections, firstReading, powerDrawPlaces } from './field-renames.js';
+import { presentText } from '../placeholder.js';
 import { storableText } from '../storable-text.js';
 import { isNotAValue } from './nvidia-smi-csv.js';
 
@@ -171,17 +173,17 @@ function parseGpuElement(element: XmlElement, index: number, unrecognized: Unrec
   const { busId } = values;
   const gpu: GpuTelemetry = { index, ecc: {}, retiredPages: {}, remappedRows: {}, throttleReasons: [] };
   if (busId) gpu.pciBusId = busId;
-  const name = textAt(element, 'product_name');
+  const name = presentText(textAt(element, 'product_name'));
   if (name) gpu.name = name;
   const uuid = textAt(element, 'uuid');
   if (uuid) gpu.uuid = uuid;
-  const serial = textAt(element, 'serial');
+  const serial = presentText(textAt(element, 'serial'), 'identity');
   if (serial) gpu.serial = serial;
   const vbios = textAt(element, 'vbios_version');
   if (vbios) gpu.vbiosVersion = vbios;
   readEcc(values, gpu);
   readRetirementAndRemapping(values, gpu);
-  for (const section of ['clocks_event_reasons', 'clocks_throttle_reasons']) {
+  for (const section of clockEventReasonSections.xml) {
     for (const reason of child(element, section)?.children ?? []) {
       const value = decodeEntities(reason.text).trim();
       const label = reason.name.replace(/^clocks_(event|throttle)_reason_/, '');
@@ -192,7 +194,8 @@ function parseGpuElement(element: XmlElement, index: number, unrecognized: Unrec
   gpu.throttleReasons.sort();
   const temperature = values.measure(['temperature', 'gpu_temp'], 'C');
   if (temperature !== undefined) gpu.temperatureC = temperature;
-  const power = values.measure(['gpu_power_readings', 'power_draw'], 'W') ?? values.measure(['power_readings', 'power_draw'], 'W');
+  // Renamed across driver generations (`power_draw` is N/A or gone from 570 on): `powerDrawPlaces`.
+  const power = firstReading(powerDrawPlaces.xml, (place) => values.measure([...place], 'W'));
   if (power !== undefined) gpu.powerDrawW = power;
   return gpu;
 }

@@ -17,6 +17,7 @@ import type {
 import type { DeviceDriver, DriverCapabilities, ObserveOptions } from '../device-driver.js';
 import { DriverError, toDriverError } from '../driver-error.js';
 import { parseChassisStatus, parseDcmiPowerReading, parseFru, parseMcInfo, parseSdr, summarizeSensors } from './ipmitool-parsers.js';
+import { canonicalVendor } from '../vendor-name.js';
 
 export interface IpmiDriverOptions {
   host: string;
@@ -117,7 +118,8 @@ export class IpmiDriver implements DeviceDriver {
       if (fru.serialNumber) system.serialNumber = fru.serialNumber;
       if (fru.partNumber) system.sku = fru.partNumber;
       const bmc: NodeInventoryObservedData['bmc'] = {};
-      if (mcInfo.manufacturerName) bmc.manufacturer = mcInfo.manufacturerName;
+      const bmcVendor = canonicalVendor(mcInfo.manufacturerName);
+      if (bmcVendor) bmc.manufacturer = bmcVendor;
       // ipmitool prints `Unknown (0xF02)` for products it has no name for; the numeric id is more useful then.
       if (mcInfo.productName && !/^Unknown\b/.test(mcInfo.productName)) bmc.model = mcInfo.productName;
       else if (mcInfo.productId) bmc.model = `product ${mcInfo.productId}`;

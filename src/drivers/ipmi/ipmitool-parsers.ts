@@ -5,7 +5,9 @@
  * see `ipmi/v1Data_0_line589.txt`).
  */
 import type { Health, SensorReading, UnrecognizedValue } from '../../../events/index.js';
+import { presentText, type PlaceholderKind } from '../placeholder.js';
 import { storableText } from '../storable-text.js';
+import { canonicalVendor } from '../vendor-name.js';
 
 export interface IpmiSensor {
   name: string;
@@ -176,7 +178,7 @@ export function parseMcInfo(raw: string): McInfo {
   const values = parseKeyValues(text);
   const info: McInfo = {};
   const pick = (key: keyof McInfo, name: string): void => {
-    const value = values.get(name);
+    const value = presentText(values.get(name));
     if (value) info[key] = value;
   };
   pick('deviceId', 'Device ID');
@@ -201,12 +203,15 @@ export function parseFru(raw: string): FruIdentity {
   const text = storableText(raw);
   const firstDevice = text.split(/\n\s*\n/)[0] ?? '';
   const values = parseKeyValues(firstDevice);
-  const first = (...names: string[]): string | undefined => names.map((name) => values.get(name)).find((value) => value !== undefined && value !== '');
+  // FRU areas a maker never programmed say `To Be Filled By O.E.M.` or a serial of zeros: those are absent, and the
+  // next area's value is taken (`presentText`, the drivers' one rule for placeholders).
+  const first = (kind: PlaceholderKind, ...names: string[]): string | undefined =>
+    names.map((name) => presentText(values.get(name), kind)).find((value) => value !== undefined);
   const identity: FruIdentity = {};
-  const manufacturer = first('Product Manufacturer', 'Board Mfg');
-  const model = first('Product Name', 'Board Product');
-  const serial = first('Product Serial', 'Board Serial', 'Chassis Serial');
-  const part = first('Product Part Number', 'Board Part Number', 'Chassis Part Number');
+  const manufacturer = canonicalVendor(first('text', 'Product Manufacturer', 'Board Mfg'));
+  const model = first('text', 'Product Name', 'Board Product');
+  const serial = first('identity', 'Product Serial', 'Board Serial', 'Chassis Serial');
+  const part = first('identity', 'Product Part Number', 'Board Part Number', 'Chassis Part Number');
   if (manufacturer) identity.manufacturer = manufacturer;
   if (model) identity.model = model;
   if (serial) identity.serialNumber = serial;

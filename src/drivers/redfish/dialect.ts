@@ -33,6 +33,21 @@ export interface DetectRule {
   chassisManufacturer?: RegExp;
   /** A key of the `Oem` of any chassis. */
   chassisOem?: string;
+  /** The service root's `RedfishVersion`. */
+  redfishVersion?: RegExp;
+  /** The id (or last path segment) of any system, manager or chassis: FQDDs, `Self`, `HGX_Baseboard_0`. */
+  memberId?: RegExp;
+}
+
+/**
+ * A weaker sign of a dialect, used only when no record's `detect` holds in full (a partial tree: the Manager
+ * unreadable, a root without `Vendor`). Each clue that holds adds its weight; the record with the most wins.
+ * Weights follow how much a clue says: 3 for what the service root says of itself (`Vendor`, `Product`, its `Oem`
+ * namespace), 2 for id shapes a vendor's firmware uses, 1 for a manufacturer (a reseller's board says another name).
+ */
+export interface DialectClue {
+  rule: DetectRule;
+  weight: 1 | 2 | 3;
 }
 
 export interface RedfishDialect {
@@ -46,6 +61,8 @@ export interface RedfishDialect {
    */
   detect: DetectRule;
   alsoDetect?: DetectRule[];
+  /** Weaker signs, weighed when no record's `detect` or `alsoDetect` holds (`detectDialect`). */
+  clues?: DialectClue[];
   /** Id conventions as seen in captures (documentation, and used to pick the primary system). */
   ids: { systems: string[]; managers: string[]; primarySystem?: RegExp };
   /** OEM namespaces this record understands enough to not report them as unrecognized. */
@@ -70,6 +87,23 @@ export interface RedfishDialect {
 
 const DPU = /BlueField|\bDPU\b|^MBF\d/i;
 
+/** What a Dell tree shows without its Manager: the root's `Oem.Dell` and `Product`, FQDD ids, the maker's name. */
+const dellClues: DialectClue[] = [
+  { rule: { vendor: /^Dell/i }, weight: 3 },
+  { rule: { rootOem: 'Dell' }, weight: 3 },
+  { rule: { product: /iDRAC|Integrated Dell Remote Access Controller/i }, weight: 3 },
+  { rule: { memberId: /^(?:System|iDRAC|Enclosure|Chassis)\.Embedded\.\d+$/ }, weight: 2 },
+  { rule: { systemManufacturer: /^Dell/i }, weight: 1 },
+  { rule: { chassisManufacturer: /^Dell/i }, weight: 1 },
+];
+
+/** What an NVIDIA OpenBMC tree shows without its Manager: the root's `Vendor`, HGX and `_0` ids. */
+const nvidiaClues: DialectClue[] = [
+  { rule: { vendor: /^NVIDIA$/i }, weight: 3 },
+  { rule: { memberId: /^(?:HGX_Baseboard_0|HGX_BMC_0|System_0|BMC_0)$/ }, weight: 2 },
+  { rule: { systemManufacturer: /^NVIDIA/i }, weight: 1 },
+];
+
 export const dellIdrac9: RedfishDialect = {
   id: 'dell-idrac9',
   vendor: 'Dell',
@@ -77,6 +111,7 @@ export const dellIdrac9: RedfishDialect = {
   detect: { vendor: /^Dell/i, managerModel: /^1[4-7]G/ },
   // iDRAC's Manager model names the server generation (`14G Monolithic`): reliable without the root's Vendor.
   alsoDetect: [{ managerModel: /^1[4-7]G( |$)/, systemManufacturer: /^Dell/i }],
+  clues: dellClues,
   ids: { systems: ['System.Embedded.1'], managers: ['iDRAC.Embedded.1'] },
   oemNamespaces: ['Dell'],
   firmware: {
@@ -109,6 +144,8 @@ export const dellIdrac8: RedfishDialect = {
   generation: 'iDRAC8 (12G/13G)',
   detect: { vendor: /^Dell/i, managerModel: /^1[23]G/ },
   alsoDetect: [{ managerModel: /^1[23]G( |$)/, systemManufacturer: /^Dell/i }],
+  // Without its Manager, an iDRAC 8 is a Dell tree that speaks Redfish 1.0 (iDRAC9 started at 1.4).
+  clues: [...dellClues, { rule: { redfishVersion: /^1\.[0-3]\./, memberId: /^(?:System|iDRAC)\.Embedded\.\d+$/ }, weight: 1 }],
   quirks: [
     { id: 'no-root-vendor', description: 'The service root has no Vendor (Redfish 1.0.x); the Manager model says the generation (13G Modular)', fixture: 'redfish-partial/dell_idrac8_m630/redfish/v1/Managers/iDRAC.Embedded.1/index.json' },
     { id: 'sessions-at-root', description: 'Links.Sessions is /redfish/v1/Sessions, not under SessionService', fixture: 'redfish-partial/dell_idrac8_m630/redfish/v1/index.json' },
@@ -122,6 +159,12 @@ export const hpeIlo5: RedfishDialect = {
   generation: 'iLO 5 (Gen10/Gen10 Plus)',
   detect: { vendor: /^HPE?$/i, managerModel: /^iLO 5/ },
   alsoDetect: [{ managerFirmware: /^iLO 5 / }],
+  clues: [
+    { rule: { vendor: /^HPE?$/i }, weight: 3 },
+    { rule: { rootOem: 'Hpe' }, weight: 3 },
+    { rule: { product: /ProLiant|Synergy|Apollo/i }, weight: 3 },
+    { rule: { systemManufacturer: /^HPE?$/i }, weight: 1 },
+  ],
   ids: { systems: ['1'], managers: ['1'] },
   oemNamespaces: ['Hpe', 'Hp'],
   firmware: {
@@ -148,6 +191,10 @@ export const supermicroX13: RedfishDialect = {
   vendor: 'Supermicro',
   generation: 'X13 (ASPEED BMC 11.x)',
   detect: { rootOem: 'Supermicro' },
+  clues: [
+    { rule: { vendor: /^Supermicro/i }, weight: 3 },
+    { rule: { systemManufacturer: /^Supermicro/i }, weight: 1 },
+  ],
   ids: { systems: ['1'], managers: ['1'] },
   oemNamespaces: ['Supermicro'],
   firmware: {
@@ -186,6 +233,7 @@ export const nvidiaGb200: RedfishDialect = {
   vendor: 'NVIDIA',
   generation: 'GB200 NVL compute tray (OpenBMC GB200Nvl-*)',
   detect: { vendor: /^NVIDIA$/i, product: /GB200/ },
+  clues: [...nvidiaClues, { rule: { product: /GB200/ }, weight: 3 }],
   ids: { systems: ['System_0', 'HGX_Baseboard_0'], managers: ['BMC_0', 'HGX_BMC_0'], primarySystem: /^System_0$/ },
   // OpenBmc holds certificate and fan-controller links; UptimeSeconds sits directly under Oem on GH200 and changes
   // on every read, so reporting it as unrecognized would make every observation look new.
@@ -210,6 +258,7 @@ export const nvidiaGh200: RedfishDialect = {
   id: 'nvidia-openbmc-gh200',
   generation: 'GH200 (OpenBMC GH200-*)',
   detect: { vendor: /^NVIDIA$/i, managerFirmware: /^GH200-/ },
+  clues: [{ rule: { product: /GH200/ }, weight: 3 }],
   firmware: {
     ...nvidiaGb200.firmware,
     versionRules: [...(dialectVersionRules['nvidia-openbmc-gh200'] ?? [])],
@@ -228,6 +277,7 @@ export const nvidiaNvswitch: RedfishDialect = {
   id: 'nvidia-openbmc-nvswitch',
   generation: 'NVLink switch tray (OpenBMC 88.*)',
   detect: { vendor: /^NVIDIA$/i, managerFirmware: /^\d{2}\.\d{4}\.\d{4}$/ },
+  clues: [...nvidiaClues, { rule: { memberId: /^MGX_/ }, weight: 2 }],
   ids: { systems: ['System_0'], managers: ['BMC_0'], primarySystem: /^System_0$/ },
   firmware: { bmc: /^MGX_FW_BMC_0$/, slotPrefixes: [], versionRules: nvidiaVersionRules },
   gpuSources: [],
@@ -243,13 +293,17 @@ export const nvidiaBluefield: RedfishDialect = {
   id: 'nvidia-bluefield-bmc',
   generation: 'BlueField-3 DPU BMC (OpenBMC BF-*)',
   detect: { managerFirmware: /^BF-/ },
+  clues: [
+    { rule: { memberId: /^Bluefield(?:_BMC)?$/ }, weight: 2 },
+    { rule: { systemManufacturer: /mellanox/i }, weight: 1 },
+  ],
   ids: { systems: ['Bluefield'], managers: ['Bluefield_BMC'] },
   firmware: { bmc: /^BMC_Firmware$/, bios: /^DPU_UEFI$/, slotPrefixes: [{ pattern: /^golden_/, slot: 'golden' }], versionRules: [] },
   gpuSources: [],
   cpuCountAcrossSystems: 'sum',
   quirks: [
     ...nvidiaQuirks,
-    { id: 'manufacturer-is-url', description: 'System Manufacturer is a URL (https://www.mellanox.com)', fixture: 'redfish/nvidia_dpu/redfish/v1/Systems/Bluefield/index.json' },
+    { id: 'manufacturer-is-url', description: 'System Manufacturer is a URL (https://www.mellanox.com); the inventory names the vendor it points to, NVIDIA (canonicalVendor)', fixture: 'redfish/nvidia_dpu/redfish/v1/Systems/Bluefield/index.json' },
     { id: 'version-not-available', description: 'Golden images report the version "version not available"', fixture: 'redfish/nvidia_dpu/redfish/v1/UpdateService/FirmwareInventory/golden_image_arm/index.json' },
   ],
 };
@@ -261,6 +315,7 @@ export const hpeIlo4: RedfishDialect = {
   // No Vendor and no Manager model: the root's `Oem.Hp` and the Manager firmware (`iLO 4 v2.54`) say it.
   detect: { rootOem: 'Hp', managerFirmware: /^iLO 4 / },
   alsoDetect: [],
+  clues: [{ rule: { rootOem: 'Hp' }, weight: 3 }],
   quirks: [
     { id: 'oem-hp-namespace', description: 'OEM data under Oem.Hp (iLO 5 uses Oem.Hpe); no ServiceRoot Vendor, no Manager Model', fixture: 'redfish-partial/hpe_ilo4_bl460c_gen9/redfish/v1/Managers/1/index.json' },
   ],
@@ -272,6 +327,7 @@ export const supermicroX10: RedfishDialect = {
   generation: 'X10/X11 (ASPEED BMC 3.x)',
   // The Manager's Oem holds Supermicro's settings directly, not under a `Supermicro` namespace (SMCRAKP, FanMode).
   detect: { managerOem: 'SMCRAKP', systemManufacturer: /^Supermicro/i },
+  clues: [{ rule: { managerOem: 'SMCRAKP' }, weight: 3 }],
   oemNamespaces: ['Supermicro', 'SMCRAKP', 'FanMode', 'MouseMode', 'Snooping', 'IPAccessControl', 'ActiveDirectory', 'LDAP', 'RADIUS', 'SMTP', 'SNMP', 'Syslog', 'NTP'],
   quirks: [
     { id: 'flat-oem', description: 'Manager Oem keys are settings (SMCRAKP, FanMode, ...), not a vendor namespace', fixture: 'redfish-partial/supermicro_x10dff/redfish/v1/Managers/1/index.json' },
@@ -285,6 +341,10 @@ export const amiMegarac: RedfishDialect = {
   generation: 'MegaRAC SP-X',
   detect: { vendor: /^AMI$/i },
   alsoDetect: [{ rootOem: 'Ami' }],
+  clues: [
+    { rule: { product: /^AMI Redfish/i }, weight: 3 },
+    { rule: { memberId: /^Self$/ }, weight: 2 },
+  ],
   ids: { systems: ['Self'], managers: ['Self'] },
   oemNamespaces: ['Ami', 'Dre', 'Vendor', 'GBTChassisOemProperty'],
   firmware: { bmc: /^BMC|BMCImage/i, bios: /^BIOS/i, slotPrefixes: [], versionRules: [] },
@@ -303,6 +363,7 @@ export const intelS2600: RedfishDialect = {
   generation: 'S2600 family (Purley)',
   detect: { managerModel: /^S2600/ },
   alsoDetect: [{ systemOem: 'Intel_RackScale' }],
+  clues: [{ rule: { systemOem: 'Intel_RackScale' }, weight: 3 }],
   ids: { systems: [], managers: ['BMC'] },
   oemNamespaces: ['Intel_RackScale', 'Intel'],
   firmware: { bmc: /BMC/i, bios: /BIOS/i, slotPrefixes: [], versionRules: [] },
@@ -321,6 +382,7 @@ export const hpeCrayEx: RedfishDialect = {
   generation: 'Cray EX blades (nC controller, one BMC for several nodes)',
   // No Vendor, no Manager model or firmware: the node chassis' `Oem.CrayVoltageMargins` says it.
   detect: { chassisOem: 'CrayVoltageMargins' },
+  clues: [{ rule: { systemManufacturer: /^(?:HPE|Cray)/i, memberId: /^Node\d$/ }, weight: 2 }],
   ids: { systems: ['Node0', 'Node1', 'Node2', 'Node3'], managers: ['BMC', 'MCU0'], primarySystem: /^Node0$/ },
   oemNamespaces: ['CrayVoltageMargins', 'Alarms', 'TriggeredAlarms'],
   firmware: { bmc: /^BMC$/, bios: /^Node0\.BIOS$/, slotPrefixes: [], versionRules: [] },
@@ -340,6 +402,7 @@ export const genericDialect: RedfishDialect = {
   vendor: 'unknown',
   generation: 'DMTF Redfish standard schema',
   detect: {},
+  clues: [],
   ids: { systems: [], managers: [] },
   oemNamespaces: [],
   firmware: { slotPrefixes: [], versionRules: [] },
@@ -381,6 +444,9 @@ export interface DialectFingerprint {
   chassisManufacturer?: string;
   /** The `Oem` keys of every chassis. */
   chassisOemKeys?: string[];
+  redfishVersion?: string;
+  /** Ids (and last path segments) of every system, manager and chassis read or listed. */
+  memberIds?: string[];
 }
 
 function ruleHolds(rule: DetectRule, fingerprint: DialectFingerprint): boolean {
@@ -395,16 +461,32 @@ function ruleHolds(rule: DetectRule, fingerprint: DialectFingerprint): boolean {
     rule.systemOem ? (fingerprint.systemOemKeys ?? []).includes(rule.systemOem) : undefined,
     rule.chassisManufacturer ? rule.chassisManufacturer.test(fingerprint.chassisManufacturer ?? '') : undefined,
     rule.chassisOem ? (fingerprint.chassisOemKeys ?? []).includes(rule.chassisOem) : undefined,
+    rule.redfishVersion ? rule.redfishVersion.test(fingerprint.redfishVersion ?? '') : undefined,
+    rule.memberId ? (fingerprint.memberIds ?? []).some((id) => rule.memberId!.test(id)) : undefined,
   ].filter((value): value is boolean => value !== undefined);
   return conditions.length > 0 && conditions.every(Boolean);
 }
 
-/** The first record whose `detect` (or one of its `alsoDetect` rules) holds in full; `generic` when none does. */
+/**
+ * The dialect a fingerprint shows, strongest evidence first: the first record whose `detect` (or one of its
+ * `alsoDetect` rules) holds in full; else the record whose `clues` weigh most (the first listed on a tie), so a
+ * partial tree whose Manager could not be read (root `Product`, `Oem.Dell`, FQDD ids) still reads as Dell; `generic`
+ * when nothing points anywhere.
+ */
 export function detectDialect(fingerprint: DialectFingerprint): RedfishDialect {
   for (const dialect of redfishDialects) {
     if ([dialect.detect, ...(dialect.alsoDetect ?? [])].some((rule) => ruleHolds(rule, fingerprint))) return dialect;
   }
-  return genericDialect;
+  let best: { dialect: RedfishDialect; weight: number } | undefined;
+  for (const dialect of redfishDialects) {
+    // What the root says of itself outweighs every other clue: a `Vendor` that a record's own vendor clue refuses
+    // rules that record out (a reseller's tree keeps the board's ids under its own name).
+    const vendorClues = (dialect.clues ?? []).filter((clue) => clue.rule.vendor !== undefined);
+    if (fingerprint.vendor !== undefined && vendorClues.length > 0 && !vendorClues.some((clue) => clue.rule.vendor!.test(fingerprint.vendor!))) continue;
+    const weight = (dialect.clues ?? []).reduce((sum, clue) => sum + (ruleHolds(clue.rule, fingerprint) ? clue.weight : 0), 0);
+    if (weight > 0 && (!best || weight > best.weight)) best = { dialect, weight };
+  }
+  return best?.dialect ?? genericDialect;
 }
 
 export function dialectById(id: string): RedfishDialect | undefined {

@@ -4,7 +4,9 @@
  * records what it could not interpret in the inventory's recorder.
  */
 import type { GpuDevice, NodeInventoryObservedData } from '../../../events/index.js';
+import { canonicalVendor } from '../vendor-name.js';
 import type { RedfishDialect } from './dialect.js';
+import { linkedPcieDevice } from './linked-pcie-device.js';
 import { asResource, canonicalPath, lastSegment, settleAll, type Located, type ObservationRecorder, type ResourceReader } from './resource-reader.js';
 
 export function sortedDistinct(values: Array<string | undefined>): string[] {
@@ -49,7 +51,7 @@ export function systemIdentitiesOf(systems: readonly Located[], chassis: readonl
       ['sku', 'SKU'],
     ];
     for (const [field, key] of fields) {
-      const value = pick(key);
+      const value = field === 'manufacturer' ? canonicalVendor(pick(key)) : pick(key);
       if (value) identity[field] = value;
     }
     const uuid = identityUuid(inventory, resource, path);
@@ -81,10 +83,9 @@ export async function readSystemProcessors(located: Located, reader: ResourceRea
     if (state === 'Absent') continue;
     let model = inventory.text(processor.resource, processor.path, 'Model');
     if (type === 'GPU' && model === undefined) {
-      // Some GPUs' Processor names no model; the PCIe device it links to does.
-      const pcieLink = asResource(asResource(processor.resource.Links)?.PCIeDevice)?.['@odata.id'];
-      const pcie = typeof pcieLink === 'string' ? await reader.read(canonicalPath(pcieLink), inventory) : undefined;
-      if (pcie) model = inventory.text(pcie, canonicalPath(pcieLink as string), 'Model');
+      // Some GPUs' Processor names no model; the PCIe device it links to, directly or through its PCIe functions, does.
+      const pcie = await linkedPcieDevice(processor.resource, reader, inventory);
+      if (pcie) model = inventory.text(pcie.resource, pcie.path, 'Model');
     }
     if (type === 'CPU') cpus.push(model);
     else if (type === 'GPU') {
@@ -203,7 +204,8 @@ export function bmcIdentitiesOf(managers: readonly Located[], inventory: Observa
       ['firmwareVersion', 'FirmwareVersion'],
     ];
     for (const [field, key] of fields) {
-      const value = inventory.text(located.resource, located.path, key);
+      const text = inventory.text(located.resource, located.path, key);
+      const value = field === 'manufacturer' ? canonicalVendor(text) : text;
       if (value) identity[field] = value;
     }
     const uuid = identityUuid(inventory, located.resource, located.path);

@@ -30,7 +30,7 @@ import {
 } from './read-inventory.js';
 import { readChassisSensors, type ChassisSensors } from './read-sensors.js';
 import { readSelEntries } from './read-sel.js';
-import { asResource, expandQueryOf, ObservationRecorder, ResourceReader, settleAll, type FetchResource, type Located, type Resource } from './resource-reader.js';
+import { asResource, expandQueryOf, lastSegment, ObservationRecorder, ResourceReader, settleAll, type FetchResource, type Located, type Resource } from './resource-reader.js';
 
 export interface ReadNodeOptions {
   /** Upper bound on resources fetched in one read (default 3000). */
@@ -117,7 +117,9 @@ async function readTree(root: Resource, reader: ResourceReader, firmwareRec: Obs
   };
   const { inventory } = recorders;
   const { systems, managers, chassis } = await readCollections(root, reader, inventory);
-  const dialect = options.dialect ?? detectTreeDialect(root, systems, managers, chassis);
+  // Members listed but not readable still show their ids (an iDRAC's Manager that answered 500 is `iDRAC.Embedded.1`).
+  const listedOnly = inventory.unreadable.map((entry) => entry.path).filter((path) => /^\/redfish\/v1\/(?:Systems|Managers|Chassis)\/[^/?]+\/?$/i.test(path));
+  const dialect = options.dialect ?? detectTreeDialect(root, systems, managers, chassis, listedOnly);
   inventory.oem(root, ROOT_PATH, dialect.oemNamespaces);
   for (const located of [...systems, ...managers, ...chassis]) inventory.oem(located.resource, located.path, dialect.oemNamespaces);
 
@@ -193,8 +195,11 @@ async function readCollections(root: Resource, reader: ResourceReader, inventory
   return { systems, managers, chassis };
 }
 
-/** The dialect the tree shows: root vendor and product, the first manager's and system's, every chassis' OEM keys. */
-function detectTreeDialect(root: Resource, systems: readonly Located[], managers: readonly Located[], chassis: readonly Located[]): RedfishDialect {
+/**
+ * The dialect the tree shows: root vendor, product, OEM keys and Redfish version, the first manager's and system's
+ * markers, every chassis' OEM keys, and the ids of every member read or listed (`detectDialect` weighs them).
+ */
+function detectTreeDialect(root: Resource, systems: readonly Located[], managers: readonly Located[], chassis: readonly Located[], listedOnly: readonly string[]): RedfishDialect {
   const firstManager = managers[0];
   return detectDialect({
     vendor: typeof root.Vendor === 'string' ? root.Vendor : undefined,
@@ -207,6 +212,14 @@ function detectTreeDialect(root: Resource, systems: readonly Located[], managers
     systemOemKeys: Object.keys(asResource(systems[0]?.resource.Oem) ?? {}),
     chassisManufacturer: typeof chassis[0]?.resource.Manufacturer === 'string' ? chassis[0].resource.Manufacturer : undefined,
     chassisOemKeys: [...new Set(chassis.flatMap((located) => Object.keys(asResource(located.resource.Oem) ?? {})))],
+    ...(typeof root.RedfishVersion === 'string' ? { redfishVersion: root.RedfishVersion } : {}),
+    memberIds: [
+      ...new Set(
+        [...systems, ...managers, ...chassis]
+          .flatMap((located) => [lastSegment(located.path), ...(typeof located.resource.Id === 'string' ? [located.resource.Id] : [])])
+          .concat(listedOnly.map(lastSegment)),
+      ),
+    ],
   });
 }
 

@@ -14,6 +14,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { DriverError, toDriverError } from '../driver-error.js';
 import { normalizeRedfishError, type RedfishRequestPhase } from './redfish-error.js';
 import { storableValue } from '../storable-text.js';
+import { REDIRECT_STATUSES, redirectTarget } from './redirect-policy.js';
 
 const standardSessionsPath = '/redfish/v1/SessionService/Sessions';
 
@@ -144,7 +145,7 @@ class Gate {
 }
 
 export class RedfishClient {
-  readonly origin: string;
+  #origin: string;
   private readonly options: Required<Omit<RedfishClientOptions, 'username' | 'password' | 'deadline' | 'guard' | 'headers'>> & Pick<RedfishClientOptions, 'username' | 'password' | 'deadline' | 'guard' | 'headers'>;
   private readonly agent: Agent;
   private readonly gate: Gate;
@@ -167,7 +168,7 @@ export class RedfishClient {
       throw new DriverError('DRIVER_PROTOCOL', `not a URL: ${options.baseUrl}`);
     }
     if (origin === 'null') throw new DriverError('DRIVER_PROTOCOL', `not an http(s) URL: ${options.baseUrl}`);
-    this.origin = origin;
+    this.#origin = origin;
     this.options = {
       insecure: false,
       requestTimeoutMs: 10_000,
@@ -185,6 +186,15 @@ export class RedfishClient {
       connections: this.options.maxConcurrency,
     });
     this.gate = new Gate(this.options.maxConcurrency);
+  }
+
+  /**
+   * Where requests go: the base URL's origin, until the service root is permanently redirected (301, 308) to another
+   * origin of the same host (another port, or `https` for `http`); then that one, for every request after it, logout
+   * included.
+   */
+  get origin(): string {
+    return this.#origin;
   }
 
   get hasSession(): boolean {
@@ -225,8 +235,11 @@ export class RedfishClient {
     phase: RedfishRequestPhase,
     body?: unknown,
     extraHeaders: Record<string, string> = {},
+    resolved = false,
   ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string; url: string; token: string | undefined }> {
-    const url = this.resolve(path);
+    // `resolved`: an absolute URL `redirectTarget` already checked (same host as the BMC), sent as it is.
+    const url = resolved ? path : this.resolve(path);
+    const target = new URL(url);
     // While a session is being replaced there is no token to send: wait for the new one (the login's own POST aside).
     if (phase !== 'login' && this.relogin) await this.relogin.catch(() => undefined);
     return this.gate.run(async () => {
@@ -238,8 +251,8 @@ export class RedfishClient {
         const headers = { ...this.headers(), ...extraHeaders };
         if (body !== undefined) headers['content-type'] = 'application/json';
         const response = await this.agent.request({
-          origin: this.origin,
-          path: url.slice(this.origin.length),
+          origin: target.origin,
+          path: `${target.pathname}${target.search}`,
           method,
           headers,
           signal: deadline.signal,
@@ -295,6 +308,7 @@ export class RedfishClient {
     let unsupported: DriverError | undefined;
     for (const path of paths) {
       const answer = await this.send('POST', path, 'login', { UserName: this.options.username ?? '', Password: this.options.password ?? '' });
+      this.#refuseRedirect(answer, 'POST');
       if (answer.status >= 200 && answer.status < 300) {
         await this.adoptSession(answer, path);
         return;
@@ -350,7 +364,8 @@ export class RedfishClient {
         // Sessions are what a BMC has least of (4 to 8): a logout gets 2 s even when reads were cut short.
         const deadline = new RequestDeadline(this.options.deadline?.aborted ? 2_000 : this.options.logoutTimeoutMs, undefined);
         try {
-          const response = await this.agent.request({ origin: this.origin, path: url.slice(this.origin.length), method: 'DELETE', headers: { ...this.options.headers, 'x-auth-token': session.token }, signal: deadline.signal });
+          const target = new URL(url);
+          const response = await this.agent.request({ origin: target.origin, path: `${target.pathname}${target.search}`, method: 'DELETE', headers: { ...this.options.headers, 'x-auth-token': session.token }, signal: deadline.signal });
           await response.body.dump();
         } finally {
           deadline.end();
@@ -410,9 +425,9 @@ export class RedfishClient {
    */
   async get(path: string, options: { ifNoneMatch?: string } = {}): Promise<RedfishResponse> {
     const conditional: Record<string, string> = options.ifNoneMatch ? { 'if-none-match': options.ifNoneMatch } : {};
-    let answer = await this.send('GET', path, 'read', undefined, conditional);
+    let answer = await this.#getFollowingRedirects(path, conditional);
     if (answer.status === 401 && !this.basicAuth && (await this.renewSession(answer.token))) {
-      answer = await this.send('GET', path, 'read', undefined, conditional);
+      answer = await this.#getFollowingRedirects(path, conditional);
     }
     const etag = headerValue(answer.headers.etag);
     // Not modified since the ETag sent: a contact that cost the BMC no body.
@@ -429,9 +444,42 @@ export class RedfishClient {
     }
   }
 
+  /**
+   * A GET and the redirects it meets, as `redirectTarget` allows them (same host, no downgrade, bounded hops). A
+   * permanent redirect of the service root to another origin of the host moves the client there (`origin`), so the
+   * session it opens next and the logout go where the service now is, not through a redirect each.
+   */
+  async #getFollowingRedirects(path: string, headers: Record<string, string>): Promise<Awaited<ReturnType<RedfishClient['send']>>> {
+    const visited = [this.resolve(path)];
+    for (;;) {
+      const url = visited[visited.length - 1]!;
+      const answer = await this.send('GET', url, 'read', undefined, headers, true);
+      if (!REDIRECT_STATUSES.has(answer.status)) return answer;
+      const next = redirectTarget(answer, 'GET', visited, this.#origin);
+      const nextOrigin = new URL(next).origin;
+      // The service root moved for good: the service did. Another resource moved is only followed.
+      const root = /^\/redfish(?:\/v1)?\/?$/.test(new URL(url).pathname);
+      if (root && (answer.status === 301 || answer.status === 308) && nextOrigin !== this.#origin && new URL(url).origin === this.#origin) this.#origin = nextOrigin;
+      visited.push(next);
+    }
+  }
+
+  /** A redirect answered to anything but a GET is not followed (its body is not re-sent): the error names where it led. */
+  #refuseRedirect(answer: { status: number; headers: Record<string, string | string[] | undefined>; url: string }, method: string): void {
+    if (!REDIRECT_STATUSES.has(answer.status)) return;
+    const location = headerValue(answer.headers.location) ?? '(no Location)';
+    throw new DriverError('DRIVER_REDIRECT_REFUSED', `${method} ${answer.url} redirects to ${location.slice(0, 300)}: only reads follow redirects, a ${method} is not sent again`, {
+      status: answer.status,
+      method,
+      url: answer.url,
+      location: location.slice(0, 300),
+    });
+  }
+
   /** POSTs an action (power control). */
   async post(path: string, body: unknown): Promise<RedfishResponse> {
     const answer = await this.send('POST', path, 'read', body);
+    this.#refuseRedirect(answer, 'POST');
     if (answer.status < 200 || answer.status >= 300) {
       throw normalizeRedfishError({ status: answer.status, bodyText: answer.text, method: 'POST', url: answer.url, phase: 'read' });
     }
@@ -454,7 +502,8 @@ export class RedfishClient {
       const deadline = new RequestDeadline(this.options.requestTimeoutMs, undefined);
       this.#checkGuard('POST', url);
       try {
-        const response = await this.agent.request({ origin: this.origin, path: url.slice(this.origin.length), method: 'POST', headers: { ...this.headers(), 'content-type': contentType, ...extraHeaders }, signal: deadline.signal, body });
+        const target = new URL(url);
+        const response = await this.agent.request({ origin: target.origin, path: `${target.pathname}${target.search}`, method: 'POST', headers: { ...this.headers(), 'content-type': contentType, ...extraHeaders }, signal: deadline.signal, body });
         const text = await response.body.text();
         return { status: response.statusCode, headers: response.headers, text: text.slice(0, this.options.maxBodyBytes), url };
       } catch (error) {

@@ -8,6 +8,7 @@ import { DriverError } from '../driver-error.js';
 import { withoutCredentials } from '../../../events/index.js';
 import type { UnrecognizedValue } from '../../../events/index.js';
 import { storableText } from '../storable-text.js';
+import { placeholderKindOf, presentText } from '../placeholder.js';
 
 export type Resource = Record<string, unknown>;
 
@@ -18,7 +19,7 @@ export interface Located {
 }
 
 /** Codes that concern one resource only: the read continues without it. */
-const RESOURCE_LOCAL_CODES = new Set(['DRIVER_NOT_FOUND', 'DRIVER_PROTOCOL', 'DRIVER_REJECTED', 'DRIVER_CONFLICT']);
+const RESOURCE_LOCAL_CODES = new Set(['DRIVER_NOT_FOUND', 'DRIVER_PROTOCOL', 'DRIVER_REJECTED', 'DRIVER_CONFLICT', 'DRIVER_REDIRECT_REFUSED']);
 
 const MAX_VALUE_CHARS = 1024;
 const MAX_TEXT_CHARS = 512;
@@ -62,7 +63,10 @@ export class ObservationRecorder {
     this.unrecognized.push({ path, value: boundedValue(value) });
   }
 
-  /** A string field: trimmed, `undefined` when absent, null or empty; any other type is recorded. */
+  /**
+   * A string field: trimmed, `undefined` when absent, null, blank or a vendor placeholder (`N/A`, `To Be Filled By
+   * O.E.M.`, a serial of zeros: `presentText`, the one place that decides it); any other type is recorded.
+   */
   text(resource: Resource, path: string, key: string): string | undefined {
     const value = resource[key];
     if (value === undefined || value === null) return undefined;
@@ -73,7 +77,7 @@ export class ObservationRecorder {
         this.note(`${path}#${key}`, value);
         return undefined;
       }
-      return trimmed.length > 0 ? trimmed : undefined;
+      return presentText(trimmed, placeholderKindOf(key));
     }
     this.note(`${path}#${key}`, value);
     return undefined;

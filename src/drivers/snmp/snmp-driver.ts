@@ -4,6 +4,7 @@
  * Values of an unexpected type are kept in `unrecognized`; a silent agent is `DRIVER_TIMEOUT`.
  */
 import snmp, { type Session, type Varbind } from 'net-snmp';
+import { presentText } from '../placeholder.js';
 import type { DriverObservation, NetworkDeviceObservedData, UnrecognizedValue } from '../../../events/index.js';
 import type { DeviceDriver, DriverCapabilities } from '../device-driver.js';
 import { DriverError } from '../driver-error.js';
@@ -175,7 +176,11 @@ export class SnmpDriver implements DeviceDriver {
         }
         const text = toText(varbind.value);
         if (text === undefined) unrecognized.push({ path: SYSTEM[key], value: String(varbind.value) });
-        else if (text !== '') data[key] = text;
+        else {
+          // A name, contact or location left as the agent's placeholder (`Unknown`, blank) is absent (`presentText`).
+          const present = key === 'sysObjectId' ? text.trim() || undefined : presentText(text);
+          if (present !== undefined) data[key] = present;
+        }
       });
       const dialect = snmpDialects.find((candidate) => candidate.sysObjectIdPrefix && data.sysObjectId?.startsWith(candidate.sysObjectIdPrefix)) ?? snmpDialects[snmpDialects.length - 1]!;
       data.dialect = dialect.id;

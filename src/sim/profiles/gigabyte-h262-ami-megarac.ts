@@ -132,6 +132,11 @@ export const gigabyteH262AmiMegarac: BmcProfile = {
           fans: [],
         },
         power: { consumedWatts: 100, supplies: [{ id: '{n}', from: 0, count: 2, name: 'nil', status: { omit: true } }] },
+        // Beside the legacy resources, a Sensors collection with the board's power and energy monitors.
+        sensors: [
+          { id: 'Power', name: 'Power Consumption Monitor', type: 'Power', reading: 100 },
+          { id: 'Energy', name: 'Power Energy Monitor', type: 'EnergyJoules', reading: 4_718_592 },
+        ],
       },
       logServices: [{ id: 'Logs', logEntryType: 'SEL', maxRecords: 150, entries: [] }],
       oem: { GBTChassisOemProperty: { '@odata.type': '#GBTChassisOemProperty.v1_0_0.GBTChassisOemProperty', 'Board Serial Number': 'JG8NG900142' } },

@@ -16,7 +16,7 @@
  * BMC, Recovery and the management Ethernet `Updateable` (two of those report the version `undefined`); its log is
  * a Manager `EventLog`, no SEL. SessionTimeout 30 s. Average answer 456 ms; TaskService took 15.3 s.
  */
-import type { BmcProfile, ChassisSpec, LegacyTemperatureSpec, SystemSpec } from './bmc-profile.ts';
+import type { BmcProfile, ChassisSpec, LegacyTemperatureSpec, SensorSpec, SystemSpec } from './bmc-profile.ts';
 import { standardNoValidSession, standardSessionLimit } from './error-bodies.ts';
 
 const NODES = [0, 1, 2, 3];
@@ -73,10 +73,26 @@ const nodeChassis = (n: number): ChassisSpec => ({
     thermal: { temperatures: nodeTemperatures, fans: [] },
     power: { supplies: [] },
     powerSubsystem: { supplies: [{ id: 'PowerSupply0', name: 'PowerSupply', status: { health: 'OK' } }] },
+    // Node0's Sensors collection (the capture keeps only Node0's members): the temperatures are those of its legacy
+    // Thermal again, so only the other readings are written here.
+    ...(n === 0 ? { sensors: nodeSensors } : {}),
   },
   networkAdapters: [{ id: 'HPCNet{n}', from: 0, count: 2, name: 'HPCNet{n}', manufacturer: 'HPE-PRM', model: 'R4K44A', partNumber: 'P43012-001', serialNumber: `PR11455${n}H{n}` }],
   oem: { CrayVoltageMargins: { '@odata.id': `/redfish/v1/Chassis/Node${n}/Oem/CrayVoltageMargins` } },
 });
+
+/** Node0's power, energy, voltage and current sensors, by kind and count as its capture lists them. */
+const nodeSensors: SensorSpec[] = [
+  { id: 'CPU{n}SynthesizedEnergy', from: 0, count: 4, name: 'CPU{n} Aggregate', type: 'EnergyJoules', reading: 258_767_179 },
+  { id: 'Node0SynthesizedEnergy{n}', from: 0, count: 3, name: 'Node Aggregate {n}', type: 'EnergyJoules', reading: 147_915_842 },
+  { id: 'CPU{n}SynthesizedPower', from: 0, count: 4, name: 'CPU{n} Aggregate', type: 'Power', reading: 65 },
+  { id: 'CPU0Memory{n}Power', from: 0, count: 12, name: 'CPU0dimm{n}', type: 'Power', reading: null },
+  { id: 'CPU1Memory{n}Power', from: 0, count: 12, name: 'CPU1dimm{n}', type: 'Power', reading: null },
+  { id: 'CPU0ReportedPower{n}', from: 0, count: 12, name: 'CPU0 Rail {n}', type: 'Power', reading: 9 },
+  { id: 'CPU1ReportedPower{n}', from: 0, count: 13, name: 'CPU1 Rail {n}', type: 'Power', reading: 9 },
+  { id: 'Node0Voltage{n}', from: 0, count: 36, name: 'Node0 Rail {n} Voltage', type: 'Voltage', reading: 1.1 },
+  { id: 'Node0Current{n}', from: 0, count: 18, name: 'Node0 Rail {n} Current', type: 'Current', reading: 12 },
+];
 
 const mezz = (n: number): ChassisSpec => ({
   id: `Mezz${n}`,
@@ -153,6 +169,12 @@ export const hpeCrayEx4252: BmcProfile = {
           fans: [],
         },
         power: { supplies: [] },
+        // Its Sensors collection repeats the temperatures; the other readings are these.
+        sensors: [
+          { id: 'ChassisVoltageRegulator{n}InputPower', from: 0, count: 3, name: 'Regulator {n} Input Power', type: 'Power', reading: 203 },
+          { id: 'ChassisVoltageRegulator{n}Voltage', from: 0, count: 6, name: 'Regulator {n} Voltage', type: 'Voltage', reading: 11.8 },
+          { id: 'ChassisVoltageRegulator{n}OutputCurrent', from: 0, count: 3, name: 'Regulator {n} Output Current', type: 'Current', reading: 17.2 },
+        ],
       },
       oem: { Alarms: { '@odata.id': '/redfish/v1/Chassis/Enclosure/Oem/Alarms' }, TriggeredAlarms: [] },
     },
