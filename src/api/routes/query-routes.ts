@@ -417,7 +417,7 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
     config: access,
     schema: {
       tags,
-      summary: 'open alarms, oldest first; node alarms folded under a root cause are counted on it (includeFolded lists them too)',
+      summary: 'open alarms, critical first, then oldest first; node alarms folded under a root cause are counted on it (includeFolded lists them too)',
       querystring: z.object({ ...pageQuery, kind: z.string().max(64).optional(), includeFolded: z.enum(['true', 'false']).default('false'), ...readParameters }),
     },
     handler: async (request, reply) =>
