@@ -30,7 +30,7 @@ export async function run(argv: string[]): Promise<number> {
     'kernel-log': { type: 'string' },
     'nvidia-smi': { type: 'string' },
     json: { type: 'boolean', default: false },
-  }, usage, false);
+  }, usage, false, { 'kernel-log': { kind: 'file', what: 'kernel log file' }, 'nvidia-smi': { kind: 'file', what: 'nvidia-smi program' } });
   if (typeof parsed === 'number') return parsed;
   const { values } = parsed;
   let result;

@@ -2,8 +2,8 @@
  * `fleet-ledger nodes <verb>`: operator intents about nodes, racks and the EBOM, and a node's current view,
  * through the HTTP API (see src/api/README.md).
  */
-import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
+import { readFileArgument } from '../file-argument.js';
 import { callAllPages, callApi, connectionOf, connectionUsage, exitCodes, output, parseCommandArgs, required, runApiCommand, table, UsageError, type ApiConnection } from '../api-client.js';
 
 export const summary = 'node intents (register, cordon, quarantine, maintenance, ...) and node views, through the API';
@@ -118,7 +118,7 @@ export function run(argv: string[]): Promise<number> {
         const file = required(positionals, 1, 'FILE');
         const format = values.format ?? (extname(file).toLowerCase() === '.json' ? 'json' : 'csv');
         if (format !== 'csv' && format !== 'json') throw new UsageError('--format is csv or json');
-        const text = await readFile(file, 'utf8');
+        const text = readFileArgument(file, { option: 'FILE', what: 'EBOM file' });
         const answer = await callApi(connection, '/v1/ebom', {
           method: 'POST',
           rawBody: { text, contentType: format === 'json' ? 'application/json' : 'text/csv' },
@@ -153,5 +153,5 @@ export function run(argv: string[]): Promise<number> {
       default:
         throw new UsageError(verb ? `unknown verb '${verb}'` : 'missing verb');
     }
-  });
+  }, 'run');
 }
