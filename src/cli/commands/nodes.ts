@@ -19,7 +19,8 @@ const usage = `usage: fleet-ledger nodes <verb> [arguments] [options]
   topology RACK --site S [--pdu P]... [--tor T]... [--cdu C]
   import-ebom FILE [--format csv|json] [--import-id ID]
   show NODE                          liveness, inventory, drift and alarms of one node
-  list [--state S] [--site S] [--rack R] [--limit N]   (the default: fleet-ledger nodes lists every node)
+  list [--state S] [--site S] [--rack R] [--latched] [--limit N]   (the default: fleet-ledger nodes lists every node;
+                                     --latched: only BMCs whose logins the lockout latch holds, for clear-latch)
 
   --idempotency-key KEY   retrying with the same key returns the original position
 ${connectionUsage}
@@ -43,6 +44,7 @@ const options = {
   'import-id': { type: 'string' },
   state: { type: 'string' },
   limit: { type: 'string' },
+  latched: { type: 'boolean', default: false },
   'idempotency-key': { type: 'string' },
 } as const;
 
@@ -136,6 +138,7 @@ export function run(argv: string[]): Promise<number> {
           return [
             `node ${view.nodeId}`,
             l ? `  liveness   ${l.state}, site ${l.site ?? '-'} rack ${l.rack ?? '-'}, last contact ${l.lastContactAt ?? 'never'}${l.secondsSinceLastContact !== null ? ` (${Math.round(l.secondsSinceLastContact)} s ago)` : ''}, ${l.gapCount} gaps` : '  liveness   -',
+            ...(l?.latched ? [`  latched    BMC logins held by the lockout latch (once the credentials are fixed: fleet-ledger nodes clear-latch ${view.nodeId} --reason TEXT)`] : []),
             i ? `  inventory  ${i.manufacturer ?? '-'} ${i.model ?? '-'} serial ${i.serial ?? '-'}, BMC ${i.bmcFirmware ?? '-'}, BIOS ${i.biosVersion ?? '-'}, GPUs ${i.gpuCount ?? '-'} ${i.gpuModel ?? ''}` : '  inventory  not observed yet',
             `  drift      ${view.drift.length === 0 ? 'none' : view.drift.map((d: any) => `${d.field} ${d.kind} (declared ${d.declared ?? '-'}, observed ${d.observed ?? '-'})`).join('; ')}`,
             `  alarms     ${view.alarms.length === 0 ? 'none' : view.alarms.map((a: any) => `${a.status} ${a.kind}: ${a.summary}`).join('; ')}`,
@@ -146,8 +149,8 @@ export function run(argv: string[]): Promise<number> {
       }
       case 'list': {
         const limit = positiveInt(values.limit, 'limit') ?? 100_000;
-        const nodes = await callAllPages(connection, '/v1/liveness/nodes', { state: values.state, site: values.site, rack: values.rack, limit: Math.min(limit, 5000) }, limit);
-        output(connection, nodes, () => table(nodes, ['nodeId', 'site', 'rack', 'state', 'lastContactAt', 'secondsSinceLastContact', 'gapCount']));
+        const nodes = await callAllPages(connection, '/v1/liveness/nodes', { state: values.state, site: values.site, rack: values.rack, latched: values.latched ? 'true' : undefined, limit: Math.min(limit, 5000) }, limit);
+        output(connection, nodes, () => table(nodes, ['nodeId', 'site', 'rack', 'state', 'lastContactAt', 'secondsSinceLastContact', 'gapCount', 'latched']));
         return exitCodes.ok;
       }
       default:
