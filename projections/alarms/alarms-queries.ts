@@ -36,15 +36,19 @@ function view(row: any): AlarmView {
   };
 }
 
+/** Critical first, then warnings, then anything else: the order people must see alarms in. */
+const severityRank = sql<number>`CASE severity WHEN 'critical' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END`;
+
 /**
- * Open alarms, oldest first. By default only top-level ones: a node alarm folded under a root cause is
+ * Open alarms, critical first, then oldest first within a severity (a root cause raised after a dozen drift warnings
+ * comes before them). By default only top-level ones: a node alarm folded under a root cause is
  * reached through its parent (`childAlarms`), which is what keeps a PDU failure to one line.
  */
 export async function openAlarms(db: Kysely<AlarmsTables>, options: { includeFolded?: boolean; kind?: string } = {}): Promise<AlarmView[]> {
   let query = db.selectFrom('alarms').selectAll().where('status', '=', 'open');
   if (!options.includeFolded) query = query.where('parent_id', 'is', null);
   if (options.kind) query = query.where('kind', '=', options.kind);
-  return (await query.orderBy('opened_at').orderBy('alarm_id').execute()).map(view);
+  return (await query.orderBy(severityRank).orderBy('opened_at').orderBy('alarm_id').execute()).map(view);
 }
 
 export async function childAlarms(db: Kysely<AlarmsTables>, parentId: string): Promise<AlarmView[]> {

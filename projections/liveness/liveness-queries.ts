@@ -105,6 +105,8 @@ export interface LivenessPageFilter {
   exclude?: string | undefined;
   site?: string | undefined;
   rack?: string | undefined;
+  /** Only nodes whose last poll the lockout latch refused (true), or only the others (false). */
+  latched?: boolean | undefined;
   limit: number;
 }
 
@@ -116,6 +118,7 @@ export async function livenessNodeRows(db: Kysely<any>, filter: LivenessPageFilt
   if (filter.exclude) query = query.where('state', '<>', filter.exclude);
   if (filter.site) query = query.where('site', '=', filter.site);
   if (filter.rack) query = query.where('rack', '=', filter.rack);
+  if (filter.latched !== undefined) query = query.where('latched', '=', filter.latched);
   return query.orderBy('node_id').limit(filter.limit).execute();
 }
 

@@ -59,6 +59,8 @@ export interface FleetDiffCounts {
   left: number;
   moved: number;
   firmwareChanged: number;
+  /** Of `firmwareChanged`, the first reads: a component with no version before the window (`from` null), not a change of version. */
+  firmwareFirstReads: number;
   wentDark: number;
   recovered: number;
   darkCleared: number;
@@ -234,6 +236,7 @@ export async function fleetDiff(store: EventStore, options: FleetDiffOptions): P
       left: membership.left.length,
       moved: membership.moved.length,
       firmwareChanged: firmware.length,
+      firmwareFirstReads: firmware.filter((change) => change.from === null).length,
       wentDark: wentDark.length,
       recovered: recovered.length,
       darkCleared: darkCleared.length,

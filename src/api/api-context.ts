@@ -10,6 +10,7 @@ import type { PollerStatusSource } from '../poller/index.js';
 import type { Simulator } from '../sim/index.js';
 import type { BodyThread } from './body-parsing.js';
 import type { ReadReplica } from './read-replica.js';
+import { rolesReadingReadModels } from './authorization-policy.js';
 import type { Principal, Role } from './tokens.js';
 
 /** A fastify instance whose routes are typed by their zod schemas. */
@@ -65,5 +66,6 @@ declare module 'fastify' {
 }
 
 export const intentRoles: readonly Role[] = ['operator'];
-export const queryRoles: readonly Role[] = ['analyst'];
+/** Who reads the read models: the authorization policy's answer (`readsReadModels`), operators among them. */
+export const queryRoles: readonly Role[] = rolesReadingReadModels();
 export const auditRoles: readonly Role[] = ['auditor'];

@@ -11,6 +11,8 @@
  *   refuse every append through a door (`API_STREAM_RESERVED`): their writers are in-process components.
  * - What the log shows a caller is one of three views (payloads, envelopes without `data`, nothing), by role; a
  *   caller without credentials sees nothing unless the server was started to show anonymous callers envelopes.
+ * - Who reads the read models (nodes, liveness, alarms, drift, compliance, inventory, rollouts) is answered here too
+ *   (`readsReadModels`): operators read what they act on, analysts what they study; payloads stay the auditors'.
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
@@ -171,8 +173,8 @@ export type AnonymousReads = 'none' | 'envelopes';
 
 /**
  * The view of the log a principal has. Payloads are the log's (BMC addresses, credential names, reasons): auditors
- * and admins read them; analysts see that something happened (envelopes); operators and agents write and read
- * nothing of the log.
+ * and admins read them; analysts and operators see that something happened (envelopes: the dashboard's live feed,
+ * who recorded what and when); agents write and read nothing of the log.
  */
 export function logView(principal: Principal | null, anonymousReads: AnonymousReads = 'none'): LogView {
   if (principal === null) return anonymousReads;
@@ -181,8 +183,8 @@ export function logView(principal: Principal | null, anonymousReads: AnonymousRe
     case 'admin':
       return 'payloads';
     case 'analyst':
-      return 'envelopes';
     case 'operator':
+      return 'envelopes';
     case 'agent':
       return 'none';
     default: {
@@ -190,6 +192,32 @@ export function logView(principal: Principal | null, anonymousReads: AnonymousRe
       return unknown;
     }
   }
+}
+
+/**
+ * Whether a role reads the read models (the projections' answers). Operators read what they act on (the alarm they
+ * acknowledge, the node they cordon, the rollout they approve); analysts read them all; admins everything. Auditors
+ * read the log itself (payloads), agents nothing.
+ */
+export function readsReadModels(role: Role): boolean {
+  switch (role) {
+    case 'operator':
+    case 'analyst':
+    case 'admin':
+      return true;
+    case 'auditor':
+    case 'agent':
+      return false;
+    default: {
+      const unknown: never = role;
+      return unknown;
+    }
+  }
+}
+
+/** The roles that read the read models (the HTTP query and rollout routes' access lists are made from it). */
+export function rolesReadingReadModels(): Role[] {
+  return roles.filter(readsReadModels);
 }
 
 /** The roles whose view is at least `view` (the HTTP routes' access lists are made from it). */

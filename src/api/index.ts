@@ -13,6 +13,8 @@ export {
   derivedIntentStream,
   logView,
   readVerdict,
+  readsReadModels,
+  rolesReadingReadModels,
   reservedStreamOwner,
   rolesWithView,
   writerRefusal,

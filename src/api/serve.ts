@@ -74,7 +74,7 @@ export async function serveApi(options: ServeApiOptions): Promise<ServedApi> {
   const host = options.host ?? '127.0.0.1';
   const address = await app.listen({ port: options.port ?? 8080, host });
   const url = address.replace('[::1]', 'localhost');
-  processLogger.info({ url, docs: `${url}/docs` }, `API listening on ${url} (dashboard: ${url}/?token=<analyst or admin token>)`);
+  processLogger.info({ url, docs: `${url}/docs` }, `API listening on ${url} (dashboard: ${url}/?token=<operator, analyst or admin token>)`);
   const reads = readDatabaseUrl ? redactConnectionString(readDatabaseUrl) : null;
   processLogger.info({ readReplica: reads }, reads ? `query routes read the replica ${reads} (intents, the log, rollouts and history: the primary)` : 'query routes read the primary (no DATABASE_READ_URL)');
   return { app, url, tokens, close: () => app.close() };

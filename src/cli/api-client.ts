@@ -3,8 +3,12 @@
  * requests with the error shape of the API, plain tables for people, and the exit codes:
  * 0 ok, 1 error, 2 usage, 3 authentication or authorization refused.
  */
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { ParseArgsConfig } from 'node:util';
+import { checkFileOptions, FileArgumentError, type FileOption } from './file-argument.js';
 import { httpCall, type HttpAnswer } from './http-call.js';
+import { parseArguments, UsageError } from './usage-error.js';
+
+export { UsageError } from './usage-error.js';
 
 export const exitCodes = { ok: 0, error: 1, usage: 2, auth: 3 } as const;
 
@@ -18,10 +22,7 @@ export const connectionOptions = {
 export const connectionUsage = `  --url URL      the ledger API (default $FLEET_LEDGER_URL, else http://127.0.0.1:8080)
   --token TOKEN  bearer token (default $FLEET_LEDGER_TOKEN)
   --json         print the API's answer as JSON
-exit codes: 0 ok, 1 error, 2 usage, 3 authentication or role refused`;
-
-/** A usage mistake: the command prints the message and its usage, and exits 2. */
-export class UsageError extends Error {}
+exit codes: 0 ok, 1 error, 2 usage (a file named that cannot be used too), 3 authentication or role refused`;
 
 /** An answer of the API that is not a success. */
 export class ApiCallError extends Error {
@@ -45,13 +46,14 @@ export function connectionOf(values: { url?: string; token?: string; json?: bool
   return { url: values.url ?? env.FLEET_LEDGER_URL ?? 'http://127.0.0.1:8080', token: values.token ?? env.FLEET_LEDGER_TOKEN, json: values.json ?? false };
 }
 
-/** Parses a command's arguments; a parse failure is a usage error. */
-export function parseCommandArgs<O extends ParseArgsConfig['options']>(argv: string[], options: O) {
-  try {
-    return parseArgs({ args: argv, options: { ...connectionOptions, ...options }, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
-  }
+/**
+ * Parses a command's arguments with the connection options; a mistake is a `UsageError` naming it. `files` names the
+ * options that name files or folders, each given one checked (a `FileArgumentError` naming option and path).
+ */
+export function parseCommandArgs<const O extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: O, files: Partial<Record<keyof O & string, FileOption>> = {}) {
+  const parsed = parseArguments(argv, { ...connectionOptions, ...options });
+  if (!(parsed.values as { help?: boolean }).help) checkFileOptions(parsed.values as Record<string, unknown>, files as Record<string, FileOption>);
+  return parsed;
 }
 
 export interface CallOptions {
@@ -129,11 +131,13 @@ export function output(connection: ApiConnection, answer: unknown, human: () => 
 }
 
 /**
- * Runs a command body and turns what it throws into an exit code: usage 2, 401/403 3, anything else 1.
+ * Runs a command body and turns what it throws into an exit code: usage 2, 401/403 3, anything else 1. With no
+ * arguments it prints the usage (exit 2), unless `bare` is `run`: the command has a default verb.
  * The message goes to stderr (with --json, the API's error object).
  */
-export async function runApiCommand(name: string, usage: string, argv: string[], body: (argv: string[]) => Promise<number>): Promise<number> {
-  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+export async function runApiCommand(name: string, usage: string, argv: string[], body: (argv: string[]) => Promise<number>, bare: 'usage' | 'run' = 'usage'): Promise<number> {
+  // A command whose verb has a default (`nodes` lists) runs it when given nothing; the others print their usage.
+  if ((argv.length === 0 && bare === 'usage') || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
     process.stdout.write(usage);
     return argv.length === 0 ? exitCodes.usage : exitCodes.ok;
   }
@@ -142,6 +146,11 @@ export async function runApiCommand(name: string, usage: string, argv: string[],
   } catch (error) {
     if (error instanceof UsageError) {
       process.stderr.write(`${name}: ${error.message}\n${usage}`);
+      return exitCodes.usage;
+    }
+    if (error instanceof FileArgumentError) {
+      // The file named is the mistake: said in one line, without the usage.
+      process.stderr.write(`${name}: ${error.message}\n`);
       return exitCodes.usage;
     }
     if (error instanceof ApiCallError) {

@@ -19,14 +19,16 @@ const timelineUsage = `usage: fleet-ledger replay timeline NODE [--from WHEN] [-
 ${connectionUsage}
 `;
 
-const diffUsage = `usage: fleet-ledger replay diff --from WHEN [--to WHEN] [--limit N] [--json]
+const diffUsage = `usage: fleet-ledger replay diff --from WHEN [--to WHEN] [--limit N] [--first-reads] [--json]
 
-  what changed between two points of the log: nodes joined, left or moved, firmware, nodes that went dark and
-  recovered (or are still dark), drift opened and closed, alarms, rollout steps, and every intent with who asked
+  what changed between two points of the log, transitions of meaning first: nodes that went dark and recovered (or
+  are still dark), alarms, drift opened and closed, firmware that changed version, rollout steps, every intent with
+  who asked, then nodes joined, left or moved; firmware read for the first time is counted in one line
 
   --from WHEN    start of the window, exclusive; WHEN is ${when}
   --to WHEN      end of the window, inclusive (default: the head)
   --limit N      most items per list (default 10000; counts are whole)
+  --first-reads  list the first reads of firmware too (a node's first inventory: no version before the window)
 ${connectionUsage}
 `;
 
@@ -157,14 +159,35 @@ export function formatTimeline(timeline: NodeTimeline): string {
   return `${out.join('\n')}\n`;
 }
 
-export function formatDiff(diff: FleetDiff): string {
+/** What `formatDiff` prints beside the transitions: the first reads of firmware are counted in one line unless asked for. */
+export interface DiffFormat {
+  firstReads: boolean;
+}
+
+/** `5864 (BMC 2000, BIOS 2000, ...)`: a count and its components, largest first. */
+function byComponent(changes: ReadonlyArray<{ component: string }>): string {
+  const counts = new Map<string, number>();
+  for (const change of changes) counts.set(change.component, (counts.get(change.component) ?? 0) + 1);
+  return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([component, n]) => `${component} ${n}`).join(', ');
+}
+
+/**
+ * A fleet diff for people: transitions of meaning first (nodes that went dark or recovered, alarms, drift, firmware
+ * that changed version, rollouts, intents), then membership; firmware read for the first time (no version before the
+ * window: a node's first inventory, not a change) is one line of counts unless `firstReads` lists it.
+ */
+export function formatDiff(diff: FleetDiff, format: DiffFormat = { firstReads: false }): string {
   const clock = new Clock(diff);
   const c = diff.counts;
+  // An answer of a server without the count (older): counted from the list, which may be cut.
+  const firstReadCount = c.firmwareFirstReads ?? diff.firmwareChanged.filter((f) => f.from === null).length;
+  const changedCount = c.firmwareChanged - firstReadCount;
   const out = [
     `fleet diff: ${windowLine(diff.window)}, ${diff.events} events, times UTC`,
-    `  ${c.joined} joined, ${c.left} left, ${c.moved} moved; ${c.firmwareChanged} firmware changes; ${c.wentDark} went dark (${c.stillDark} still dark at the end), ${c.recovered} recovered; ` +
-      `${c.driftOpened} drift opened, ${c.driftClosed} closed; ${c.alarmsOpened} alarms opened, ${c.alarmsClosed} closed, ${c.alarmsAcknowledged} acknowledged; ` +
-      `rollout steps ${c.stepsStarted} started, ${c.stepsSucceeded} succeeded, ${c.stepsFailed} failed, ${c.stepsHeld} held; ${c.intents} intents`,
+    `  ${c.wentDark} went dark (${c.stillDark} still dark at the end), ${c.recovered} recovered; ${c.alarmsOpened} alarms opened, ${c.alarmsClosed} closed, ${c.alarmsAcknowledged} acknowledged; ` +
+      `${c.driftOpened} drift opened, ${c.driftClosed} closed; ${changedCount} firmware changes; ` +
+      `rollout steps ${c.stepsStarted} started, ${c.stepsSucceeded} succeeded, ${c.stepsFailed} failed, ${c.stepsHeld} held; ${c.intents} intents; ` +
+      `${c.joined} joined, ${c.left} left, ${c.moved} moved; ${firstReadCount} first reads of firmware`,
   ];
   const section = (title: string, count: number, lines: string[]): void => {
     if (count === 0) return;
@@ -172,10 +195,6 @@ export function formatDiff(diff: FleetDiff): string {
     if (lines.length < count) out.push(`  … ${count - lines.length} more (--json, or a narrower window)`);
   };
   const place = (site: string | null, rack: string | null): string => (site ? `${site}/${rack ?? '-'}` : '-');
-  section('joined', c.joined, diff.joined.map((m) => `${clock.at(m.at)}  ${m.nodeId} in ${place(m.site, m.rack)} ${who(m.by, m.role)}`));
-  section('left', c.left, diff.left.map((m) => `${clock.at(m.at)}  ${m.nodeId} from ${place(m.site, m.rack)} ${who(m.by, m.role)}${m.reason ? ` '${m.reason}'` : ''}`));
-  section('moved', c.moved, diff.moved.map((m) => `${clock.at(m.at)}  ${m.nodeId} ${place(m.previousSite ?? null, m.previousRack ?? null)} → ${place(m.site, m.rack)} ${who(m.by, m.role)}`));
-  section('firmware changed', c.firmwareChanged, diff.firmwareChanged.map((f) => `${f.nodeId}  ${f.component} ${f.from ?? '(absent)'} → ${f.to ?? '(absent)'}  (seen ${clock.at(f.observedAt)})`));
   const spell = (d: FleetDiff['wentDark'][number]): string => {
     const from = d.lastContactAt ?? d.darkAt;
     const end = d.stillDark ? 'still dark at the end' : d.endedBy === 'recovered' ? clock.at(d.endedAt) : `${clock.at(d.endedAt)} (${d.endedBy})`;
@@ -184,14 +203,17 @@ export function formatDiff(diff: FleetDiff): string {
   section('went dark', c.wentDark, diff.wentDark.map(spell));
   section('recovered (dark before the window)', c.recovered, diff.recovered.map(spell));
   section('dark cleared by maintenance or decommission', c.darkCleared, diff.darkCleared.map(spell));
-  const drift = (d: FleetDiff['driftOpened'][number]): string => `${d.nodeId}  ${d.field} ${d.kind}: declared ${d.declared ?? '-'}, observed ${d.observed ?? '-'}`;
-  section('drift opened', c.driftOpened, diff.driftOpened.map(drift));
-  section('drift closed', c.driftClosed, diff.driftClosed.map(drift));
   if (!diff.alarmSource.available) out.push('', 'alarms: the alarms read model is not built here');
   else if (!diff.alarmSource.complete) out.push('', `alarms: the read model had applied the log only through position ${diff.alarmSource.throughPosition ?? 0}`);
   section('alarms opened', c.alarmsOpened, diff.alarmsOpened.map((a) => `${clock.at(a.openedAt)}  ${a.kind} ${a.severity} ${a.alarmId}: ${a.summary}`));
   section('alarms closed', c.alarmsClosed, diff.alarmsClosed.map((a) => `${clock.at(a.closedAt)}  ${a.kind} ${a.alarmId}: ${a.summary}`));
   section('alarms acknowledged', c.alarmsAcknowledged, diff.alarmsAcknowledged.map((a) => `${clock.at(a.at)}  ${who(a.by, a.role)}: ${a.alarmId}${a.note ? ` '${a.note}'` : ''}`));
+  const drift = (d: FleetDiff['driftOpened'][number]): string => `${d.nodeId}  ${d.field} ${d.kind}: declared ${d.declared ?? '-'}, observed ${d.observed ?? '-'}`;
+  section('drift opened', c.driftOpened, diff.driftOpened.map(drift));
+  section('drift closed', c.driftClosed, diff.driftClosed.map(drift));
+  const firmwareLine = (f: FleetDiff['firmwareChanged'][number]): string => `${f.nodeId}  ${f.component} ${f.from ?? '(absent)'} → ${f.to ?? '(absent)'}  (seen ${clock.at(f.observedAt)})`;
+  const firstReads = diff.firmwareChanged.filter((f) => f.from === null);
+  section('firmware changed', changedCount, diff.firmwareChanged.filter((f) => f.from !== null).map(firmwareLine));
   section(
     'rollout steps',
     diff.rolloutSteps.length,
@@ -200,6 +222,14 @@ export function formatDiff(diff: FleetDiff): string {
   section('rollouts', c.rolloutMilestones, diff.rolloutMilestones.map((m) => `${clock.at(m.at)}  ${m.by ? `by ${m.by}: ` : ''}${m.summary}`));
   section('provisioning', c.provisioning, diff.provisioning.map((m) => `${clock.at(m.at)}  ${m.by ? `by ${m.by}: ` : ''}${m.summary}`));
   section('intents', c.intents, diff.intents.map((i) => `${clock.at(i.at)}  ${who(i.by, i.role)}: ${i.summary}`));
+  section('joined', c.joined, diff.joined.map((m) => `${clock.at(m.at)}  ${m.nodeId} in ${place(m.site, m.rack)} ${who(m.by, m.role)}`));
+  section('left', c.left, diff.left.map((m) => `${clock.at(m.at)}  ${m.nodeId} from ${place(m.site, m.rack)} ${who(m.by, m.role)}${m.reason ? ` '${m.reason}'` : ''}`));
+  section('moved', c.moved, diff.moved.map((m) => `${clock.at(m.at)}  ${m.nodeId} ${place(m.previousSite ?? null, m.previousRack ?? null)} → ${place(m.site, m.rack)} ${who(m.by, m.role)}`));
+  if (format.firstReads) section('first reads of firmware (no version before the window)', firstReadCount, firstReads.map(firmwareLine));
+  else if (firstReadCount > 0) {
+    const listed = firstReads.length < firstReadCount ? ` (of the ${firstReads.length} listed)` : '';
+    out.push('', `first reads of firmware (no version before the window, not changes): ${firstReadCount}: ${byComponent(firstReads)}${listed}; --first-reads lists them`);
+  }
   if (diff.truncated.length > 0) out.push('', `lists cut at --limit: ${diff.truncated.join(', ')}`);
   return `${out.join('\n')}\n`;
 }
@@ -224,7 +254,7 @@ export function runTimeline(argv: string[]): Promise<number> {
 /** `fleet-ledger replay diff --from WHEN [--to WHEN]`. */
 export function runDiff(argv: string[]): Promise<number> {
   return runApiCommand('replay diff', diffUsage, argv, async () => {
-    const { values, positionals } = parseCommandArgs(argv, windowOptions);
+    const { values, positionals } = parseCommandArgs(argv, { ...windowOptions, 'first-reads': { type: 'boolean', default: false } });
     if (values.help) {
       process.stdout.write(diffUsage);
       return exitCodes.ok;
@@ -233,7 +263,7 @@ export function runDiff(argv: string[]): Promise<number> {
     if (!values.from) throw new UsageError('missing --from WHEN');
     const connection = connectionOf(values);
     const diff = await callApi<FleetDiff>(connection, '/v1/history/diff', { query: { from: values.from, to: values.to, limit: limitOf(values.limit) } });
-    output(connection, diff, () => formatDiff(diff));
+    output(connection, diff, () => formatDiff(diff, { firstReads: values['first-reads'] }));
     return exitCodes.ok;
   });
 }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { appendRefusal, logView, rolesWithView, roles, type Principal } from '../../src/api/index.js';
+import { appendRefusal, logView, readsReadModels, rolesReadingReadModels, rolesWithView, roles, type Principal } from '../../src/api/index.js';
 
 const operator: Principal = { id: 'alice', role: 'operator' };
 const agent: Principal = { id: 'gpu-17', role: 'agent', nodes: ['dc1-*'] };
@@ -40,9 +40,14 @@ describe('the authorization policy', () => {
     expect(logView(null, 'envelopes')).toBe('envelopes');
   });
 
-  it('payloads are read by auditors and admins, envelopes by analysts too, and nothing by operators and agents', () => {
-    expect(Object.fromEntries(roles.map((role) => [role, logView({ id: role, role })]))).toEqual({ operator: 'none', analyst: 'envelopes', auditor: 'payloads', admin: 'payloads', agent: 'none' });
+  it('payloads are read by auditors and admins, envelopes by analysts and operators too, and nothing by agents', () => {
+    expect(Object.fromEntries(roles.map((role) => [role, logView({ id: role, role })]))).toEqual({ operator: 'envelopes', analyst: 'envelopes', auditor: 'payloads', admin: 'payloads', agent: 'none' });
     expect(rolesWithView('payloads')).toEqual(['auditor', 'admin']);
-    expect(rolesWithView('envelopes')).toEqual(['analyst', 'auditor', 'admin']);
+    expect(rolesWithView('envelopes')).toEqual(['operator', 'analyst', 'auditor', 'admin']);
+  });
+
+  it('operators read the read models they act on, as analysts and admins do; auditors read the log, agents nothing', () => {
+    expect(Object.fromEntries(roles.map((role) => [role, readsReadModels(role)]))).toEqual({ operator: true, analyst: true, auditor: false, admin: true, agent: false });
+    expect(rolesReadingReadModels()).toEqual(['operator', 'analyst', 'admin']);
   });
 });

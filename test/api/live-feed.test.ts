@@ -90,12 +90,18 @@ describe('the live feed (Server-Sent Events)', () => {
     expect(messages.map((m) => m.data.type)).toEqual(['NodeCordoned']);
   });
 
-  it('the feed takes ?token= (EventSource cannot set headers) and refuses operators', async () => {
+  it('the feed takes ?token= (EventSource cannot set headers); operators follow envelopes only, agents nothing', async () => {
     const viaQuery = await readFeed(`${base}/v1/events/live?from=1&payload=none&token=${tokens.analyst}`, {}, (m) => m.length >= 1);
     expect(viaQuery[0]!.id).toBe(1);
     // payload=none: the envelope only (what the dashboard needs to know that something happened).
     expect(viaQuery[0]!.data).toMatchObject({ position: 1, type: 'NodeRegistered', data: null });
-    const refused = await fetch(`${base}/v1/events/live`, { headers: bearer('operator') });
+    // Operators read what they act on: the dashboard's feed of envelopes, never the log's payloads.
+    const operator = await readFeed(`${base}/v1/events/live?from=1&token=${tokens.operator}`, {}, (m) => m.length >= 1);
+    expect(operator[0]!.data).toMatchObject({ position: 1, type: 'NodeRegistered', data: null });
+    const full = await fetch(`${base}/v1/events/live?from=1&payload=full`, { headers: bearer('operator') });
+    expect(full.status).toBe(403);
+    expect((await full.json()).error.code).toBe('API_FORBIDDEN');
+    const refused = await fetch(`${base}/v1/events/live`, { headers: bearer('agent') });
     expect(refused.status).toBe(403);
     expect((await refused.json()).error.code).toBe('API_FORBIDDEN');
     const anonymous = await fetch(`${base}/v1/events/live`);

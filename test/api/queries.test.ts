@@ -109,12 +109,24 @@ describe('analyst queries over HTTP', () => {
     expect(gaps.json().error.details.field).toBe('querystring.nodeId');
   });
 
-  it('projections are for analysts and admins: an auditor is 403, no token 401; ?token= is accepted on read routes', async () => {
+  it('projections are for operators, analysts and admins: an auditor or agent is 403, no token 401; ?token= is accepted on read routes', async () => {
     expect((await h.app.inject({ method: 'GET', url: '/v1/liveness/nodes', headers: bearer('auditor') })).statusCode).toBe(403);
-    expect((await h.app.inject({ method: 'GET', url: '/v1/liveness/nodes', headers: bearer('operator') })).statusCode).toBe(403);
+    expect((await h.app.inject({ method: 'GET', url: '/v1/liveness/nodes', headers: bearer('agent') })).statusCode).toBe(403);
     expect((await h.app.inject({ method: 'GET', url: '/v1/liveness/nodes' })).statusCode).toBe(401);
     expect((await h.app.inject({ method: 'GET', url: '/v1/liveness/nodes', headers: bearer('admin') })).statusCode).toBe(200);
     expect((await h.app.inject({ method: 'GET', url: `/v1/liveness/nodes?token=${tokens.analyst}` })).statusCode).toBe(200);
+  });
+
+  it('operators read what they act on: nodes, liveness, alarms, drift, compliance and rollouts, with the operator token alone', async () => {
+    for (const url of ['/v1/liveness/nodes', '/v1/liveness/dark', '/v1/liveness/summary', '/v1/nodes/dc1-r02-n01', '/v1/alarms', '/v1/drift', '/v1/compliance', '/v1/inventory/heterogeneity', '/v1/rollouts', `/v1/liveness/nodes?token=${tokens.operator}`]) {
+      const answer = await h.app.inject({ method: 'GET', url, headers: url.includes('token=') ? {} : bearer('operator') });
+      expect(answer.statusCode, `${url}: ${answer.body}`).toBe(200);
+    }
+    const alarms = (await h.app.inject({ method: 'GET', url: '/v1/alarms?includeFolded=true', headers: bearer('operator') })).json().items;
+    expect(alarms.length).toBeGreaterThan(0);
+    // Payload-level reads stay the auditors': the log's pages and a stream's events are refused to an operator.
+    expect((await h.app.inject({ method: 'GET', url: '/v1/events', headers: bearer('operator') })).statusCode).toBe(403);
+    expect((await h.app.inject({ method: 'GET', url: '/v1/streams/node-dc1-r01-n01', headers: bearer('operator') })).statusCode).toBe(403);
   });
 
   it('an alarm can be acknowledged by an operator, and the ack shows on the alarm', async () => {

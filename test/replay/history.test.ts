@@ -198,6 +198,8 @@ describe("an auditor's history of the fleet", () => {
         ['n2', 'BMC', '1.0.0', '2.0.0'],
         ['n3', 'BMC', '1.0.0', '2.0.0'],
       ]);
+      // Both were versions before the window: changes, not first reads.
+      expect(diff.counts.firmwareFirstReads).toBe(0);
       expect(diff.wentDark).toEqual([
         expect.objectContaining({ nodeId: 'n1', lastContactAt: new Date(t(3)).toISOString(), darkAt: new Date(t(13)).toISOString(), darkPosition, endedAt: new Date(t(17)).toISOString(), endedBy: 'recovered', stillDark: false }),
       ]);

@@ -73,20 +73,44 @@ async function refreshStates() {
   renderCounts();
 }
 
+function alarmItem(alarm) {
+  const item = document.createElement('li');
+  item.dataset.kind = alarm.kind;
+  item.dataset.severity = alarm.severity;
+  item.dataset.alarmId = alarm.alarmId;
+  item.append(text('span', alarm.severity, { class: `severity ${alarm.severity}` }), text('span', alarm.summary), text('code', alarm.alarmId, { class: 'alarm-id' }));
+  if (alarm.acknowledgedBy) item.append(text('span', ` (acknowledged by ${alarm.acknowledgedBy})`));
+  if (alarm.folded.length > 0) item.append(text('div', `blast radius: ${alarm.folded.length} dark nodes folded: ${alarm.folded.slice(0, 12).join(', ')}${alarm.folded.length > 12 ? ', …' : ''}`, { class: 'folded' }));
+  return item;
+}
+
+let othersOpen = false;
+
+/**
+ * Open alarms as the API orders them (critical first). Critical ones are always shown in full, however many warnings
+ * there are; the rest are folded into one line that opens onto a scroll box of their own.
+ */
 async function refreshAlarms() {
   const alarms = await all('/v1/alarms?limit=500');
   const list = document.getElementById('alarms');
-  list.replaceChildren(
-    ...alarms.map((alarm) => {
-      const item = document.createElement('li');
-      item.dataset.kind = alarm.kind;
-      item.dataset.alarmId = alarm.alarmId;
-      item.append(text('span', alarm.severity, { class: `severity ${alarm.severity}` }), text('span', alarm.summary));
-      if (alarm.acknowledgedBy) item.append(text('span', ` (acknowledged by ${alarm.acknowledgedBy})`));
-      if (alarm.folded.length > 0) item.append(text('div', `blast radius: ${alarm.folded.length} dark nodes folded: ${alarm.folded.slice(0, 12).join(', ')}${alarm.folded.length > 12 ? ', …' : ''}`, { class: 'folded' }));
-      return item;
-    }),
-  );
+  const critical = alarms.filter((alarm) => alarm.severity === 'critical');
+  const others = alarms.filter((alarm) => alarm.severity !== 'critical');
+  list.replaceChildren(...critical.map(alarmItem));
+  if (others.length > 0) {
+    const details = document.createElement('details');
+    details.open = othersOpen || critical.length === 0;
+    details.addEventListener('toggle', () => {
+      othersOpen = details.open;
+    });
+    const inner = document.createElement('ul');
+    inner.className = 'others';
+    inner.append(...others.map(alarmItem));
+    details.append(text('summary', `${others.length} ${others.length === 1 ? 'alarm' : 'alarms'} of lower severity (warnings)`), inner);
+    const item = document.createElement('li');
+    item.dataset.kind = 'lower-severity';
+    item.append(details);
+    list.append(item);
+  }
   if (alarms.length === 0) list.append(text('li', 'no open alarms', { 'data-kind': 'none' }));
 }
 
@@ -267,7 +291,7 @@ async function refreshCluster() {
 
 async function start() {
   if (!token) {
-    document.getElementById('feed-status').textContent = 'add ?token=<analyst or admin token> to the address';
+    document.getElementById('feed-status').textContent = 'add ?token=<operator, analyst or admin token> to the address';
     return;
   }
   await loadNodes();

@@ -115,6 +115,7 @@ const diffResponse = z.object({
     left: z.number().int(),
     moved: z.number().int(),
     firmwareChanged: z.number().int(),
+    firmwareFirstReads: z.number().int(),
     wentDark: z.number().int(),
     recovered: z.number().int(),
     darkCleared: z.number().int(),

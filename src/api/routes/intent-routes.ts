@@ -1,10 +1,12 @@
 /**
  * Operator intents: each validated, decided from the state of its stream, and answered with a position.
  *
- * Node intents and alarm acknowledgements go through their deciders (`nodeDecider`, `alarmAckDecider`) and the one
- * engine shell (`handleCommand`): an intent that changes something records one event with the principal who asked
- * (`201`); one that changes nothing (cordon a cordoned node, clear a latch that is not there, ack an acked alarm)
- * records nothing and is answered `200` with `unchanged: true` and the position since which things have been so.
+ * Every intent goes through its decider (`nodeDecider`, `alarmAckDecider`, `registrationDecider`, `topologyDecider`)
+ * and the one engine shell (`handleCommand`): an intent that changes something records one event with the principal
+ * who asked (`201`); one that changes nothing (cordon a cordoned node, clear a latch that is not there, ack an acked
+ * alarm, register a node again as it is registered, declare a rack's topology again) records nothing and is answered
+ * `200` with `unchanged: true` and the position since which things have been so. An EBOM import is decided by its
+ * import id (the same file again is `200`, `idempotentReplay`).
  * An `Idempotency-Key` makes a retry return the original position (the event id derives from principal, key and
  * route, and the store's idempotent append writes nothing the second time).
  */
@@ -28,6 +30,8 @@ import { ApiError } from '../api-error.js';
 import { bodyCaps } from '../body-caps.js';
 import { intentRoles, type ApiContext, type ZodApp } from '../api-context.js';
 import { alarmStream, appendRefusal } from '../authorization-policy.js';
+import { registrationDecider } from '../intent-deciders/registration-decide.js';
+import { topologyDecider } from '../intent-deciders/topology-decide.js';
 
 
 export const intentResult = z.object({
@@ -62,7 +66,7 @@ function proposedIntent(request: FastifyRequest, stream: string, event: { type: 
   };
 }
 
-/** Appends one intent event for the caller, undecided (registration, topology), and answers its position. */
+/** Appends one intent event for the caller and answers its position (a retry under an Idempotency-Key already recorded). */
 async function recordIntent(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply, stream: string, event: { type: string; data: unknown }, expectedVersion: ExpectedVersion = 'any'): Promise<IntentResult> {
   const proposed = proposedIntent(request, stream, event);
   const result = await ctx.timeAppend(() => ctx.store.append(stream, [proposed], { expectedVersion }));
@@ -126,7 +130,10 @@ export function intentRoutes(app: ZodApp, ctx: ApiContext): void {
       response: intentResponses,
       body: z.object({ nodeId: nodeIdSchema, site: siteIdSchema, rack: z.string().min(1).max(64), bmc: bmcEndpointSchema, expectedIntervalS: z.number().int().min(1).max(86_400).default(60) }),
     },
-    handler: (request, reply) => recordIntent(ctx, request, reply, `node-${request.body.nodeId}`, { type: 'NodeRegistered', data: request.body }),
+    handler: (request, reply) => {
+      const stream = nodeStream(request.body.nodeId);
+      return decideIntent(ctx, request, reply, stream, registrationDecider, request.body, { type: 'NodeRegistered', data: request.body }, (refusal: never) => refusal);
+    },
   });
 
   const simple: Array<{ path: Exclude<NodeIntent['intent'], 'set-maintenance'>; type: string; reasonRequired: boolean; summary: string }> = [
@@ -182,8 +189,10 @@ export function intentRoutes(app: ZodApp, ctx: ApiContext): void {
       response: intentResponses,
       body: z.object({ site: siteIdSchema, pdu: z.array(z.string().min(1).max(64)).default([]), tor: z.array(z.string().min(1).max(64)).default([]), cdu: z.string().min(1).max(64).optional() }),
     },
-    handler: (request, reply) =>
-      recordIntent(ctx, request, reply, `rack-${request.params.rack}`, { type: 'TopologyDeclared', data: { ...request.body, rack: request.params.rack } }),
+    handler: (request, reply) => {
+      const topology = { ...request.body, rack: request.params.rack };
+      return decideIntent(ctx, request, reply, `rack-${request.params.rack}`, topologyDecider, topology, { type: 'TopologyDeclared', data: topology }, (refusal: never) => refusal);
+    },
   });
 
   app.post('/v1/alarms/:alarmId/ack', {

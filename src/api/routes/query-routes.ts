@@ -146,6 +146,8 @@ function livenessRow(row: any, now: Date) {
     consecutiveMisses: row.consecutive_misses as number,
     darkSince: row.dark_since as Date | null,
     gapCount: row.gap_count as number,
+    /** The lockout latch refused the node's last poll: no login until the credentials change or `clear-latch`. */
+    latched: Boolean(row.latched),
   };
 }
 
@@ -241,6 +243,7 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
         exclude: z.enum(livenessStates).optional().describe('leave out nodes in this state (the dashboard refreshes only what is not healthy)'),
         site: z.string().max(64).optional(),
         rack: z.string().max(64).optional(),
+        latched: z.enum(['true', 'false']).optional().describe('only nodes whose BMC logins the lockout latch holds (true), or only the others (false): what `clear-latch` acts on'),
         compact: z.enum(['true', 'false']).default('false').describe('only nodeId, site, rack and state'),
         token: z.string().optional(),
         ...readParameters,
@@ -248,9 +251,9 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
     },
     handler: async (request, reply) =>
       answer(request, reply, reads.liveness, async (db, now) => {
-        const { cursor, limit, state, exclude, site, rack, compact } = request.query;
+        const { cursor, limit, state, exclude, site, rack, latched, compact } = request.query;
         const after = keyAfter(cursor);
-        const rows = await livenessNodeRows(db, { after, state, exclude, site, rack, limit: limit + 1 });
+        const rows = await livenessNodeRows(db, { after, state, exclude, site, rack, ...(latched ? { latched: latched === 'true' } : {}), limit: limit + 1 });
         if (compact === 'true') return keysetPage(rows.map((row: any) => ({ nodeId: row.node_id as string, site: row.site as string | null, rack: row.rack as string | null, state: row.state as string })), limit, (row) => row.nodeId);
         return keysetPage(rows.map((row) => livenessRow(row, now)), limit, (row) => row.nodeId);
       }),
@@ -417,7 +420,7 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
     config: access,
     schema: {
       tags,
-      summary: 'open alarms, oldest first; node alarms folded under a root cause are counted on it (includeFolded lists them too)',
+      summary: 'open alarms, critical first, then oldest first; node alarms folded under a root cause are counted on it (includeFolded lists them too)',
       querystring: z.object({ ...pageQuery, kind: z.string().max(64).optional(), includeFolded: z.enum(['true', 'false']).default('false'), ...readParameters }),
     },
     handler: async (request, reply) =>

@@ -30,7 +30,8 @@ export async function run(argv: string[]): Promise<number> {
     'kernel-log': { type: 'string' },
     'nvidia-smi': { type: 'string' },
     json: { type: 'boolean', default: false },
-  }, usage, false);
+  }, usage, false, { 'kernel-log': { kind: 'file', what: 'kernel log file' } });
+  // --nvidia-smi is not checked as a file: a missing tool means no NVIDIA driver here, which exits 3 (no GPU to report).
   if (typeof parsed === 'number') return parsed;
   const { values } = parsed;
   let result;

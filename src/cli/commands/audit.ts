@@ -2,12 +2,14 @@
  * `fleet-ledger audit <verb>`: the transparency log for auditors. Everything but `verify` goes through the API (auditor
  * token); `verify` reads an export file and needs nothing but the log's public key: no database, no network.
  */
-import { createWriteStream, existsSync, readFileSync } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { request } from 'undici';
 import { verifyConsistency, verifyInclusion } from '../../../replay/merkle/index.js';
 import { openCheckpoint } from '../../../replay/audit/index.js';
 import { verifyExport } from '../../../replay/audit/index.js';
+import { checkReadableFile } from '../file-argument.js';
+import { verifierKeyArgument } from '../verifier-key-argument.js';
 import { ApiCallError, callApi, connectionOf, connectionUsage, exitCodes, output, parseCommandArgs, required, runApiCommand, UsageError, type ApiConnection } from '../api-client.js';
 
 export const summary = 'the transparency log: signed checkpoints, inclusion and consistency proofs, export, and offline verify';
@@ -53,7 +55,7 @@ function positiveInt(text: string | undefined, what: string): number | undefined
 
 function keyOf(text: string | undefined): string {
   if (!text) throw new UsageError('--key is required: the verifier key (<name>+<id>+<key>) or a file holding it');
-  return existsSync(text) ? readFileSync(text, 'utf8').trim() : text.trim();
+  return verifierKeyArgument(text, '--key');
 }
 
 const buf = (hex: string): Buffer => Buffer.from(hex, 'hex');
@@ -74,7 +76,7 @@ async function signedCheckpoint(connection: ApiConnection, key: string, size: nu
 
 export function run(argv: string[]): Promise<number> {
   return runApiCommand('audit', usage, argv, async () => {
-    const { values, positionals } = parseCommandArgs(argv, options);
+    const { values, positionals } = parseCommandArgs(argv, options, { out: { kind: 'writable-file', what: 'export file' }, since: { kind: 'file-or-directory', what: 'kept checkpoint' } });
     if (values.help) {
       process.stdout.write(usage);
       return exitCodes.ok;
@@ -138,7 +140,9 @@ export function run(argv: string[]): Promise<number> {
       }
       case 'verify': {
         const file = required(positionals, 1, 'FILE');
-        const report = await verifyExport(file, { key: keyOf(values.key), ...(values.since ? { since: values.since } : {}) });
+        checkReadableFile(file, { option: 'FILE', what: 'export file' });
+        const key = keyOf(values.key);
+        const report = await verifyExport(file, { key, ...(values.since ? { since: values.since } : {}) });
         output(connection, report, () =>
           report.ok
             ? `OK: ${report.events} events (${report.from}..${report.to}) of ${report.origin}, ${report.checkpoints} signed checkpoints${report.since ? `, consistent with your checkpoint of size ${report.since.size}` : ''} (${report.eventsPerSecond} events/s)\n`

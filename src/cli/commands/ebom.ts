@@ -2,10 +2,10 @@
  * `fleet-ledger ebom import <file>`: declares the fleet's bill of materials. The whole file is validated first;
  * a bad row is reported with its line and reason and nothing is imported. The operator is `--as` or `$USER`.
  */
-import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { importEbom } from '../../ebom/index.js';
 import { openLedger } from '../../ledger/index.js';
+import { FileArgumentError, readFileArgument } from '../file-argument.js';
 import { parseCommand } from '../parse-command.js';
 
 export const summary = 'import an EBOM (CSV or JSON) as one decision: every row valid, or nothing imported';
@@ -26,7 +26,7 @@ export async function run(argv: string[]): Promise<number> {
     'import-id': { type: 'string' },
     json: { type: 'boolean' },
     'data-dir': { type: 'string' },
-  }, usage);
+  }, usage, true, { 'data-dir': { kind: 'directory-if-present', what: 'data folder' } });
   if (typeof parsed === 'number') return parsed;
   const { values, positionals } = parsed;
   const [action, file] = positionals;
@@ -39,16 +39,17 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`--format must be csv or json\n`);
     return 2;
   }
+  let text: string;
+  try {
+    text = readFileArgument(file, { option: 'FILE', what: 'EBOM file' });
+  } catch (error) {
+    if (!(error instanceof FileArgumentError)) throw error;
+    process.stderr.write(`fleet-ledger ebom: ${error.message}\n`);
+    return 2;
+  }
   const operatorId = values.as ?? process.env.USER;
   if (!operatorId) {
     process.stderr.write('no operator: pass --as OPERATOR (or set $USER)\n');
-    return 2;
-  }
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    process.stderr.write(`cannot read ${file}: ${(error as Error).message}\n`);
     return 2;
   }
   const ledger = await openLedger({ databaseUrl: process.env.DATABASE_URL, dataDir: values['data-dir'] ?? process.env.FLEET_LEDGER_DATA_DIR });

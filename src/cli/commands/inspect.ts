@@ -3,9 +3,9 @@
  * new model before it joins the fleet. `--mockup <folder>` serves a Mockup-Creator folder on an ephemeral
  * loopback port, inspects it, and closes it.
  */
-import { parseArgs } from 'node:util';
 import { isDriverError, RedfishDriver, startMockupServer, type MockupServer } from '../../drivers/index.js';
 import { assertNever, type DriverObservation } from '../../../events/index.js';
+import { parseCommand } from '../parse-command.js';
 
 export const summary = 'print the normalized observation of a Redfish BMC (or a Mockup-Creator folder with --mockup)';
 
@@ -71,30 +71,23 @@ function humanSummary(dialect: string, observations: DriverObservation[], authen
 }
 
 export async function run(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        user: { type: 'string' },
-        password: { type: 'string' },
-        insecure: { type: 'boolean', default: false },
-        json: { type: 'boolean', default: false },
-        mockup: { type: 'string' },
-        timeout: { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    });
-  } catch (error) {
-    process.stderr.write(`inspect: ${error instanceof Error ? error.message : String(error)}\n${usage}`);
-    return 2;
-  }
+  const parsed = parseCommand(
+    'inspect',
+    argv,
+    {
+      user: { type: 'string' },
+      password: { type: 'string' },
+      insecure: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+      mockup: { type: 'string' },
+      timeout: { type: 'string' },
+    },
+    usage,
+    true,
+    { mockup: { kind: 'directory', what: 'Mockup-Creator capture folder' } },
+  );
+  if (typeof parsed === 'number') return parsed;
   const { values, positionals } = parsed;
-  if (values.help) {
-    process.stdout.write(usage);
-    return 0;
-  }
   if (!values.mockup && positionals.length !== 1) {
     process.stderr.write(`inspect: give one <base-url> or --mockup <folder>\n${usage}`);
     return 2;

@@ -2,8 +2,8 @@
  * `fleet-ledger nodes <verb>`: operator intents about nodes, racks and the EBOM, and a node's current view,
  * through the HTTP API (see src/api/README.md).
  */
-import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
+import { readFileArgument } from '../file-argument.js';
 import { callAllPages, callApi, connectionOf, connectionUsage, exitCodes, output, parseCommandArgs, required, runApiCommand, table, UsageError, type ApiConnection } from '../api-client.js';
 
 export const summary = 'node intents (register, cordon, quarantine, maintenance, ...) and node views, through the API';
@@ -19,7 +19,8 @@ const usage = `usage: fleet-ledger nodes <verb> [arguments] [options]
   topology RACK --site S [--pdu P]... [--tor T]... [--cdu C]
   import-ebom FILE [--format csv|json] [--import-id ID]
   show NODE                          liveness, inventory, drift and alarms of one node
-  list [--state S] [--site S] [--rack R] [--limit N]   (the default: fleet-ledger nodes lists every node)
+  list [--state S] [--site S] [--rack R] [--latched] [--limit N]   (the default: fleet-ledger nodes lists every node;
+                                     --latched: only BMCs whose logins the lockout latch holds, for clear-latch)
 
   --idempotency-key KEY   retrying with the same key returns the original position
 ${connectionUsage}
@@ -43,6 +44,7 @@ const options = {
   'import-id': { type: 'string' },
   state: { type: 'string' },
   limit: { type: 'string' },
+  latched: { type: 'boolean', default: false },
   'idempotency-key': { type: 'string' },
 } as const;
 
@@ -118,7 +120,7 @@ export function run(argv: string[]): Promise<number> {
         const file = required(positionals, 1, 'FILE');
         const format = values.format ?? (extname(file).toLowerCase() === '.json' ? 'json' : 'csv');
         if (format !== 'csv' && format !== 'json') throw new UsageError('--format is csv or json');
-        const text = await readFile(file, 'utf8');
+        const text = readFileArgument(file, { option: 'FILE', what: 'EBOM file' });
         const answer = await callApi(connection, '/v1/ebom', {
           method: 'POST',
           rawBody: { text, contentType: format === 'json' ? 'application/json' : 'text/csv' },
@@ -136,6 +138,7 @@ export function run(argv: string[]): Promise<number> {
           return [
             `node ${view.nodeId}`,
             l ? `  liveness   ${l.state}, site ${l.site ?? '-'} rack ${l.rack ?? '-'}, last contact ${l.lastContactAt ?? 'never'}${l.secondsSinceLastContact !== null ? ` (${Math.round(l.secondsSinceLastContact)} s ago)` : ''}, ${l.gapCount} gaps` : '  liveness   -',
+            ...(l?.latched ? [`  latched    BMC logins held by the lockout latch (once the credentials are fixed: fleet-ledger nodes clear-latch ${view.nodeId} --reason TEXT)`] : []),
             i ? `  inventory  ${i.manufacturer ?? '-'} ${i.model ?? '-'} serial ${i.serial ?? '-'}, BMC ${i.bmcFirmware ?? '-'}, BIOS ${i.biosVersion ?? '-'}, GPUs ${i.gpuCount ?? '-'} ${i.gpuModel ?? ''}` : '  inventory  not observed yet',
             `  drift      ${view.drift.length === 0 ? 'none' : view.drift.map((d: any) => `${d.field} ${d.kind} (declared ${d.declared ?? '-'}, observed ${d.observed ?? '-'})`).join('; ')}`,
             `  alarms     ${view.alarms.length === 0 ? 'none' : view.alarms.map((a: any) => `${a.status} ${a.kind}: ${a.summary}`).join('; ')}`,
@@ -146,12 +149,12 @@ export function run(argv: string[]): Promise<number> {
       }
       case 'list': {
         const limit = positiveInt(values.limit, 'limit') ?? 100_000;
-        const nodes = await callAllPages(connection, '/v1/liveness/nodes', { state: values.state, site: values.site, rack: values.rack, limit: Math.min(limit, 5000) }, limit);
-        output(connection, nodes, () => table(nodes, ['nodeId', 'site', 'rack', 'state', 'lastContactAt', 'secondsSinceLastContact', 'gapCount']));
+        const nodes = await callAllPages(connection, '/v1/liveness/nodes', { state: values.state, site: values.site, rack: values.rack, latched: values.latched ? 'true' : undefined, limit: Math.min(limit, 5000) }, limit);
+        output(connection, nodes, () => table(nodes, ['nodeId', 'site', 'rack', 'state', 'lastContactAt', 'secondsSinceLastContact', 'gapCount', 'latched']));
         return exitCodes.ok;
       }
       default:
         throw new UsageError(verb ? `unknown verb '${verb}'` : 'missing verb');
     }
-  });
+  }, 'run');
 }

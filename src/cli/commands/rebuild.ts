@@ -35,6 +35,8 @@ export async function run(argv: string[]): Promise<number> {
     argv,
     { all: { type: 'boolean' }, to: { type: 'string' }, 'data-dir': { type: 'string' }, 'page-events': { type: 'string' }, 'page-mb': { type: 'string' }, 'max-held-rows': { type: 'string' } },
     usage,
+    true,
+    { 'data-dir': { kind: 'directory-if-present', what: 'data folder' } },
   );
   if (typeof parsed === 'number') return parsed;
   const { values, positionals } = parsed;

@@ -36,7 +36,8 @@ export async function run(argv: string[]): Promise<number> {
     'latency-scale': { type: 'string' },
     'stats-every': { type: 'string' },
     seed: { type: 'string' },
-  }, USAGE, false);
+  }, USAGE, false, { scenario: { kind: 'file', what: 'scenario file' }, captures: { kind: 'directory', what: 'captures folder' } });
+  // --mockup names a vendor profile or a folder: a name is not a path, so it is not checked as one here.
   if (typeof parsed === 'number') return parsed;
   const { values } = parsed;
   const number = (name: string, value: string | undefined): number | undefined => {

@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util';
 import { hostname } from 'node:os';
 import type { Kysely } from 'kysely';
 import { fleetProjections, livenessStateCounts, openAlarms, ThreadedProjectionRunner, type AlarmsTables, type LivenessTables } from '../../../projections/index.js';
@@ -7,6 +6,7 @@ import { serveApi } from '../../api/index.js';
 import { serveKurrent, type KurrentServer } from '../../kurrent/index.js';
 import { declareDemoEbom, demoScenario, fileCredentials, loadTargetFile, readRecordedFleet, registerSimulatedFleet, registerTargets, simulatorCredentials, startSimulatedFleet } from '../../demo/index.js';
 import { StartedParts } from '../started-parts.js';
+import { parseCommand } from '../parse-command.js';
 import { AsOfEngine } from '../../../replay/as-of/index.js';
 import { AuditService } from '../../../replay/audit/index.js';
 import { openLedger } from '../../ledger/index.js';
@@ -87,9 +87,10 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 async function startFleet(argv: string[], started: StartedParts): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
+  const parsed = parseCommand(
+    'start',
+    argv,
+    {
       bmcs: { type: 'string', default: '2000' },
       scenario: { type: 'string' },
       captures: { type: 'string' },
@@ -113,13 +114,22 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
       shards: { type: 'string' },
       'site-shards': { type: 'string' },
       'lease-ttl': { type: 'string', default: '15' },
-      help: { type: 'boolean', short: 'h' },
     },
-  });
-  if (values.help) {
-    process.stdout.write(usage);
-    return 0;
-  }
+    usage,
+    false,
+    {
+      scenario: { kind: 'file', what: 'scenario file' },
+      captures: { kind: 'directory', what: 'captures folder' },
+      targets: { kind: 'file', what: 'targets file' },
+      'kurrent-tls-cert': { kind: 'file', what: 'PEM certificate file' },
+      'kurrent-tls-key': { kind: 'file', what: 'PEM key file' },
+      'checkpoint-key': { kind: 'file-if-present', what: 'checkpoint signer key file' },
+      'publish-dir': { kind: 'directory-if-present', what: 'publish folder' },
+      'data-dir': { kind: 'directory-if-present', what: 'data folder' },
+    },
+  );
+  if (typeof parsed === 'number') return parsed;
+  const { values } = parsed;
   const intervalS = Number(values.interval);
   // Every connection names its process, so pg_stat_activity and pg_locks tell which process runs which projection,
   // saga or lease (several processes may share the database).

@@ -9,12 +9,14 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { loadOrCreateSigner, openCheckpoint } from '../../../replay/audit/index.js';
 import { tilePath, tilesOfTree } from '../../../replay/audit/index.js';
 import { addSignatures } from '../../../replay/checkpoint/index.js';
 import { MerkleAccumulator, verifyConsistency } from '../../../replay/merkle/index.js';
 import { callApi, connectionOf } from '../api-client.js';
+import { FileArgumentError } from '../file-argument.js';
+import { parseCommand } from '../parse-command.js';
+import { verifierKeyArgument } from '../verifier-key-argument.js';
 
 export const summary = 'witness a ledger: check each new checkpoint extends the last one seen, co-sign it, refuse forks and rollbacks';
 
@@ -95,34 +97,40 @@ async function checkOnce(values: { url?: string; 'from-dir'?: string }, logKey: 
 }
 
 export async function run(argv: string[]): Promise<number> {
-  let values;
-  try {
-    values = parseArgs({
-      args: argv,
-      options: {
-        'log-key': { type: 'string' },
-        state: { type: 'string' },
-        url: { type: 'string' },
-        'from-dir': { type: 'string' },
-        'witness-key': { type: 'string' },
-        watch: { type: 'string' },
-        json: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }).values;
-  } catch (error) {
-    process.stderr.write(`fleet-ledger witness: ${error instanceof Error ? error.message : String(error)}\n${usage}`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(usage);
-    return 0;
-  }
+  const parsed = parseCommand(
+    'witness',
+    argv,
+    {
+      'log-key': { type: 'string' },
+      state: { type: 'string' },
+      url: { type: 'string' },
+      'from-dir': { type: 'string' },
+      'witness-key': { type: 'string' },
+      watch: { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+    usage,
+    false,
+    {
+      'from-dir': { kind: 'directory', what: 'published folder' },
+      'witness-key': { kind: 'file-if-present', what: 'witness key file' },
+      state: { kind: 'directory-if-present', what: 'state folder' },
+    },
+  );
+  if (typeof parsed === 'number') return parsed;
+  const { values } = parsed;
   if (!values['log-key'] || !values.state || (!values.url && !values['from-dir'])) {
     process.stderr.write(`fleet-ledger witness: --log-key, --state and one of --url or --from-dir are required\n${usage}`);
     return 2;
   }
-  const logKey = existsSync(values['log-key']) ? readFileSync(values['log-key'], 'utf8').trim() : values['log-key'].trim();
+  let logKey: string;
+  try {
+    logKey = verifierKeyArgument(values['log-key'], '--log-key');
+  } catch (error) {
+    if (!(error instanceof FileArgumentError)) throw error;
+    process.stderr.write(`fleet-ledger witness: ${error.message}\n`);
+    return 2;
+  }
   mkdirSync(values.state, { recursive: true, mode: 0o700 });
   const witness = loadOrCreateSigner(values['witness-key'] ?? join(values.state, 'witness.key'), `witness-${hostname().replace(/[^A-Za-z0-9.-]/g, '-')}`);
   const watchS = values.watch ? Number(values.watch) : undefined;
