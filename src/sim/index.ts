@@ -27,3 +27,8 @@ export { mockupFoldersIn } from './capture-source.ts';
 export type { RedfishTree } from './capture.ts';
 export { seededRandom, type Random } from './random.ts';
 export type { VendorFamily } from './vendor-profile.ts';
+export { issueCertificate, newBmcKey } from './tls/self-signed-certificate.ts';
+export type { CertificateRequest, CertificateSubject, IssuedCertificate } from './tls/self-signed-certificate.ts';
+export type { BmcTlsCounters, SimTlsOptions } from './tls/bmc-tls-endpoint.ts';
+export { tlsProfileOf } from './tls/tls-profiles.ts';
+export type { BmcTlsProfile, TlsVersion } from './tls/tls-profiles.ts';
