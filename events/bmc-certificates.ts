@@ -66,3 +66,7 @@ export const BmcCertificateAccepted = defineEvent({
 });
 
 export const bmcCertificateEvents = [BmcCertificateObserved, BmcCertificateChanged, BmcCertificateAccepted] as const;
+
+export type BmcCertificateObservedData = z.infer<typeof BmcCertificateObserved.schema>;
+export type BmcCertificateChangedData = z.infer<typeof BmcCertificateChanged.schema>;
+export type BmcCertificateAcceptedData = z.infer<typeof BmcCertificateAccepted.schema>;
