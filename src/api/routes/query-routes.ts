@@ -404,7 +404,7 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
     schema: {
       tags,
       summary: 'BMC certificates that have expired or expire within `withinDays` (default 30), soonest first',
-      querystring: z.object({ ...pageQuery, withinDays: z.coerce.number().int().min(0).max(3650).default(30), ...readParameters }),
+      querystring: z.object({ ...pageQuery, withinDays: z.coerce.number().int().min(0).max(36_500).default(30), ...readParameters }),
     },
     handler: async (request, reply) =>
       answer(request, reply, reads.inventory, async (db) => pageOf(await certificateFindings(db, new Date(), request.query.withinDays), request.query.cursor, request.query.limit)),
