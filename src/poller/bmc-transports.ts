@@ -28,7 +28,7 @@ interface BmcPin {
 }
 
 export interface BmcTransportsOptions {
-  store: EventStore;
+  store: Pick<EventStore, 'append'>;
   /** By site; `*` for every site not named. Default: pin. */
   sites?: Readonly<Record<string, SiteTlsPolicy>>;
   /** The longest an idle connection is kept (a BMC's own shorter `Keep-Alive: timeout` wins). */
