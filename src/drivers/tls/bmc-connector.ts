@@ -5,8 +5,8 @@
  *
  * TLS sessions are kept per origin and offered at the next connection, so a BMC that closes idle connections (or a
  * client whose connections were let go between checks) pays an abbreviated handshake where the BMC resumes sessions.
- * A resumed session carries the certificate of the session it resumes, which was judged when it was made, and is
- * judged again all the same.
+ * A resumed session carries no certificate chain: the certificate of the full handshake that made it (judged then)
+ * is judged again against the trust of now, so a pin changed since refuses it.
  */
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
@@ -30,6 +30,8 @@ const versionFailure = /UNSUPPORTED_PROTOCOL|PROTOCOL_VERSION|NO_PROTOCOLS_AVAIL
 
 export function bmcConnector(options: BmcConnectorOptions): BmcConnector {
   const sessions = new Map<string, Buffer>();
+  /** The certificate each origin's full handshake presented and was trusted: what a session resumed from it carries. */
+  const judged = new Map<string, TrustedCertificate>();
   const minVersion = options.minVersion ?? 'TLSv1.2';
   return (target, callback) => {
     const port = Number(target.port) || (target.protocol === 'https:' ? 443 : 80);
@@ -68,7 +70,10 @@ export function bmcConnector(options: BmcConnectorOptions): BmcConnector {
         sessions.set(key, session);
       });
       secure.once('secureConnect', () => {
-        const verdict = judgeCertificate(options.trust, secure.getPeerX509Certificate(), {
+        const peer = secure.getPeerX509Certificate();
+        const earlier = judged.get(key);
+        const presented = peer ? { peer } : secure.isSessionReused() && earlier ? { resumed: earlier.certificate } : undefined;
+        const verdict = judgeCertificate(options.trust, presented, {
           hostname: target.hostname,
           origin,
           authorized: secure.authorized,
@@ -76,9 +81,11 @@ export function bmcConnector(options: BmcConnectorOptions): BmcConnector {
         });
         if (verdict instanceof DriverError) {
           sessions.delete(key);
+          judged.delete(key);
           settle(verdict, secure);
           return;
         }
+        judged.set(key, verdict);
         options.onTrusted?.(verdict, origin);
         settle(null, secure);
       });

@@ -60,16 +60,23 @@ export interface TrustedCertificate {
 }
 
 /**
+ * What a handshake presented: the certificate, or (a resumed session, which carries no certificate chain) the
+ * certificate of the full handshake that made the session, judged then.
+ */
+export type PresentedCertificate = { readonly peer: X509Certificate } | { readonly resumed: CertificateSummary };
+
+/**
  * Judges the certificate a BMC presented: trusted (and how), or the `DriverError` that stops the connection.
  * `authorized` and `authorizationError` are the TLS socket's own verdict against `ca` (site-CA trust only).
  */
 export function judgeCertificate(
   trust: BmcTrust,
-  peer: X509Certificate | undefined,
+  presented: PresentedCertificate | undefined,
   verdict: { hostname: string; origin: string; authorized: boolean; authorizationError?: string },
 ): TrustedCertificate | DriverError {
-  if (!peer) return new DriverError('DRIVER_TLS', `${verdict.origin} presented no certificate`, { url: verdict.origin });
-  const certificate = summarizeCertificate(peer);
+  if (!presented) return new DriverError('DRIVER_TLS', `${verdict.origin} presented no certificate`, { url: verdict.origin });
+  const peer = 'peer' in presented ? presented.peer : undefined;
+  const certificate = peer ? summarizeCertificate(peer) : (presented as { resumed: CertificateSummary }).resumed;
   switch (trust.kind) {
     case 'insecure':
       return { certificate, trust: 'insecure' };
@@ -85,7 +92,8 @@ export function judgeCertificate(
       if (!verdict.authorized) {
         return new DriverError('DRIVER_CERTIFICATE_UNTRUSTED', `${verdict.origin} presented a certificate the site CA did not sign (${verdict.authorizationError ?? 'unverified'}): no credential sent`, { url: verdict.origin, certificate, cause: verdict.authorizationError ?? 'unverified' });
       }
-      const mismatch = checkServerIdentity(verdict.hostname, { subject: { CN: '' }, subjectaltname: peer.subjectAltName ?? '' } as Parameters<typeof checkServerIdentity>[1]);
+      // A resumed session's names were checked at the handshake that made it.
+      const mismatch = peer ? checkServerIdentity(verdict.hostname, { subject: { CN: '' }, subjectaltname: peer.subjectAltName ?? '' } as Parameters<typeof checkServerIdentity>[1]) : undefined;
       if (mismatch) return new DriverError('DRIVER_CERTIFICATE_UNTRUSTED', `${verdict.origin} presented a certificate for another name: ${mismatch.message}`, { url: verdict.origin, certificate, cause: mismatch.message });
       return { certificate, trust: 'site-ca' };
     }
