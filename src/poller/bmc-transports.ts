@@ -49,6 +49,8 @@ export interface BmcTransportsOptions {
 export class BmcTransports {
   readonly #pins = new Map<string, BmcPin>();
   readonly #connections = new Map<string, BmcConnection>();
+  /** The address each connection was made for, as the target gave it. */
+  readonly #addresses = new Map<string, string>();
   readonly #unrecorded = new Map<string, { nodeId: string; event: CertificateEvent }>();
   readonly #insecureLogged = new Set<string>();
 
@@ -86,9 +88,15 @@ export class BmcTransports {
    * visit, as before). `connections` is at most the BMC's session limit.
    */
   connectionFor(target: PollTarget, connections: number): BmcConnection | undefined {
-    if (!target.baseUrl.toLowerCase().startsWith('https:')) return undefined;
-    const origin = new URL(target.baseUrl).origin;
     const existing = this.#connections.get(target.nodeId);
+    // The common case, every check: the same address as last time (no URL parsed).
+    if (existing && this.#addresses.get(target.nodeId) === target.baseUrl) return existing;
+    if (!target.baseUrl.toLowerCase().startsWith('https:')) {
+      if (existing) this.release(target.nodeId); // now reached over plain http: per visit, as before
+      return undefined;
+    }
+    const origin = new URL(target.baseUrl).origin;
+    this.#addresses.set(target.nodeId, target.baseUrl);
     if (existing && existing.origin === origin) return existing;
     if (existing) void existing.close(); // another BMC answers at another address
     const policy = this.#policy(target.site);
@@ -208,6 +216,7 @@ export class BmcTransports {
     const connection = this.#connections.get(nodeId);
     this.#connections.delete(nodeId);
     if (connection) void connection.close();
+    this.#addresses.delete(nodeId);
   }
 
   async close(): Promise<void> {
