@@ -53,6 +53,8 @@ export class BmcTransports {
   readonly #addresses = new Map<string, string>();
   readonly #unrecorded = new Map<string, { nodeId: string; event: CertificateEvent }>();
   readonly #insecureLogged = new Set<string>();
+  #recording: Promise<void> | undefined;
+  #recordAgain = false;
 
   constructor(private readonly options: BmcTransportsOptions) {}
 
@@ -166,17 +168,42 @@ export class BmcTransports {
     void this.record();
   }
 
-  /** Stores the certificate events not stored yet (retried at every flush). */
-  async record(): Promise<void> {
-    for (const [id, { nodeId, event }] of [...this.#unrecorded]) {
-      try {
-        await this.options.store.append(`node-${nodeId}`, [event]);
-        this.#unrecorded.delete(id);
-      } catch (failure) {
-        this.options.log?.('could not record a BMC certificate event yet; retried at the next flush', { nodeId, type: event.type, error: String(failure) });
-        return;
-      }
+  /**
+   * Stores the certificate events not stored yet (retried at every flush). One pass at a time: a fleet's first sweep
+   * pins thousands of certificates at once, and a pass per pin, each over every event waiting, would append each
+   * event as many times as there are pins (replays, but each a round trip). A call during a pass is answered by a
+   * pass after it; a pass appends up to 16 nodes' events at once (their streams differ; group commit joins them).
+   */
+  record(): Promise<void> {
+    if (this.#recording) {
+      this.#recordAgain = true;
+      return this.#recording;
     }
+    const pass = async (): Promise<void> => {
+      do {
+        this.#recordAgain = false;
+        const waiting = [...this.#unrecorded];
+        for (let at = 0; at < waiting.length; at += 16) {
+          const results = await Promise.all(
+            waiting.slice(at, at + 16).map(async ([id, { nodeId, event }]) => {
+              try {
+                await this.options.store.append(`node-${nodeId}`, [event]);
+                this.#unrecorded.delete(id);
+                return true;
+              } catch (failure) {
+                this.options.log?.('could not record a BMC certificate event yet; retried at the next flush', { nodeId, type: event.type, error: String(failure) });
+                return false;
+              }
+            }),
+          );
+          if (results.includes(false)) return; // the ledger is away: the next flush tries again
+        }
+      } while (this.#recordAgain);
+    };
+    this.#recording = pass().finally(() => {
+      this.#recording = undefined;
+    });
+    return this.#recording;
   }
 
   get unrecorded(): number {
