@@ -9,7 +9,7 @@
  * is judged again against the trust of now, so a pin changed since refuses it.
  */
 import { connect as netConnect, isIP, type Socket } from 'node:net';
-import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { connect as tlsConnect, createSecureContext, type SecureContext, type TLSSocket } from 'node:tls';
 import type { buildConnector } from 'undici';
 import { DriverError, toDriverError } from '../driver-error.js';
 import { judgeCertificate, type BmcTlsOptions, type TrustedCertificate } from './bmc-tls-policy.js';
@@ -27,6 +27,22 @@ export type BmcConnector = buildConnector.connector;
 
 /** OpenSSL's words for "we share no protocol version". */
 const versionFailure = /UNSUPPORTED_PROTOCOL|PROTOCOL_VERSION|NO_PROTOCOLS_AVAILABLE|WRONG_SSL_VERSION|VERSION_TOO_LOW|VERSION_TOO_HIGH/i;
+
+/**
+ * One client context per (CA bundle, oldest version), shared by every connection: `tls.connect` given options alone
+ * builds a context per connection, the system's root store loaded into each (about 2 ms of CPU per handshake here).
+ * A pin or `insecure` verifies nothing by a CA, so their context holds no roots at all.
+ */
+const contexts = new Map<string, SecureContext>();
+function clientContext(ca: string | undefined, minVersion: string): SecureContext {
+  const key = `${minVersion}\u0000${ca ?? ''}`;
+  let context = contexts.get(key);
+  if (!context) {
+    context = createSecureContext({ minVersion: minVersion as 'TLSv1.2' | 'TLSv1.3', ca: ca ?? [] });
+    contexts.set(key, context);
+  }
+  return context;
+}
 
 export function bmcConnector(options: BmcConnectorOptions): BmcConnector {
   const sessions = new Map<string, Buffer>();
@@ -60,8 +76,7 @@ export function bmcConnector(options: BmcConnectorOptions): BmcConnector {
         ...(isIP(target.hostname) ? {} : { servername: target.servername ?? target.hostname }),
         // The chain is judged below, by the trust the site chose; OpenSSL's own verdict is read there for site CAs.
         rejectUnauthorized: false,
-        ...(options.trust.kind === 'site-ca' ? { ca: options.trust.ca } : {}),
-        minVersion,
+        secureContext: clientContext(options.trust.kind === 'site-ca' ? options.trust.ca : undefined, minVersion),
         ...(sessions.has(key) ? { session: sessions.get(key) } : {}),
         ALPNProtocols: ['http/1.1'],
       });
