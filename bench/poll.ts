@@ -9,17 +9,25 @@
  * Rounds alternate the two, so the machine's drift falls on both alike. Prints one JSON line: CPU microseconds per
  * check and per request of each, and their ratios (ours / raw: how much the driver adds to the HTTP client).
  *
- *   npm run bench:poll -- --json [--bmcs 400] [--rounds 3]
+ * `--tls`: the simulator serves HTTPS (a self-signed certificate per BMC, each generation's TLS versions, keep-alive
+ * and session resumption). Ours is the poller's visitor with its per-BMC connections (`BmcTransports`: the
+ * certificate pinned at first use and judged at every handshake, connections kept between checks where the BMC keeps
+ * them, TLS sessions resumed where it resumes them); raw is undici alone over the same kind of connections: one
+ * keep-alive `Pool` per BMC kept for the whole run (its own TLS session cache), no certificate verified. Both make
+ * their handshakes inside the measured rounds wherever a BMC closes its connections, so the ratio is per check as
+ * the poller pays it.
+ *
+ *   npm run bench:poll -- --json [--bmcs 400] [--rounds 3] [--tls]
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { parseArgs } from 'node:util';
 import { Client, Pool } from 'undici';
-import { RedfishVisitor } from '../src/poller/redfish-visitor.js';
-import type { PollTarget } from '../src/poller/index.js';
+import { BmcTransports, RedfishVisitor, type PollTarget } from '../src/poller/index.js';
 import { round } from './support/bench-database.js';
 import { simJson, startSimProcess, type SimBmc } from './support/sim-process.js';
 
-const { values } = parseArgs({ options: { json: { type: 'boolean' }, bmcs: { type: 'string', default: '400' }, rounds: { type: 'string', default: '3' } } });
+const { values } = parseArgs({ options: { json: { type: 'boolean' }, bmcs: { type: 'string', default: '400' }, rounds: { type: 'string', default: '3' }, tls: { type: 'boolean', default: false } } });
+const tls = values.tls === true;
 const bmcCount = Number(values.bmcs);
 const rounds = Number(values.rounds);
 if (!Number.isInteger(bmcCount) || bmcCount < 16 || !Number.isInteger(rounds) || rounds < 1) {
@@ -27,11 +35,21 @@ if (!Number.isInteger(bmcCount) || bmcCount < 16 || !Number.isInteger(rounds) ||
   process.exit(2);
 }
 
-const { child, controlUrl } = await startSimProcess(['--bmcs', String(bmcCount), '--seed', '7', '--latency-scale', '0']);
+const rawPools = new Map<string, Pool>();
+let transports: BmcTransports | undefined;
+const { child, controlUrl } = await startSimProcess(['--bmcs', String(bmcCount), '--seed', '7', '--latency-scale', '0', ...(tls ? ['--tls'] : [])]);
 try {
   const { bmcs } = await simJson<{ bmcs: Array<SimBmc & { fixture: string }> }>(`${controlUrl}/sim/fleet`);
   const simRequests = async (): Promise<number> => (await simJson<{ requests: number }>(`${controlUrl}/sim/stats`)).requests;
-  const visitor = new RedfishVisitor();
+  // Over TLS, the poller's own per-BMC connections (pins kept in memory: the benchmark records no events).
+  transports = tls ? new BmcTransports({ store: { append: () => Promise.resolve({} as never) }, keepAliveMs: 130_000, connectTimeoutMs: 10_000, clock: Date.now }) : undefined;
+  const visitor = new RedfishVisitor(transports);
+  /** Raw undici over TLS: one keep-alive pool per BMC for the whole run, certificates not verified. */
+  const rawPool = (origin: string): Pool => {
+    let pool = rawPools.get(origin);
+    if (!pool) rawPools.set(origin, (pool = new Pool(origin, { connections: 2, connect: { rejectUnauthorized: false } })));
+    return pool;
+  };
   const options = { requestTimeoutMs: 10_000, firmwareTimeoutMs: 180_000, visitDeadlineMs: 300_000, sessionLimit: 2 };
   const targetOf = (bmc: SimBmc): PollTarget => ({ nodeId: bmc.id, site: bmc.site, rack: bmc.rack, baseUrl: bmc.baseUrl, credentialRef: bmc.id, sessionLimit: bmc.sessionLimit, expectedIntervalS: 60 });
   const credentialOf = (bmc: SimBmc) => ({ username: bmc.username, password: bmc.password, version: '1', endpoints: ['*'] });
@@ -64,11 +82,12 @@ try {
   };
   const rawLiveness = async (): Promise<void> => {
     for (const bmc of bmcs) {
-      const client = new Client(new URL(bmc.baseUrl).origin);
+      const origin = new URL(bmc.baseUrl).origin;
+      const client = tls ? rawPool(origin) : new Client(origin);
       const answer = await client.request({ method: 'GET', path: '/redfish/v1/Systems', headers: { authorization: basic(bmc), accept: 'application/json' } });
       await answer.body.text();
       if (answer.statusCode !== 200) throw new Error(`raw check of ${bmc.id}: ${answer.statusCode}`);
-      await client.close();
+      if (!tls) await client.close();
     }
   };
   const oursHeavy = async (): Promise<void> => {
@@ -81,7 +100,7 @@ try {
     for (const bmc of bmcs) {
       const origin = new URL(bmc.baseUrl).origin;
       const queue = [...(paths.get(origin) ?? [])];
-      const pool = new Pool(origin, { connections: 2 });
+      const pool = tls ? rawPool(origin) : new Pool(origin, { connections: 2 });
       const lane = async (): Promise<void> => {
         for (let path = queue.shift(); path !== undefined; path = queue.shift()) {
           const answer = await pool.request({ method: 'GET', path, headers: { authorization: basic(bmc), accept: 'application/json', 'odata-version': '4.0' } });
@@ -90,7 +109,7 @@ try {
         }
       };
       await Promise.all([lane(), lane()]);
-      await pool.close();
+      if (!tls) await pool.close();
     }
   };
 
@@ -132,8 +151,10 @@ try {
     model.requests += paths.get(new URL(bmc.baseUrl).origin)?.length ?? 0;
     models.set(bmc.fixture, model);
   }
+  const tlsCounters = tls ? await simJson<{ handshakes: number; resumed: number; connectionsPeak: number; connectionsRefused: number }>(`${controlUrl}/sim/tls`) : undefined;
   const line = {
     scenario: 'poll',
+    tls,
     bmcs: bmcCount,
     rounds,
     liveness_us_per_check: perRequest(totals.oursLiveness),
@@ -145,9 +166,12 @@ try {
     heavy_ratio_to_raw: round(perRequest(totals.oursHeavy) / perRequest(totals.rawHeavy)),
     heavy_ratio_by_round: ratios.heavy,
     heavy_us_per_visit: Math.round(totals.oursHeavy.cpuUs / (rounds * bmcs.length)),
+    ...(tlsCounters ? { sim_tls_handshakes: tlsCounters.handshakes, sim_tls_resumed: tlsCounters.resumed, sim_connections_peak_per_bmc: tlsCounters.connectionsPeak, sim_connections_refused: tlsCounters.connectionsRefused } : {}),
     gets_per_heavy_read: Object.fromEntries([...models].sort(([a], [b]) => a.localeCompare(b)).map(([model, m]) => [model, Math.round(m.requests / m.visits)])),
   };
   process.stdout.write(values.json ? `${JSON.stringify(line)}\n` : `${Object.entries(line).map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`).join(' ')}\n`);
 } finally {
+  await Promise.all([...rawPools.values()].map((pool) => pool.destroy()));
+  await transports?.close();
   child.kill();
 }

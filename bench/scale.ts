@@ -2,12 +2,13 @@
  * The scale benchmark: the simulator and the per-target scheduler (or, with --naive, a fan-out baseline)
  * at 60 s intervals; prints one JSON object.
  *
- *   npm run bench:scale -- --bmcs 25000 --duration 780 --json [--naive] [--interval 60] [--captures DIR] [--max-reads 2048] [--no-expand]
+ *   npm run bench:scale -- --bmcs 25000 --duration 780 --json [--naive] [--interval 60] [--captures DIR] [--max-reads 2048] [--no-expand] [--tls]
  *   npm run bench:scale -- --processes 3 --bmcs 25000 --kill-one --json [--pause S] [--lease-ttl S]
  *
  * With --processes N, N `fleet-ledger start` processes share one database and poll the fleet (three sites) by
  * shard leases; --kill-one SIGKILLs one at a random moment, --pause S then SIGSTOPs another for S seconds.
  * The BMCs are generated from the built-in vendor profiles; --captures DIR serves real Mockup-Creator captures.
+ * --tls: the simulator serves HTTPS (a self-signed certificate per BMC) and the poller pins each at first use.
  */
 import { parseArgs } from 'node:util';
 import { benchPostgres } from './support/bench-database.js';
@@ -32,6 +33,7 @@ const { values } = parseArgs({
     seed: { type: 'string', default: '20261204' },
     'max-reads': { type: 'string', default: '2048' },
     'no-expand': { type: 'boolean', default: false },
+    tls: { type: 'boolean', default: false },
   },
 });
 const postgres = await benchPostgres();
@@ -66,6 +68,7 @@ try {
       maxConcurrentReads: Number(values['max-reads']),
       expandCollections: !values['no-expand'],
       naive: values.naive,
+      tls: values.tls,
       connectionString: await postgres.freshDatabase(),
       ...(values.captures ? { captures: values.captures } : {}),
     });

@@ -6,6 +6,7 @@
  * member, by checking its type against the definitions: its data was validated by the catalogue before it was written.
  */
 import type { z } from 'zod';
+import { bmcCertificateEvents } from './bmc-certificates.js';
 import type { EventDefinition } from './define-event.js';
 import { driverObservationEvents } from './driver-observations.js';
 import { livenessEvents } from './liveness.js';
@@ -20,6 +21,7 @@ export const fleetEventDefinitions = [
   ...pollOutcomeEvents,
   ...operatorIntentEvents,
   ...livenessEvents,
+  ...bmcCertificateEvents,
   ...sagaProgressEvents,
   ...systemEvents,
 ] as const;

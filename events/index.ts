@@ -13,6 +13,7 @@ export * from './uuid-v7.js';
 export * from './poll-outcomes.js';
 export * from './operator-intents.js';
 export * from './liveness.js';
+export * from './bmc-certificates.js';
 export * from './saga-progress.js';
 export * from './driver-observations.js';
 export * from './system.js';

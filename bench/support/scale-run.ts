@@ -39,6 +39,11 @@ export interface ScaleRunOptions {
   /** The simulator's `--latency-scale` (default 1: modelled response times, firmware inventories of minutes). */
   latencyScale?: number;
   /**
+   * The simulator serves HTTPS (`sim --tls`: a self-signed certificate per BMC, each generation's TLS versions,
+   * handshake time, keep-alive and session resumption) and the poller pins each BMC's certificate at first use.
+   */
+  tls?: boolean;
+  /**
    * The run goes on past `durationS` while some steady node is not inventoried yet, until this many seconds after the
    * start at most (default: no longer than `durationS`). A test sharing a loaded machine then waits for the CPU the
    * first reads need instead of failing on time it was not given; on an idle machine the run ends at `durationS`.
@@ -48,6 +53,7 @@ export interface ScaleRunOptions {
 
 export interface ScaleRunResult {
   poller: 'scheduler' | 'naive';
+  tls: boolean;
   bmcs: number;
   interval_s: number;
   duration_s: number;
@@ -93,6 +99,10 @@ export interface ScaleRunResult {
   /** Share of the machine's CPU time busy during the run (all processes: simulator, poller, PostgreSQL). */
   machine_cpu_busy: number;
   sim_rss_mb: number;
+  /** Over TLS: handshakes the BMCs completed, how many resumed a session, and certificates pinned (`BmcCertificateObserved`). */
+  tls_handshakes?: number;
+  tls_resumed?: number;
+  certificates_pinned?: number;
 }
 
 /** The machine's CPU time so far, all cores: idle and total, in ms. */
@@ -106,8 +116,8 @@ function machineCpu(): { idle: number; total: number } {
   return { idle, total };
 }
 
-async function startSim(bmcs: number, captures: string | undefined, latencyScale: number | undefined): Promise<{ child: ChildProcess; controlUrl: string }> {
-  return startSimProcess(['--bmcs', String(bmcs), '--seed', '7', ...(captures ? ['--captures', captures] : []), ...(latencyScale !== undefined ? ['--latency-scale', String(latencyScale)] : [])]);
+async function startSim(bmcs: number, captures: string | undefined, latencyScale: number | undefined, tls: boolean): Promise<{ child: ChildProcess; controlUrl: string }> {
+  return startSimProcess(['--bmcs', String(bmcs), '--seed', '7', ...(captures ? ['--captures', captures] : []), ...(latencyScale !== undefined ? ['--latency-scale', String(latencyScale)] : []), ...(tls ? ['--tls'] : [])]);
 }
 
 const getJson = simJson;
@@ -121,7 +131,8 @@ function shareInventoriedS(at: readonly number[], total: number, share: number, 
 
 export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult> {
   const threshold = options.darkThreshold ?? 10;
-  const sim = await startSim(options.bmcs, options.captures, options.latencyScale);
+  if (options.tls && options.naive) throw new Error('--tls measures the scheduler: the naive baseline speaks plain HTTP only');
+  const sim = await startSim(options.bmcs, options.captures, options.latencyScale, options.tls === true);
   const store = await EventStore.open({ connectionString: options.connectionString, poolSize: 8 });
   try {
     const fleet = (await getJson<{ bmcs: SimBmc[] }>(`${sim.controlUrl}/sim/fleet`)).bmcs;
@@ -268,6 +279,8 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
        FROM ledger_events e WHERE position > $1`,
       [headBefore],
     );
+    const tlsCounters = options.tls ? await getJson<{ handshakes: number; resumed: number }>(`${sim.controlUrl}/sim/tls`) : undefined;
+    const pinned = options.tls ? Number((await store.pool.query<{ count: string }>(`SELECT count(*) AS count FROM ledger_events WHERE type = 'BmcCertificateObserved' AND position > $1`, [headBefore])).rows[0]!.count) : undefined;
     const perNodeDay = (value: number): number => Math.round((value / fleet.length / wall) * 86_400);
     const latencies = [...detectedAt.values()].map((at) => (at - darkAt) / 1000).sort((a, b) => a - b);
     gaps.sort((a, b) => a - b);
@@ -280,6 +293,7 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
     const firstSweep = firstContact.size === 0 ? Number.NaN : (Math.max(...firstContact.values()) - started) / 1000;
     return {
       poller: options.naive ? 'naive' : 'scheduler',
+      tls: options.tls === true,
       bmcs: fleet.length,
       interval_s: options.intervalS,
       duration_s: round(wall, 1),
@@ -310,6 +324,8 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
       event_loop_delay_max_ms: round(loopDelay.max / 1e6, 1),
       machine_cpu_busy: round(1 - (machineAfter.idle - machineBefore.idle) / Math.max(1, machineAfter.total - machineBefore.total), 3),
       sim_rss_mb: Math.round(stats.rssBytes / 2 ** 20),
+      ...(tlsCounters ? { tls_handshakes: tlsCounters.handshakes, tls_resumed: tlsCounters.resumed } : {}),
+      ...(pinned !== undefined ? { certificates_pinned: pinned } : {}),
     };
   } finally {
     await store.close();

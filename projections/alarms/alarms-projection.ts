@@ -32,6 +32,7 @@ import { AlarmBook } from './alarm-book.js';
 import { alarmsTable, alarmStateTable } from './alarms-table.js';
 import type { DynamicDatabase } from '../../src/ledger/index.js';
 import { iso, kindLabel, openAlarmRow } from './alarm-row.js';
+import { applyCertificateAlarm, certificateAlarmEventTypes } from './certificate-alarms.js';
 
 export interface AlarmsOptions {
   liveness?: Partial<LivenessOptions>;
@@ -44,6 +45,8 @@ interface AlarmNodeState {
   liveness: NodeLiveness;
   darkAlarmId: string | null;
   gpuAlarms: Record<string, { alarmId: string; occurrences: number }>;
+  /** The changed-certificate alarm open for the node (`certificate-alarms.ts`); absent in states written before it. */
+  certificateAlarmId?: string | null;
 }
 
 /** Per node, kept apart under `drift:<id>` (it is larger, and most batches do not touch it). */
@@ -75,6 +78,7 @@ export const alarmsEventTypes = [
   'StepOperatorAction',
   'ProjectionEventSetAside',
   'LedgerIntegrityAlarmRaised',
+  ...certificateAlarmEventTypes,
 ] as const;
 const isAlarmsEvent = eventGuard(alarmsEventTypes);
 
@@ -82,7 +86,8 @@ export class AlarmsProjection implements Projection {
   readonly name = 'alarms';
   // 2: a saga step held by name (past its deadline, outcome unknown) is an alarm until an operator acts on it.
   // 3: an event a projection set aside (could not apply) is an alarm: the read model it feeds is missing one fact.
-  readonly version = 3;
+  // 4: a BMC certificate other than the pinned one is an alarm until an operator accepts it.
+  readonly version = 4;
   readonly eventTypes = alarmsEventTypes;
   readonly tables = [alarmsTable.name, alarmStateTable.name];
   readonly workingTables = [alarmStateTable.name];
@@ -138,6 +143,10 @@ export class AlarmsProjection implements Projection {
           if (nodeId) touched.add(nodeId);
           break;
         }
+        case 'BmcCertificateChanged':
+        case 'BmcCertificateAccepted':
+          touched.add(event.data.nodeId);
+          break;
         case 'NodeDeclared':
         case 'NodeInventoryObserved':
         case 'FirmwareInventoryObserved': {
@@ -260,6 +269,14 @@ export class AlarmsProjection implements Projection {
         case 'StepOperatorAction':
           book.update(`saga-hold:${event.stream}`, { status: 'closed', closed_at: at, updated_at: at });
           break;
+        case 'BmcCertificateChanged':
+        case 'BmcCertificateAccepted': {
+          const state = nodeState(event.data.nodeId);
+          const node = { site: state.liveness.site, rack: state.liveness.rack, certificateAlarmId: state.certificateAlarmId ?? null };
+          applyCertificateAlarm(event, node, position, at, book);
+          state.certificateAlarmId = node.certificateAlarmId ?? null;
+          break;
+        }
         case 'ProjectionEventSetAside': {
           const d = event.data;
           const nodeId = nodeIdOfStream(d.stream);

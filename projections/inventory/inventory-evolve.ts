@@ -3,7 +3,7 @@
  * and one per firmware component. Each fact keeps when it was last observed; a firmware version keeps when it
  * was first seen on the node, so the heterogeneity report can put the oldest first.
  */
-import type { FirmwareInventoryObservedData, NodeInventoryObservedData } from '../../events/index.js';
+import type { BmcCertificateObservedData, FirmwareInventoryObservedData, NodeInventoryObservedData } from '../../events/index.js';
 
 export interface NodeInventory {
   nodeId: string;
@@ -24,6 +24,10 @@ export interface NodeInventory {
   firstSeenAt: number | null;
   inventoryObservedAt: number | null;
   firmwareObservedAt: number | null;
+  /** The BMC's certificate as last trusted: its SHA-256 fingerprint, when it expires, whether it signs itself. */
+  certificateFingerprint: string | null;
+  certificateNotAfter: number | null;
+  certificateSelfSigned: boolean | null;
 }
 
 export interface FirmwareFact {
@@ -59,7 +63,15 @@ export function emptyInventory(nodeId: string): NodeInventory {
     firstSeenAt: null,
     inventoryObservedAt: null,
     firmwareObservedAt: null,
+    certificateFingerprint: null,
+    certificateNotAfter: null,
+    certificateSelfSigned: null,
   };
+}
+
+/** The certificate a BMC presented and the poller trusted (pinned, accepted, site CA or insecure). */
+export function observeCertificate(state: NodeInventory, data: BmcCertificateObservedData): NodeInventory {
+  return { ...state, certificateFingerprint: data.certificate.fingerprint, certificateNotAfter: Date.parse(data.certificate.validTo), certificateSelfSigned: data.certificate.selfSigned };
 }
 
 export function registerNode(state: NodeInventory, site: string, rack: string): NodeInventory {

@@ -6,22 +6,23 @@ import type { Kysely, Transaction } from 'kysely';
 import { assertNever, eventGuard, isEventOf, type RecordedEvent } from '../../events/index.js';
 import type { Projection } from '../projection.js';
 import { createTable, deleteRows, loadRows, nodeIdOfStream, upsertRows, holdTablesForRebuild, type HeldTables } from '../support/table.js';
-import { emptyInventory, observeFirmware, observeInventory, registerNode, type FirmwareFact, type NodeInventory } from './inventory-evolve.js';
+import { emptyInventory, observeCertificate, observeFirmware, observeInventory, registerNode, type FirmwareFact, type NodeInventory } from './inventory-evolve.js';
 import { firmwareFromRow, firmwareToRow, inventoryFirmwareTable, inventoryFromRow, inventoryNodesTable, inventoryToRow } from './inventory-tables.js';
 import type { DynamicDatabase } from '../../src/ledger/index.js';
 
-export const inventoryEventTypes = ['NodeRegistered', 'NodeInventoryObserved', 'FirmwareInventoryObserved'] as const;
+export const inventoryEventTypes = ['NodeRegistered', 'NodeInventoryObserved', 'FirmwareInventoryObserved', 'BmcCertificateObserved'] as const;
 const isInventoryEvent = eventGuard(inventoryEventTypes);
 
 function nodeOf(event: RecordedEvent): string | null {
-  if (isEventOf(event, 'NodeRegistered')) return event.data.nodeId;
+  if (isEventOf(event, ['NodeRegistered', 'BmcCertificateObserved'])) return event.data.nodeId;
   return nodeIdOfStream(event.stream);
 }
 
 export class InventoryProjection implements Projection {
   readonly name = 'inventory';
   // 2: inventory_firmware.updateable (the rollout needs to know what the BMC says it cannot update).
-  readonly version = 2;
+  // 3: inventory_nodes.certificate_* (the BMC's certificate and its expiry).
+  readonly version = 3;
   readonly eventTypes = inventoryEventTypes;
   readonly tables = [inventoryNodesTable.name, inventoryFirmwareTable.name];
 
@@ -68,6 +69,9 @@ export class InventoryProjection implements Projection {
         }
         case 'NodeInventoryObserved':
           states.set(nodeId, observeInventory(state, event.data, at));
+          break;
+        case 'BmcCertificateObserved':
+          states.set(nodeId, observeCertificate(state, event.data));
           break;
         case 'FirmwareInventoryObserved': {
           const next = observeFirmware(state, firmware.get(nodeId) ?? new Map(), event.data, at);

@@ -23,6 +23,9 @@ export const inventoryNodesTable = {
     first_seen_at: { type: 'timestamptz', nullable: true },
     inventory_observed_at: { type: 'timestamptz', nullable: true },
     firmware_observed_at: { type: 'timestamptz', nullable: true },
+    certificate_fingerprint: { type: 'text', nullable: true },
+    certificate_not_after: { type: 'timestamptz', nullable: true },
+    certificate_self_signed: { type: 'boolean', nullable: true },
   },
   indexes: [['site', 'rack'], ['manufacturer', 'model']],
 } satisfies TableSpec;
@@ -69,6 +72,9 @@ const nodeColumns: Array<[keyof NodeInventory, string, 'ms' | 'plain']> = [
   ['firstSeenAt', 'first_seen_at', 'ms'],
   ['inventoryObservedAt', 'inventory_observed_at', 'ms'],
   ['firmwareObservedAt', 'firmware_observed_at', 'ms'],
+  ['certificateFingerprint', 'certificate_fingerprint', 'plain'],
+  ['certificateNotAfter', 'certificate_not_after', 'ms'],
+  ['certificateSelfSigned', 'certificate_self_signed', 'plain'],
 ];
 
 export function inventoryToRow(state: NodeInventory): Row {

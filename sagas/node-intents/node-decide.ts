@@ -15,6 +15,7 @@ export type NodeIntent =
   | { readonly intent: 'release'; readonly nodeId: string; readonly reason?: string }
   | { readonly intent: 'decommission'; readonly nodeId: string; readonly reason: string }
   | { readonly intent: 'clear-latch'; readonly nodeId: string; readonly reason: string }
+  | { readonly intent: 'accept-certificate'; readonly nodeId: string; readonly fingerprint: string; readonly reason: string }
   | { readonly intent: 'set-maintenance'; readonly nodeId: string; readonly from: string; readonly until: string; readonly reason: string };
 
 export type NodeIntentRefusal = { readonly code: 'NODE_UNKNOWN'; readonly nodeId: string };
@@ -37,6 +38,8 @@ export function eventOfNodeIntent(command: NodeIntent): FleetEvent {
       return { type: 'NodeDecommissioned', data: { nodeId, reason: command.reason } };
     case 'clear-latch':
       return { type: 'LockoutLatchCleared', data: { nodeId, reason: command.reason } };
+    case 'accept-certificate':
+      return { type: 'BmcCertificateAccepted', data: { nodeId, fingerprint: command.fingerprint, reason: command.reason } };
     case 'set-maintenance':
       return { type: 'MaintenanceWindowSet', data: { nodeId, from: command.from, until: command.until, reason: command.reason } };
     default:
@@ -61,6 +64,9 @@ export function decideNodeIntent(command: NodeIntent, state: NodeState): Decisio
       return unless(state.decommissioned, true);
     case 'clear-latch':
       return unless(state.latched, false);
+    case 'accept-certificate':
+      // Accepting the certificate already pinned, with none other presented since, changes nothing.
+      return state.certificate.pinned === command.fingerprint && state.certificate.presented === undefined ? unchanged(state.certificate.since) : record(eventOfNodeIntent(command));
     case 'set-maintenance': {
       // The same window again (the same two instants, however written) changes nothing; another reason does not matter.
       const window = state.maintenance;

@@ -21,7 +21,17 @@ export interface MaintenanceWindow {
 /** The events operators' intents put on a node's stream, and the one the poller adds that an intent clears. */
 export type NodeIntentEvent = EventOf<
   'NodeRegistered' | 'NodeDeclared' | 'NodeDecommissioned' | 'MaintenanceWindowSet' | 'NodeCordoned' | 'NodeUncordoned' | 'NodeQuarantined' | 'NodeReleased' | 'LockoutLatched' | 'LockoutLatchCleared'
+  | 'BmcCertificateObserved' | 'BmcCertificateChanged' | 'BmcCertificateAccepted'
 >;
+
+/** What the node's BMC certificate is as the log has it: the pin, and a different one presented since (latched). */
+export interface NodeCertificate {
+  /** The fingerprint pinned (first observed at first use, or accepted by an operator); undefined before any. */
+  readonly pinned: string | undefined;
+  /** The certificate presented in place of the pin, not accepted yet: no credential goes to the BMC. */
+  readonly presented: string | undefined;
+  readonly since: number;
+}
 
 export type NodeState =
   /** Nobody registered or declared the node: its stream holds nothing. */
@@ -34,12 +44,14 @@ export type NodeState =
       /** A BMC lockout latch (`LockoutLatched`) not cleared since. */
       readonly latched: NodeFlag;
       readonly maintenance: MaintenanceWindow | undefined;
+      readonly certificate: NodeCertificate;
     };
 
 export const initialNodeState = (): NodeState => ({ status: 'unknown' });
 
 const intentTypes: ReadonlySet<string> = new Set<NodeIntentEvent['type']>([
   'NodeRegistered', 'NodeDeclared', 'NodeDecommissioned', 'MaintenanceWindowSet', 'NodeCordoned', 'NodeUncordoned', 'NodeQuarantined', 'NodeReleased', 'LockoutLatched', 'LockoutLatchCleared',
+  'BmcCertificateObserved', 'BmcCertificateChanged', 'BmcCertificateAccepted',
 ]);
 
 function isNodeIntentEvent(event: FleetEvent): event is NodeIntentEvent {
@@ -51,7 +63,7 @@ export function evolveNode(state: NodeState, event: FleetEvent, { position }: Pl
   const known =
     state.status === 'known'
       ? state
-      : { status: 'known' as const, cordoned: { on: false, since: position }, quarantined: { on: false, since: position }, decommissioned: { on: false, since: position }, latched: { on: false, since: position }, maintenance: undefined };
+      : { status: 'known' as const, cordoned: { on: false, since: position }, quarantined: { on: false, since: position }, decommissioned: { on: false, since: position }, latched: { on: false, since: position }, maintenance: undefined, certificate: { pinned: undefined, presented: undefined, since: position } };
   if (!isNodeIntentEvent(event)) return known;
   const set = (on: boolean, flag: NodeFlag): NodeFlag => (flag.on === on ? flag : { on, since: position });
   switch (event.type) {
@@ -76,6 +88,13 @@ export function evolveNode(state: NodeState, event: FleetEvent, { position }: Pl
       return { ...known, latched: set(true, known.latched) };
     case 'LockoutLatchCleared':
       return { ...known, latched: set(false, known.latched) };
+    case 'BmcCertificateObserved':
+      // The first certificate trusted at first use is the pin; later ones came with a trust of their own.
+      return known.certificate.pinned === undefined && event.data.trust === 'first-use' ? { ...known, certificate: { pinned: event.data.certificate.fingerprint, presented: undefined, since: position } } : known;
+    case 'BmcCertificateChanged':
+      return { ...known, certificate: { ...known.certificate, presented: event.data.presented.fingerprint, since: position } };
+    case 'BmcCertificateAccepted':
+      return { ...known, certificate: { pinned: event.data.fingerprint, presented: undefined, since: position } };
     default:
       return assertNever(event, 'node intent event');
   }

@@ -17,6 +17,7 @@ export const operatorIntentTypes: ReadonlySet<string> = new Set([
   'NodeQuarantined',
   'NodeReleased',
   'LockoutLatchCleared',
+  'BmcCertificateAccepted',
   'MaintenanceWindowSet',
   'TopologyDeclared',
   'AlarmAcknowledged',

@@ -67,7 +67,7 @@ const aboutRack = z.object({ rack: z.string().min(1).max(64) });
 const aboutAlarm = z.object({ alarmId: z.string().min(1).max(200) });
 
 /** The intents a door may record, by what their stream is derived from. */
-const nodeIntentTypes = ['NodeRegistered', 'NodeDecommissioned', 'NodeCordoned', 'NodeUncordoned', 'NodeQuarantined', 'NodeReleased', 'LockoutLatchCleared', 'MaintenanceWindowSet'] as const;
+const nodeIntentTypes = ['NodeRegistered', 'NodeDecommissioned', 'NodeCordoned', 'NodeUncordoned', 'NodeQuarantined', 'NodeReleased', 'LockoutLatchCleared', 'BmcCertificateAccepted', 'MaintenanceWindowSet'] as const;
 type RecordableIntent = (typeof nodeIntentTypes)[number] | 'TopologyDeclared' | 'AlarmAcknowledged';
 
 function isRecordableIntent(type: string): type is RecordableIntent {
@@ -87,6 +87,7 @@ export function derivedIntentStream(type: RecordableIntent, data: unknown): stri
     case 'NodeQuarantined':
     case 'NodeReleased':
     case 'LockoutLatchCleared':
+    case 'BmcCertificateAccepted':
     case 'MaintenanceWindowSet': {
       const parsed = aboutNode.safeParse(data);
       return parsed.success ? `node-${parsed.data.nodeId}` : null;

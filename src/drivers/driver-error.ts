@@ -6,6 +6,7 @@
  * The catalogue below is the single source of truth; `src/drivers/README.md` documents every code (a test keeps
  * the two in step).
  */
+import type { CertificateSummary } from '../../events/index.js';
 import { storableText, storableValue } from './storable-text.js';
 export const driverErrorCatalogue = {
   DRIVER_SESSION_LIMIT: { retryable: true, meaning: 'the BMC refused a new session because its session table is full' },
@@ -16,6 +17,9 @@ export const driverErrorCatalogue = {
   DRIVER_TIMEOUT: { retryable: true, meaning: 'a request passed its deadline' },
   DRIVER_UNREACHABLE: { retryable: true, meaning: 'the connection was refused, reset or could not be made' },
   DRIVER_TLS: { retryable: false, meaning: 'the TLS handshake failed (self-signed certificate and not configured insecure)' },
+  DRIVER_TLS_VERSION: { retryable: false, meaning: 'the BMC speaks no TLS version the site policy allows (an old generation that stops at TLS 1.2, a site that requires 1.3)' },
+  DRIVER_CERTIFICATE_CHANGED: { retryable: false, meaning: 'the BMC presented a certificate other than the one pinned for it: no credential was sent; an operator must accept the new one' },
+  DRIVER_CERTIFICATE_UNTRUSTED: { retryable: false, meaning: 'the BMC presented a certificate the site CA did not sign, or for another name: no credential was sent' },
   DRIVER_RATE_LIMITED: { retryable: true, meaning: 'the BMC asked us to slow down (429)' },
   DRIVER_BMC_UNAVAILABLE: { retryable: true, meaning: 'the BMC answered 5xx for another reason (busy, restarting)' },
   DRIVER_NOT_FOUND: { retryable: false, meaning: 'the resource does not exist on this BMC' },
@@ -58,6 +62,11 @@ export interface DriverErrorDetails {
   stderr?: string;
   /** The underlying cause's name and message, when it was not already a driver error. */
   cause?: string;
+  /** The certificate a BMC presented (public facts only), and the fingerprint pinned for it. */
+  certificate?: CertificateSummary;
+  pinnedFingerprint?: string;
+  /** The oldest TLS version the site allowed. */
+  minTlsVersion?: string;
 }
 
 /**

@@ -9,3 +9,4 @@ export { ThreadedPoller, type ThreadedPollerOptions } from './threaded-poller.js
 export type { LoopDelay } from './poller-thread.js';
 export { leaseAllowsRequest, leaseSlotWidth, readLeaseSlot, type LeaseInSlot, type PollerClusterView } from './lease-slots.js';
 export { shardOf, type ShardConfig } from './shard-of.js';
+export { BmcTransports, type BmcTransportsOptions, type SiteTlsPolicy } from './bmc-transports.js';

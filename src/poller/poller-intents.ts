@@ -1,8 +1,17 @@
-import { assertNever, eventGuard, type RecordedEvent } from '../../events/index.js';
+import { assertNever, eventGuard, type CertificateSummary, type RecordedEvent } from '../../events/index.js';
 import { pollAddress, pollProtocols, type PollTarget } from './poll-target.js';
 
 /** The intents that change what the poller polls (followed from the log). */
-export const pollerIntentTypes = ['NodeRegistered', 'NodeDecommissioned', 'MaintenanceWindowSet', 'LockoutLatched', 'LockoutLatchCleared'] as const;
+export const pollerIntentTypes = [
+  'NodeRegistered',
+  'NodeDecommissioned',
+  'MaintenanceWindowSet',
+  'LockoutLatched',
+  'LockoutLatchCleared',
+  'BmcCertificateObserved',
+  'BmcCertificateChanged',
+  'BmcCertificateAccepted',
+] as const;
 const isPollerIntent = eventGuard(pollerIntentTypes);
 
 /** What following the intents does to the poller. */
@@ -13,6 +22,12 @@ export interface PollerIntentSink {
   /** A lockout latch read from the log. */
   latched(nodeId: string, credentialFingerprint: string): void;
   clearLatch(nodeId: string): void;
+  /** A BMC's certificate recorded (pinned if it was trusted at first use and none is pinned). */
+  certificateObserved(nodeId: string, fingerprint: string, trust: string): void;
+  /** A BMC presented a certificate other than its pin: latched until accepted. */
+  certificateChanged(nodeId: string, presented: CertificateSummary): void;
+  /** An operator accepted a certificate: pinned, latch lifted. */
+  certificateAccepted(nodeId: string, fingerprint: string): void;
   log?: (message: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -54,6 +69,15 @@ export function applyPollerIntent(event: RecordedEvent, sink: PollerIntentSink):
       return;
     case 'LockoutLatchCleared':
       sink.clearLatch(event.data.nodeId);
+      return;
+    case 'BmcCertificateObserved':
+      sink.certificateObserved(event.data.nodeId, event.data.certificate.fingerprint, event.data.trust);
+      return;
+    case 'BmcCertificateChanged':
+      sink.certificateChanged(event.data.nodeId, event.data.presented);
+      return;
+    case 'BmcCertificateAccepted':
+      sink.certificateAccepted(event.data.nodeId, event.data.fingerprint);
       return;
     default:
       assertNever(event);

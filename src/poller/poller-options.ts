@@ -1,5 +1,6 @@
 import type { PollOutcomeKind } from '../../events/index.js';
 import type { EventStore } from '../ledger/index.js';
+import type { SiteTlsPolicy } from './bmc-transports.js';
 import type { PollPolicy } from './poll-policy.js';
 import type { CredentialProvider, PollWork } from './poll-target.js';
 import type { Visitor } from './redfish-visitor.js';
@@ -20,6 +21,11 @@ export interface PollerOptions {
    * Either way it goes only to the endpoints it is bound to (`Credential.endpoints`).
    */
   plainHttpSites?: readonly string[];
+  /**
+   * How each site's HTTPS BMCs are trusted (`*`: every site not named): `pin` (trust on first use; the default), a CA
+   * bundle, or `insecure` (nothing verified, logged once per site); and the oldest TLS version allowed.
+   */
+  siteTls?: Readonly<Record<string, SiteTlsPolicy>>;
   /** Called for every recorded outcome (metrics, benchmarks). */
   onOutcome?: (nodeId: string, work: PollWork, outcome: PollOutcomeKind, latencyMs: number, at: number) => void;
   /**

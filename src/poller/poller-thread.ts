@@ -5,6 +5,7 @@
  * healthy nodes were called dark. Commands and answers travel as messages; a lease is read from the keeper's shared
  * memory before every request, exactly as on the thread that keeps it.
  */
+import type { PollerOptions } from './poller-options.js';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { PollOutcomeKind } from '../../events/index.js';
@@ -20,6 +21,7 @@ export interface PollerThreadData {
   poolSize: number;
   policy?: Partial<PollPolicy>;
   plainHttpSites?: readonly string[];
+  siteTls?: PollerOptions['siteTls'];
   /** The credentials known when the thread starts, by reference (later ones arrive as `credentials` messages). */
   credentials: Record<string, Credential>;
   /** Cluster mode: the member's id and shard rule, and the shared memory its keeper mirrors leases into. */
@@ -120,6 +122,7 @@ const starting = (async () => {
       },
       ...(data.policy ? { policy: data.policy } : {}),
       ...(data.plainHttpSites ? { plainHttpSites: data.plainHttpSites } : {}),
+      ...(data.siteTls ? { siteTls: data.siteTls } : {}),
       log: (message, fields) => post({ kind: 'log', level: 'warn', message, ...(fields ? { fields } : {}) }),
       ...(cluster ? { cluster } : {}),
       ...(data.reportOutcomes ? { onOutcome: (nodeId, work, outcome, latencyMs, at) => void outcomes.push([nodeId, work, outcome, latencyMs, at]) } : {}),

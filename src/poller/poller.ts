@@ -1,4 +1,5 @@
 import type { PollOutcomeKind } from '../../events/index.js';
+import { isDriverError } from '../drivers/index.js';
 import { CredentialGate } from './credential-gate.js';
 import { credentialFingerprint, CredentialLatches } from './credential-latches.js';
 import { DueQueue } from './due-queue.js';
@@ -12,7 +13,8 @@ import { applyPollerIntent, pollerIntentTypes, type PollerIntentSink } from './p
 import type { PollerOptions } from './poller-options.js';
 import { targetStats, type PollerStats } from './poller-stats.js';
 import { validatorsOf, ValidatorKeeper } from './read-validators.js';
-import { conditionalWorks, ProtocolVisitor, type Visitor, type VisitResult } from './redfish-visitor.js';
+import { BmcTransports } from './bmc-transports.js';
+import { conditionalWorks, ProtocolVisitor, RedfishVisitor, type Visitor, type VisitResult } from './redfish-visitor.js';
 import { leaseOf, type ActiveShard, type TargetState } from './target-state.js';
 import { backoffFactor, sessionLimit as targetSessionLimit } from './target-limits.js';
 import { boundedVisit, expandedRequestTimedOut, visitBoundMs } from './visit-bound.js';
@@ -35,6 +37,9 @@ export type PollerStatusSource = Pick<Poller, 'stats' | 'activeShards'>;
  *   after each session-limit refusal;
  * - an authentication failure latches the target: no further login until the credential changes or an
  *   operator clears the latch (`LockoutLatchCleared`); the latch is recorded as `LockoutLatched`;
+ * - an HTTPS BMC's first certificate is pinned and recorded (`BmcCertificateObserved`); another one later sends no
+ *   credential, is recorded (`BmcCertificateChanged`) and latches the target until an operator accepts it
+ *   (`BmcCertificateAccepted`) or the site names a CA (`BmcTransports`);
  * - every visit's outcome is recorded (batched per site), observations only when their content changes;
  * - never-contacted targets go first, then the most overdue; work is spread with jitter under a global
  *   concurrency and rate budget.
@@ -57,6 +62,8 @@ export class Poller {
   #heavyInFlight = 0;
   readonly #policy: PollPolicy;
   readonly #visitor: Visitor;
+  /** HTTPS BMCs: kept-alive connections, pinned certificates and certificate latches. */
+  readonly #transports: BmcTransports;
   readonly #clock: () => number;
   readonly #random: () => number;
   readonly #recorder: OutcomeRecorder;
@@ -83,6 +90,9 @@ export class Poller {
       if (state) state.latch = { fingerprint };
     },
     clearLatch: (nodeId) => this.clearLatch(nodeId),
+    certificateObserved: (nodeId, fingerprint, trust) => this.#transports.observed(nodeId, fingerprint, trust),
+    certificateChanged: (nodeId, presented) => this.#transports.changed(nodeId, presented),
+    certificateAccepted: (nodeId, fingerprint) => this.#transports.accepted(nodeId, fingerprint),
     log: (message, fields) => this.options.log?.(message, fields),
   };
   /** Cluster mode: maintenance windows of targets not polled here, applied when their shard comes. */
@@ -90,8 +100,17 @@ export class Poller {
 
   constructor(private readonly options: PollerOptions) {
     this.#policy = { ...defaultPollPolicy, ...options.policy, intervals: { ...defaultPollPolicy.intervals, ...options.policy?.intervals } };
-    this.#visitor = options.visitor ?? new ProtocolVisitor();
     this.#clock = options.clock ?? Date.now;
+    this.#transports = new BmcTransports({
+      store: options.store,
+      ...(options.siteTls ? { sites: options.siteTls } : {}),
+      // A connection outlives the gap between two checks (a BMC's own shorter keep-alive wins).
+      keepAliveMs: 2 * 60_000 + 10_000,
+      connectTimeoutMs: this.#policy.requestTimeoutMs,
+      clock: this.#clock,
+      ...(options.log ? { log: options.log } : {}),
+    });
+    this.#visitor = options.visitor ?? new ProtocolVisitor(new RedfishVisitor(this.#transports));
     this.#random = options.random ?? Math.random;
     this.#recorder = new OutcomeRecorder(options.store, 20_000, options.maxPendingOutcomes ?? 1_000_000, (message, fields) => options.log?.(message, fields), (shard, epoch) => options.cluster?.fenced(shard, epoch));
     this.#credentials = new CredentialGate(options);
@@ -163,6 +182,7 @@ export class Poller {
   /** Stops polling a target (decommissioned); an in-flight visit finishes and is recorded. */
   removeTarget(nodeId: string): void {
     this.#states.delete(nodeId);
+    this.#transports.release(nodeId);
     this.#known.delete(nodeId);
     this.#latches.known.delete(nodeId);
     this.#knownMaintenance.delete(nodeId);
@@ -247,7 +267,7 @@ export class Poller {
     this.#running = true;
     this.#lastRefill = this.#clock();
     this.#timer = setInterval(() => this.#dispatch(), 20);
-    this.#flushTimer = setInterval(() => void Promise.all([this.#recorder.flush(), this.#latches.record()]), this.#policy.flushIntervalMs);
+    this.#flushTimer = setInterval(() => void Promise.all([this.#recorder.flush(), this.#latches.record(), this.#transports.record()]), this.#policy.flushIntervalMs);
   }
 
   /**
@@ -261,7 +281,8 @@ export class Poller {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.all([...this.#pending]), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
     clearTimeout(timer);
-    await Promise.all([this.#recorder.flush(), this.#latches.record()]);
+    await Promise.all([this.#recorder.flush(), this.#latches.record(), this.#transports.record()]);
+    await this.#transports.close();
   }
 
   flush(): Promise<void> {
@@ -358,7 +379,7 @@ export class Poller {
   async #read(state: TargetState, now: number): Promise<void> {
     const { target } = state;
     const credential = this.#credentials.credentialFor(target);
-    if (!credential) return;
+    if (!credential || this.#transports.latched(target)) return;
     const works = pollWorks.filter((w): w is Exclude<PollWork, 'liveness'> => w !== 'liveness' && state.due[w] <= now);
     if (works.length === 0) return;
     state.reading = true;
@@ -411,6 +432,8 @@ export class Poller {
         if (result.observations.length > 0 && !(await this.#observations.append(state, result.observations, done))) delete state.readValidators;
       } else if (latchesCredentials(result.error)) {
         await this.#latches.latch(state, credential, result.error, done);
+      } else if (isDriverError(result.error)) {
+        this.#transports.refused(target, result.error);
       }
       this.#enqueue(state);
     } finally {
@@ -434,8 +457,9 @@ export class Poller {
     if (state.latch && credential && credentialFingerprint(target.credentialRef, credential.version) !== state.latch.fingerprint) {
       state.latch = null; // the credential changed: logins may be tried again
     }
-    if (state.latch || !credential) {
-      // No login with a latched (or missing) credential; the outcome is recorded so the gap is explained.
+    if (state.latch || !credential || this.#transports.latched(target)) {
+      // No login with a latched (or missing) credential, nor to a BMC whose certificate changed; the outcome is
+      // recorded so the gap is explained.
       this.#record(target, 'liveness', 'latched', 0, now, leaseOf(state));
       state.due.liveness = now + interval + jitter();
       this.#enqueue(state);
@@ -484,6 +508,7 @@ export class Poller {
         state.consecutiveFailures += 1;
         state.sessionLimitStreak = outcome === 'session-limit' ? state.sessionLimitStreak + 1 : 0;
         if (latchesCredentials(result.error)) await this.#latches.latch(state, credential, result.error, done);
+        else if (isDriverError(result.error)) this.#transports.refused(target, result.error);
         state.due.liveness = Math.max(done, now + interval * backoffFactor(this.#policy, state) + jitter());
       }
       this.#enqueue(state);

@@ -1,5 +1,6 @@
 import type { DriverObservation, DriverObservationType } from '../../events/index.js';
 import { DriverError, IpmiDriver, RedfishClient, RedfishDriver, SnmpDriver, type ReadValidators } from '../drivers/index.js';
+import type { BmcTransports } from './bmc-transports.js';
 import type { Credential, PollTarget, PollWork } from './poll-target.js';
 
 /** What one visit to a BMC produced: one result per kind of work, and the observations read. */
@@ -101,8 +102,15 @@ const observationTypes: Record<Exclude<PollWork, 'liveness'>, DriverObservationT
  * work opens at most one session, reads what is due through it, and always logs out.
  */
 export class RedfishVisitor implements Visitor {
+  /**
+   * `transports`: an HTTPS BMC is reached through its kept-alive connections, its certificate judged against its pin
+   * before any request (`BmcTransports`). Without, every visit connects anew and verifies by the system's CAs.
+   */
+  constructor(private readonly transports?: BmcTransports) {}
+
   async visit(target: PollTarget, credential: Credential, works: readonly PollWork[], options: VisitOptions): Promise<VisitResult> {
     const started = performance.now();
+    const dispatcher = this.transports?.connectionFor(target, options.sessionLimit)?.dispatcher;
     const heavy = works.filter((w): w is Exclude<PollWork, 'liveness'> => w !== 'liveness');
     if (heavy.length === 0) {
       const client = new RedfishClient({
@@ -112,6 +120,7 @@ export class RedfishVisitor implements Visitor {
         authMode: 'basic',
         maxConcurrency: 1,
         requestTimeoutMs: options.requestTimeoutMs,
+        ...(dispatcher ? { dispatcher } : {}),
         ...(options.signal ? { deadline: options.signal } : {}),
         ...(options.guard ? { guard: options.guard } : {}),
         ...(options.headers ? { headers: options.headers } : {}),
@@ -134,6 +143,7 @@ export class RedfishVisitor implements Visitor {
       password: credential.password,
       authMode: 'auto',
       reuseSession: false,
+      ...(dispatcher ? { dispatcher } : {}),
       maxConcurrency: Math.max(1, Math.min(2, options.sessionLimit)),
       // Every heavy read walks the firmware inventory (the BMC and BIOS versions of the inventory come from it on
       // some models), and that collection can take minutes to answer (Supermicro X13, GB200, GH200): with the

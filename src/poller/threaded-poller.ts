@@ -12,6 +12,7 @@
  * A thread that ends unexpectedly is started again (after 1 s, doubling to at most 30 s) with what it was told:
  * followed intents (from the start of the log: the targets are rebuilt), active shards, running.
  */
+import type { PollerOptions } from './poller-options.js';
 import type { Worker } from 'node:worker_threads';
 import { pollOutcomeKinds, type PollOutcomeKind } from '../../events/index.js';
 import type { PollerClusterView } from './lease-slots.js';
@@ -30,6 +31,8 @@ export interface ThreadedPollerOptions {
   credentialRefs: () => Iterable<string>;
   policy?: Partial<PollPolicy>;
   plainHttpSites?: readonly string[];
+  /** How each site's HTTPS BMCs are trusted (`PollerOptions.siteTls`). */
+  siteTls?: PollerOptions['siteTls'];
   log?: (message: string, fields?: Record<string, unknown>) => void;
   /** What is news rather than trouble (a shard's BMCs taken up); none: said through `log`. */
   info?: (message: string, fields?: Record<string, unknown>) => void;
@@ -122,6 +125,7 @@ export class ThreadedPoller {
       poolSize: this.#options.poolSize ?? 8,
       ...(this.#options.policy ? { policy: this.#options.policy } : {}),
       ...(this.#options.plainHttpSites ? { plainHttpSites: this.#options.plainHttpSites } : {}),
+      ...(this.#options.siteTls ? { siteTls: this.#options.siteTls } : {}),
       credentials,
       cluster: cluster ? { processId: cluster.processId, shards: cluster.shardConfig, leaseSlots: cluster.leaseSlots } : null,
       reportOutcomes: this.#options.onOutcome !== undefined,

@@ -16,6 +16,9 @@ export function outcomeOfError(error: unknown): PollOutcomeKind {
     case 'DRIVER_UNREACHABLE':
     case 'DRIVER_BMC_UNAVAILABLE':
     case 'DRIVER_TLS':
+    case 'DRIVER_TLS_VERSION':
+    case 'DRIVER_CERTIFICATE_CHANGED':
+    case 'DRIVER_CERTIFICATE_UNTRUSTED':
       return 'refused';
     default:
       return 'protocol';

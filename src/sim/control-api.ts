@@ -1,7 +1,7 @@
 /**
  * The control API on the simulator's control URL:
  * `GET /sim/stats` (fleet aggregate; `?bmc=<id>[,<id>...]` or `?bmc=*` for per-BMC detail), `GET /sim/fleet`,
- * `GET /sim/firmware`, `GET /sim/updates`, `GET /sim/images/<name>` (a stand-in image), `GET /sim/faults`, `POST /sim/faults` (inject;
+ * `GET /sim/tls` (TLS counters, `?bmc=<id>` for one BMC), `GET /sim/firmware`, `GET /sim/updates`, `GET /sim/images/<name>` (a stand-in image), `GET /sim/faults`, `POST /sim/faults` (inject;
  * `Content-Type: application/json` required, so a web page cannot post one), `DELETE /sim/faults/<id>` (end early).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -28,6 +28,12 @@ export async function handleControlRequest(simulator: Simulator, request: Incomi
     }
     if (method === 'GET' && url.pathname === '/sim/fleet') {
       return reply(200, { controlUrl: simulator.controlUrl, addressing: simulator.addressing, bmcs: simulator.fleet() });
+    }
+    if (method === 'GET' && url.pathname === '/sim/tls') {
+      const id = url.searchParams.get('bmc');
+      const counters = simulator.tlsStats(id ?? undefined);
+      if (!counters) throw new SimError('SIM_NOT_FOUND', id ? `no BMC with id ${id} served over TLS` : 'the simulator serves no TLS (start it with --tls)', { field: 'bmc' });
+      return reply(200, counters);
     }
     if (method === 'GET' && url.pathname === '/sim/firmware') return reply(200, { fixtures: simulator.firmwareCatalogue() });
     if (method === 'GET' && url.pathname === '/sim/faults') return reply(200, { faults: simulator.faults() });

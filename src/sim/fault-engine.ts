@@ -24,6 +24,8 @@ export interface FaultEngineOptions {
   bmcs: readonly SimBmc[];
   seed: number;
   onReset?: (bmc: SimBmc) => void;
+  /** A `certificate-replaced` fault: the BMC's TLS side makes a new key and certificate. */
+  onCertificateReplaced?: (bmc: SimBmc) => void;
 }
 
 export class FaultEngine {
@@ -137,6 +139,9 @@ export class FaultEngine {
         break;
       case 'update-fault':
         for (const bmc of bmcs) (bmc.updateFaults ??= []).push({ mode: spec.mode ?? 'fail', image: spec.image, remaining: spec.count ?? 1 });
+        break;
+      case 'certificate-replaced':
+        for (const bmc of bmcs) this.options.onCertificateReplaced?.(bmc);
         break;
       default: {
         const unreachable: never = spec.fault;

@@ -23,6 +23,8 @@ export const FAULT_KINDS = [
   'firmware-failure',
   /** The next `count` updates (of images containing `image`, if given) go wrong the way `mode` says. */
   'update-fault',
+  /** The BMC serves a new key and certificate from now on (a reflash, or a machine impersonating it); needs `tls`. */
+  'certificate-replaced',
 ] as const;
 
 export type FaultKind = (typeof FAULT_KINDS)[number];

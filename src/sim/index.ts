@@ -29,3 +29,8 @@ export { seededRandom, type Random } from './random.ts';
 export type { VendorFamily } from './vendor-profile.ts';
 export { PLACEHOLDER_VALUES, servingQuirksSchema } from './serving-quirks.ts';
 export type { ServingQuirks } from './serving-quirks.ts';
+export { issueCertificate, newBmcKey } from './tls/self-signed-certificate.ts';
+export type { CertificateRequest, CertificateSubject, IssuedCertificate } from './tls/self-signed-certificate.ts';
+export type { BmcTlsCounters, SimTlsOptions } from './tls/bmc-tls-endpoint.ts';
+export { tlsProfileOf } from './tls/tls-profiles.ts';
+export type { BmcTlsProfile, TlsVersion } from './tls/tls-profiles.ts';

@@ -20,6 +20,8 @@ import { newUpdateStats, type UpdateContext, type UpdateStats } from './firmware
 import { parseScenario, type Scenario } from './scenario.ts';
 import { SimBmc } from './sim-bmc.ts';
 import { bmcStats, fleetStats, type BmcStats, type FleetStats } from './stats.ts';
+import type { BmcTlsCounters, SimTlsOptions } from './tls/bmc-tls-endpoint.ts';
+import { TlsListener } from './tls/tls-listener.ts';
 import { familyOf, profileFor, type FirmwareRevision, type VendorFamily, type VendorProfile } from './vendor-profile.ts';
 
 export interface SimulatorOptions {
@@ -42,6 +44,12 @@ export interface SimulatorOptions {
   clockFactor?: number;
   seed?: number;
   behaviour?: Partial<SimBehaviour>;
+  /**
+   * Serve every BMC over HTTPS, as real BMCs do (each with its own self-signed certificate, the TLS versions, ciphers,
+   * handshake time, session resumption and keep-alive of its generation): `true`, or how. Needs an address per BMC
+   * (per-address or wildcard addressing). The control API stays plain HTTP. Default: plain HTTP.
+   */
+  tls?: boolean | SimTlsOptions;
 }
 
 /** One BMC as the poller and the EBOM generator see it. Credentials are simulator-only fakes. */
@@ -99,6 +107,10 @@ export interface Simulator {
   updateStats(): UpdateStats;
   /** The capture trees loaded, each shared by all the BMCs built from it. */
   captures(): CaptureSummary[];
+  /** What the BMCs' TLS side saw (handshakes, resumptions, connections, credentials received), per BMC or summed; undefined without TLS. */
+  tlsStats(id?: string): BmcTlsCounters | undefined;
+  /** The certificate a BMC serves now, in PEM (undefined without TLS). */
+  certificatePem(id: string): string | undefined;
   close(): Promise<void>;
 }
 
@@ -162,7 +174,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     ),
   );
   const plan = planFleet(scenario, profiles.map((profile) => profile.firmwareMix));
-  const addressing = chooseAddressing(options.addressing ?? scenario.addressing, plan.bmcs.length);
+  const chosen = chooseAddressing(options.addressing ?? scenario.addressing, plan.bmcs.length);
+  // HTTPS serves a certificate per BMC, so each needs its own address: past the descriptor limit, wildcard.
+  const addressing = options.tls && chosen === 'path-prefix' && (options.addressing ?? scenario.addressing) === 'auto' ? 'wildcard' : chosen;
 
   const bmcs: SimBmc[] = plan.bmcs.map((planned) => {
     const capture = mixCaptures[planned.fixture] as Capture;
@@ -191,7 +205,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const random = seededRandom(seed ^ 0x5eed);
   const updates: UpdateContext = { clock, behaviour, random, seed, stats: newUpdateStats(), keys: new Map(), inFlight: new Set() };
   const service: ServiceContext = { clock, behaviour, seed, random, updates };
-  const faults = new FaultEngine({ clock, behaviour, bmcs, seed });
+  const tlsOptions: SimTlsOptions | undefined = options.tls === true ? {} : options.tls === false ? undefined : options.tls;
+  if (tlsOptions && addressing === 'path-prefix') {
+    throw new SimError('SIM_ADDRESSING_UNAVAILABLE', 'HTTPS needs an address per BMC (a certificate per BMC): use per-address or wildcard addressing, not path-prefix', { addressing });
+  }
+  // Set once `dispatch` exists; a BMC's TLS side hands its requests to it.
+  let tls: TlsListener | undefined;
+  const faults = new FaultEngine({ clock, behaviour, bmcs, seed, onCertificateReplaced: (bmc) => tls?.endpoint(bmc.id)?.replaceCertificate() });
   let eventsFired = 0;
 
   const dispatch = (request: IncomingMessage, response: ServerResponse): void => {
@@ -207,10 +227,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   };
 
   const http = createHttpServer({ keepAliveTimeout: 5_000, requestTimeout: 0 }, dispatch);
+  if (tlsOptions) tls = new TlsListener(bmcs, tlsOptions, () => behaviour.latencyScale, dispatch);
   const sockets = new Set<Socket>();
   const adopt = (socket: Socket): void => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
+    if (tls?.adopt(socket)) return;
     http.emit('connection', socket);
   };
   const listeners: NetServer[] = [];
@@ -271,7 +293,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       bmc.linkPrefix = `/bmc/${bmc.id}`;
       bmc.baseUrl = `${controlUrl}${bmc.linkPrefix}`;
     } else {
-      bmc.baseUrl = `http://${bmc.address}:${port}`;
+      bmc.baseUrl = `${tls ? 'https' : 'http'}://${bmc.address}:${port}`;
     }
   }
 
@@ -359,6 +381,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         bytes: capture.bytes,
         bmcs: bmcs.filter((bmc) => bmc.capture === capture).length,
       })),
+    tlsStats: (id) => tls?.counters(id),
+    certificatePem: (id) => tls?.endpoint(id)?.certificate.pem,
     close: async () => {
       if (closed) return;
       closed = true;
@@ -370,6 +394,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       for (const bmc of bmcs) bmc.held?.clear();
       await closing;
       http.close();
+      tls?.close();
     },
   };
   return simulator;

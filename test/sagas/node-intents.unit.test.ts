@@ -34,6 +34,18 @@ describe('the node decider: an intent that changes nothing records nothing', () 
     node.given([registered, latched, { type: 'LockoutLatchCleared', data: { nodeId, reason: 'x' } }]).when({ intent: 'clear-latch', nodeId, reason: 'again' }).thenUnchanged(3);
   });
 
+  it("accepting the certificate already pinned records nothing; accepting the one presented in its place records BmcCertificateAccepted", () => {
+    const summary = (fingerprint: string) => ({ fingerprint, subject: 'CN=10.0.0.1', issuer: 'CN=10.0.0.1', validFrom: '2026-01-01T00:00:00.000Z', validTo: '2036-01-01T00:00:00.000Z', serial: '1A', selfSigned: true });
+    const first = 'a'.repeat(64);
+    const replaced = 'b'.repeat(64);
+    const observed: FleetEvent = { type: 'BmcCertificateObserved', data: { nodeId, address: 'https://10.0.0.1', certificate: summary(first), trust: 'first-use', at: '2026-03-02T09:00:00.000Z' } };
+    const changed: FleetEvent = { type: 'BmcCertificateChanged', data: { nodeId, address: 'https://10.0.0.1', pinnedFingerprint: first, presented: summary(replaced), at: '2026-03-02T10:00:00.000Z' } };
+    const accept = { intent: 'accept-certificate', nodeId, fingerprint: replaced, reason: 'reflashed' } as const;
+    node.given([registered, observed]).when({ ...accept, fingerprint: first }).thenUnchanged(2);
+    node.given([registered, observed, changed]).when(accept).then([{ type: 'BmcCertificateAccepted', data: { nodeId, fingerprint: replaced, reason: 'reflashed' } }]);
+    node.given([registered, observed, changed, { type: 'BmcCertificateAccepted', data: { nodeId, fingerprint: replaced, reason: 'reflashed' } }]).when({ ...accept, reason: 'again' }).thenUnchanged(4);
+  });
+
   it('quarantining a quarantined node and decommissioning a decommissioned one record nothing', () => {
     node.given([registered, { type: 'NodeQuarantined', data: { nodeId, reason: 'XID 79' } }]).when({ intent: 'quarantine', nodeId, reason: 'again' }).thenUnchanged(2);
     node.given([registered, { type: 'NodeDecommissioned', data: { nodeId, reason: 'eol' } }]).when({ intent: 'decommission', nodeId, reason: 'again' }).thenUnchanged(2);

@@ -14,6 +14,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import {
   bmcEndpointSchema,
+  certificateSummarySchema,
   driverObservationEvents,
   instantSchema,
   nodeIdSchema,
@@ -136,7 +137,7 @@ export function intentRoutes(app: ZodApp, ctx: ApiContext): void {
     },
   });
 
-  const simple: Array<{ path: Exclude<NodeIntent['intent'], 'set-maintenance'>; type: string; reasonRequired: boolean; summary: string }> = [
+  const simple: Array<{ path: Exclude<NodeIntent['intent'], 'set-maintenance' | 'accept-certificate'>; type: string; reasonRequired: boolean; summary: string }> = [
     { path: 'decommission', type: 'NodeDecommissioned', reasonRequired: true, summary: 'the node leaves the fleet' },
     { path: 'cordon', type: 'NodeCordoned', reasonRequired: true, summary: 'no new work on the node' },
     { path: 'uncordon', type: 'NodeUncordoned', reasonRequired: false, summary: 'the node may receive work again' },
@@ -162,6 +163,22 @@ export function intentRoutes(app: ZodApp, ctx: ApiContext): void {
       },
     });
   }
+
+  app.post('/v1/nodes/:nodeId/accept-certificate', {
+    config: access,
+    schema: {
+      tags,
+      summary: "accept a BMC's certificate: pinned from now on, a changed-certificate latch lifted (BmcCertificateAccepted; nothing recorded when it is pinned already)",
+      params: nodeParams,
+      headers: idempotencyHeaders,
+      response: intentResponses,
+      body: z.object({ fingerprint: certificateSummarySchema.shape.fingerprint, reason }),
+    },
+    handler: (request, reply) => {
+      const command: NodeIntent = { intent: 'accept-certificate', nodeId: request.params.nodeId, fingerprint: request.body.fingerprint, reason: request.body.reason };
+      return decideIntent(ctx, request, reply, nodeStream(request.params.nodeId), nodeDecider, command, eventOfNodeIntent(command), nodeUnknown);
+    },
+  });
 
   app.post('/v1/nodes/:nodeId/maintenance', {
     config: access,

@@ -17,6 +17,7 @@ import { z } from 'zod';
 import { instantSchema, nodeIdSchema } from '../../../events/index.js';
 import {
   alarmsOfNode,
+  certificateFindings,
   childAlarms,
   complianceByNode,
   complianceSummary,
@@ -399,6 +400,17 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
     config: access,
     schema: { tags, summary: 'firmware compliance per component: at baseline, above, below, unknown', querystring: z.object({ ...pageQuery, ...readParameters }) },
     handler: async (request, reply) => answer(request, reply, reads.compliance, async (db) => pageOf(await complianceSummary(db), request.query.cursor, request.query.limit)),
+  });
+
+  app.get('/v1/compliance/certificates', {
+    config: access,
+    schema: {
+      tags,
+      summary: 'BMC certificates that have expired or expire within `withinDays` (default 30), soonest first',
+      querystring: z.object({ ...pageQuery, withinDays: z.coerce.number().int().min(0).max(36_500).default(30), ...readParameters }),
+    },
+    handler: async (request, reply) =>
+      answer(request, reply, reads.inventory, async (db) => pageOf(await certificateFindings(db, new Date(), request.query.withinDays), request.query.cursor, request.query.limit)),
   });
 
   app.get('/v1/compliance/nodes', {

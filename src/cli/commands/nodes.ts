@@ -16,6 +16,7 @@ const usage = `usage: fleet-ledger nodes <verb> [arguments] [options]
   quarantine NODE --reason TEXT      release NODE [--reason TEXT]
   maintenance NODE --from ISO --until ISO --reason TEXT
   clear-latch NODE --reason TEXT
+  accept-certificate NODE --fingerprint SHA256 --reason TEXT   pin the BMC's new certificate, lift its latch
   topology RACK --site S [--pdu P]... [--tor T]... [--cdu C]
   import-ebom FILE [--format csv|json] [--import-id ID]
   show NODE                          liveness, inventory, drift and alarms of one node
@@ -35,6 +36,7 @@ const options = {
   'session-limit': { type: 'string' },
   interval: { type: 'string' },
   reason: { type: 'string' },
+  fingerprint: { type: 'string' },
   from: { type: 'string' },
   until: { type: 'string' },
   pdu: { type: 'string', multiple: true },
@@ -105,6 +107,14 @@ export function run(argv: string[]): Promise<number> {
         const reasonRequired = verb !== 'uncordon' && verb !== 'release';
         const reason = reasonRequired ? need(values.reason, 'reason') : values.reason;
         return printIntent(connection, await post(`/v1/nodes/${encodeURIComponent(nodeId)}/${verb}`, reason ? { reason } : {}), `${verb} ${nodeId}`);
+      }
+      case 'accept-certificate': {
+        const nodeId = required(positionals, 1, 'NODE');
+        // As `openssl x509 -fingerprint -sha256` prints it (colons, upper case) or as the ledger records it.
+        const fingerprint = need(values.fingerprint, 'fingerprint').replace(/:/g, '').toLowerCase();
+        if (!/^[0-9a-f]{64}$/.test(fingerprint)) throw new UsageError('--fingerprint must be a SHA-256 fingerprint (64 hex digits, colons allowed)');
+        const body = { fingerprint, reason: need(values.reason, 'reason') };
+        return printIntent(connection, await post(`/v1/nodes/${encodeURIComponent(nodeId)}/accept-certificate`, body), `certificate ${fingerprint.slice(0, 16)}… accepted for ${nodeId}`);
       }
       case 'maintenance': {
         const nodeId = required(positionals, 1, 'NODE');

@@ -22,6 +22,8 @@ const USAGE = `usage: fleet-ledger sim (--scenario <file> | --bmcs N [--mockup <
   --latency-scale S        multiply modelled response times (0 answers at once; default 1)
   --stats-every SECONDS    how often to print a stats line (default 10; 0 never)
   --seed N                 seed for identities, firmware mix and topology
+  --tls                    serve every BMC over HTTPS with its own self-signed certificate, TLS versions,
+                           handshake time and keep-alive of its generation (the control API stays http)
 `;
 
 export async function run(argv: string[]): Promise<number> {
@@ -36,6 +38,7 @@ export async function run(argv: string[]): Promise<number> {
     'latency-scale': { type: 'string' },
     'stats-every': { type: 'string' },
     seed: { type: 'string' },
+    tls: { type: 'boolean' },
   }, USAGE, false, { scenario: { kind: 'file', what: 'scenario file' }, captures: { kind: 'directory', what: 'captures folder' } });
   // --mockup names a vendor profile or a folder: a name is not a path, so it is not checked as one here.
   if (typeof parsed === 'number') return parsed;
@@ -68,6 +71,7 @@ export async function run(argv: string[]): Promise<number> {
       ...(values['clock-factor'] !== undefined ? { clockFactor: number('clock-factor', values['clock-factor']) } : {}),
       ...(values.seed !== undefined ? { seed: number('seed', values.seed) } : {}),
       ...(latencyScale !== undefined ? { behaviour: { latencyScale } } : {}),
+      ...(values.tls ? { tls: true } : {}),
     };
     statsEvery = number('stats-every', values['stats-every']) ?? 10;
   } catch (error) {

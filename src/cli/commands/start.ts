@@ -12,6 +12,7 @@ import { AuditService } from '../../../replay/audit/index.js';
 import { openLedger } from '../../ledger/index.js';
 import { logger } from '../../logger.js';
 import { credentialRefusal, ThreadedPoller } from '../../poller/index.js';
+import { siteTlsFromFlags } from '../site-tls-flags.js';
 import { parseShardsPerSite, ThreadedClusterMember } from '../../cluster/index.js';
 import { loadScenario, type Simulator } from '../../sim/index.js';
 import { SagaSupervisor, type BmcAccess } from '../../../sagas/index.js';
@@ -36,6 +37,10 @@ const usage = `fleet-ledger start [options]
                     "bmc-*.ams1.example.com"]}}, mode 0600): a secret is sent only to the addresses it names,
                     and only over https
   --allow-http-site SITE   with --targets: BMCs of SITE may be polled over plain http (repeatable; * for all)
+  --site-ca SITE=FILE      with --targets: BMC certificates of SITE are verified by this CA bundle (PEM) instead of
+                           pinned on first use (repeatable; docs/tls.md)
+  --insecure-site SITE     with --targets: BMC certificates of SITE are not verified (logged; repeatable)
+  --min-tls SITE=VERSION   with --targets: the oldest TLS version SITE allows, TLSv1.2 (default) or TLSv1.3
   --port P          the API and dashboard port on 127.0.0.1 (default 8080; FLEET_LEDGER_API_HOST to bind elsewhere)
   --kurrent-port P  also serve the KurrentDB (EventStoreDB) gRPC protocol on P (off by default; npm start uses
                     2113): over TLS, clients authenticate as <principal>:<API token> and read and append what
@@ -98,6 +103,9 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
       'no-sim': { type: 'boolean', default: false },
       targets: { type: 'string' },
       'allow-http-site': { type: 'string', multiple: true },
+      'site-ca': { type: 'string', multiple: true },
+      'insecure-site': { type: 'string', multiple: true },
+      'min-tls': { type: 'string', multiple: true },
       'data-dir': { type: 'string' },
       'min-free-mb': { type: 'string', default: '128' },
       'pg-port': { type: 'string' },
@@ -298,7 +306,9 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
       return 2;
     }
     let credentials: ReturnType<typeof fileCredentials>;
+    let siteTls: ReturnType<typeof siteTlsFromFlags>;
     try {
+      siteTls = siteTlsFromFlags({ siteCa: values['site-ca'] ?? [], insecureSites: values['insecure-site'] ?? [], minTls: values['min-tls'] ?? [] });
       credentials = fileCredentials(credentialsFile);
     } catch (error) {
       process.stderr.write(`fleet-ledger start: ${error instanceof Error ? error.message : String(error)}\n`);
@@ -323,6 +333,7 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
       credentials,
       credentialRefs: () => targets.map((target) => target.credentialRef),
       plainHttpSites: httpSites,
+      siteTls,
       log: (message, fields) => logger.warn(fields ?? {}, message),
       info: (message, fields) => logger.info({ component: 'cluster', ...fields }, message),
       cluster,

@@ -8,9 +8,13 @@
  *   at every moment whether it holds one (`hasSession`), because a leaked session is what exhausts an iDRAC;
  * - a session the BMC forgot is replaced once for every request in flight (`renewSession`), and a 401 to an older
  *   token never deletes a newer session;
- * - self-signed certificates are accepted only when `insecure` is set.
+ * - a certificate is judged by `tls` (a pin, a site CA, or nothing where the site chose `insecure`) before any byte of a
+ *   request is written, so a refused certificate never receives a credential; without `tls`, by the system's CAs
+ *   unless `insecure` is set.
  */
 import { Agent, type Dispatcher } from 'undici';
+import { bmcConnector } from '../tls/bmc-connector.js';
+import type { BmcTlsOptions } from '../tls/bmc-tls-policy.js';
 import { DriverError, toDriverError } from '../driver-error.js';
 import { normalizeRedfishError, type RedfishRequestPhase } from './redfish-error.js';
 import { storableValue } from '../storable-text.js';
@@ -84,8 +88,15 @@ export interface RedfishClientOptions {
   baseUrl: string;
   username?: string;
   password?: string;
-  /** Accept self-signed or mismatched certificates. Off by default. */
+  /** Accept self-signed or mismatched certificates. Off by default. Ignored when `tls` is given. */
   insecure?: boolean;
+  /** How the BMC's certificate is trusted (pinned, site CA, insecure) and the oldest TLS version allowed. */
+  tls?: BmcTlsOptions;
+  /**
+   * The connections to use instead of the client's own (a poller's kept-alive pool for this BMC, `BmcConnection`):
+   * left open at `close()`, which then only logs out.
+   */
+  dispatcher?: Dispatcher;
   /** Deadline per request, headers and body included. Default 10 s. */
   requestTimeoutMs?: number;
   /** `auto` tries a session and falls back to basic auth when sessions are refused (405/501). Default `auto`. */
@@ -146,8 +157,10 @@ class Gate {
 
 export class RedfishClient {
   #origin: string;
-  private readonly options: Required<Omit<RedfishClientOptions, 'username' | 'password' | 'deadline' | 'guard' | 'headers'>> & Pick<RedfishClientOptions, 'username' | 'password' | 'deadline' | 'guard' | 'headers'>;
-  private readonly agent: Agent;
+  private readonly options: Required<Omit<RedfishClientOptions, 'username' | 'password' | 'deadline' | 'guard' | 'headers' | 'tls' | 'dispatcher'>> & Pick<RedfishClientOptions, 'username' | 'password' | 'deadline' | 'guard' | 'headers' | 'tls' | 'dispatcher'>;
+  private readonly agent: Dispatcher;
+  /** The connections are the client's own (closed with it), not a pool it was lent. */
+  private readonly ownsAgent: boolean;
   private readonly gate: Gate;
   private session: { token: string; location: string } | undefined;
   /** The one re-login in flight after a session expired; requests that meet a 401 meanwhile wait for it. */
@@ -179,8 +192,9 @@ export class RedfishClient {
       logoutTimeoutMs: options.logoutTimeoutMs ?? Math.max(options.requestTimeoutMs ?? 10_000, 2_000),
     };
     const deadline = this.options.requestTimeoutMs;
-    this.agent = new Agent({
-      connect: { rejectUnauthorized: !this.options.insecure, timeout: deadline },
+    this.ownsAgent = options.dispatcher === undefined;
+    this.agent = options.dispatcher ?? new Agent({
+      connect: this.options.tls ? bmcConnector({ ...this.options.tls, timeoutMs: deadline }) : { rejectUnauthorized: !this.options.insecure, timeout: deadline },
       headersTimeout: deadline,
       bodyTimeout: deadline,
       connections: this.options.maxConcurrency,
@@ -520,6 +534,7 @@ export class RedfishClient {
     await this.logout();
     // Nothing in flight (every request of a visit ends before it closes): the connections go at once, with a reason
     // that costs no stack trace. With requests still running, they finish first.
+    if (!this.ownsAgent) return; // a lent pool stays open for the next visit
     if (this.gate.idle) await this.agent.destroy(clientClosed()).catch(() => undefined);
     else await this.agent.close().catch(() => undefined);
   }

@@ -1,0 +1,40 @@
+/**
+ * Connections that cost what they must, against the simulator over real HTTPS: a BMC that keeps idle connections is
+ * checked again over the connection of the last check (no new handshake); one that closes its connection after each
+ * answer (iLO 4) gets a new connection per check, its TLS session resumed; one that refuses resumption (iDRAC 8) is
+ * never resumed.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BmcTransports, RedfishVisitor, type PollTarget } from '../../src/poller/index.js';
+import { startSimulator, type SimBmcInfo, type Simulator } from '../../src/sim/index.js';
+
+const options = { requestTimeoutMs: 5_000, firmwareTimeoutMs: 5_000, visitDeadlineMs: 10_000, sessionLimit: 2 };
+const targetOf = (bmc: SimBmcInfo): PollTarget => ({ nodeId: bmc.id, site: 'dc1', rack: bmc.rack, baseUrl: bmc.baseUrl, credentialRef: 'c', expectedIntervalS: 60 });
+const credentialOf = (bmc: SimBmcInfo) => ({ username: bmc.username, password: bmc.password, version: '1', endpoints: [new URL(bmc.baseUrl).origin] });
+
+describe('connections to HTTPS BMCs between checks', () => {
+  let sim: Simulator;
+  let transports: BmcTransports;
+  beforeAll(async () => {
+    sim = await startSimulator({ bmcs: 3, mockups: ['dell', 'hpe_ilo4_bl460c_gen9', 'dell_idrac8_m630'], tls: true, behaviour: { latencyScale: 0.01 } });
+    transports = new BmcTransports({ store: { append: () => Promise.resolve({} as never) }, keepAliveMs: 60_000, connectTimeoutMs: 5_000, clock: Date.now });
+  });
+  afterAll(async () => {
+    await transports?.close();
+    await sim?.close();
+  });
+
+  it('a BMC that keeps connections is checked over one connection; one that closes them resumes its TLS session; one that refuses resumption is never resumed', async () => {
+    const visitor = new RedfishVisitor(transports);
+    for (let check = 0; check < 3; check += 1) {
+      for (const bmc of sim.bmcs) {
+        const result = await visitor.visit(targetOf(bmc), credentialOf(bmc), ['liveness'], options);
+        expect(result, `${bmc.fixture} check ${check}`).toMatchObject({ ok: true });
+      }
+    }
+    const byFixture = Object.fromEntries(sim.bmcs.map((bmc) => [bmc.fixture, sim.tlsStats(bmc.id)!]));
+    expect(byFixture['dell']).toMatchObject({ handshakes: 1, connectionsPeak: 1 });
+    expect(byFixture['hpe_ilo4_bl460c_gen9']).toMatchObject({ handshakes: 3, resumed: 2 });
+    expect(byFixture['dell_idrac8_m630']!.resumed).toBe(0);
+  });
+});
