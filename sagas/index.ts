@@ -15,6 +15,7 @@ export * from './firmware-rollout/rollout-decide.js';
 export * from './firmware-rollout/step-evolve.js';
 export * from './firmware-rollout/step-decide.js';
 export * from './firmware-rollout/permanent-refusal.js';
+export * from './firmware-rollout/plan-warnings.js';
 export * from './firmware-rollout/rollout-verb-decide.js';
 export * from './engine/gate.js';
 export * from './engine/handle-command.js';
