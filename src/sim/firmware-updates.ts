@@ -92,7 +92,7 @@ export function newUpdateStats(): UpdateStats {
 /** Update task times by family, from vendor documentation and field reports (iDRAC minutes, HMC bundles longer). */
 const TASK_MS: Record<VendorFamily, number> = { dell: 240_000, hpe: 300_000, supermicro: 420_000, openbmc: 900_000, unknown: 300_000 };
 /** Completed tasks stay readable this long before the BMC purges them. */
-const TASK_RETENTION_MS = 600_000;
+export const TASK_RETENTION_MS = 600_000;
 const INTENT_HEADER = 'x-fleet-ledger-intent';
 
 export function updateTaskMs(profile: VendorProfile, behaviour: SimBehaviour): number {
@@ -191,26 +191,7 @@ export async function acceptUpdate(
     stats.maxInFlight = Math.max(stats.maxInFlight, stats.inFlight);
   }
 
-  if (fate === 'reset-mid-update') {
-    clock.schedule(durationMs / 2, () => {
-      // The controller resets and forgets the job: the task is gone and nothing changed.
-      bmc.tasks?.delete(task.id);
-      task.finished = true;
-      stats.lostInReset++;
-      settle(context, bmc, task);
-      bmc.reset(clock, behaviour.resetDarkMs);
-      context.onReset?.(bmc);
-    });
-  } else if (fate === 'lost-after-running') {
-    clock.schedule(durationMs / 2, () => {
-      // The BMC drops the job it showed Running (its task monitor answers 404 from now on); nothing is applied and
-      // the controller does not reset.
-      bmc.tasks?.delete(task.id);
-      task.finished = true;
-      stats.lostAfterRunning++;
-      settle(context, bmc, task);
-    });
-  } else clock.schedule(durationMs, () => finish(context, bmc, task));
+  scheduleTask(context, bmc, task);
 
   if (fault === 'lost-response') {
     stats.lostResponses++;
@@ -292,6 +273,35 @@ function fateOf(context: UpdateContext, bmc: SimBmc, imageUri: string, version: 
   return fate;
 }
 
+/**
+ * Schedules what happens next to a running task, from its start time: its end, or its loss halfway (a reset, a
+ * dropped job). Used when the task is accepted, and when a restarted simulator takes back a task it had running.
+ */
+export function scheduleTask(context: UpdateContext, bmc: SimBmc, task: UpdateTask): void {
+  const { clock, behaviour, stats } = context;
+  const after = (simulatedMs: number): number => Math.max(0, task.startedAt + simulatedMs - clock.now());
+  if (task.fate === 'reset-mid-update') {
+    clock.schedule(after(task.durationMs / 2), () => {
+      // The controller resets and forgets the job: the task is gone and nothing changed.
+      bmc.tasks?.delete(task.id);
+      task.finished = true;
+      stats.lostInReset++;
+      settle(context, bmc, task);
+      bmc.reset(clock, behaviour.resetDarkMs);
+      context.onReset?.(bmc);
+    });
+  } else if (task.fate === 'lost-after-running') {
+    clock.schedule(after(task.durationMs / 2), () => {
+      // The BMC drops the job it showed Running (its task monitor answers 404 from now on); nothing is applied and
+      // the controller does not reset.
+      bmc.tasks?.delete(task.id);
+      task.finished = true;
+      stats.lostAfterRunning++;
+      settle(context, bmc, task);
+    });
+  } else clock.schedule(after(task.durationMs), () => finish(context, bmc, task));
+}
+
 function finish(context: UpdateContext, bmc: SimBmc, task: UpdateTask): void {
   const { clock, behaviour, stats } = context;
   task.finished = true;
@@ -328,7 +338,7 @@ function finish(context: UpdateContext, bmc: SimBmc, task: UpdateTask): void {
 }
 
 /** The update no longer disrupts the node: applied, failed or lost. */
-function settle(context: UpdateContext, bmc: SimBmc, task: UpdateTask): void {
+export function settle(context: UpdateContext, bmc: SimBmc, task: UpdateTask): void {
   task.awaitingActivation = false;
   if (bmc.activeUpdate === task) bmc.activeUpdate = undefined;
   if (!bmc.activeUpdate && context.inFlight.delete(bmc)) context.stats.inFlight = context.inFlight.size;
