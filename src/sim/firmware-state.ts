@@ -5,8 +5,9 @@
  * new version, a task still running ends when it would have, a finished task is still readable until it is purged.
  *
  * Everything else (sessions, faults, counters) starts afresh, as on a BMC whose management network was cut and
- * restored. Times are simulated milliseconds since the epoch, so a wall-clock simulator resumes a task where the
- * clock now stands.
+ * restored. Times are simulated milliseconds since the epoch, so a wall-clock simulator (the demo's) resumes a task
+ * where the clock now stands: one that would have ended while the demo was down has ended. (A clock faster than the
+ * wall clock saved times ahead of the next simulator's clock: its tasks resume where they stood, or earlier.)
  */
 import { z } from 'zod';
 import { describeIssues, SimError } from './errors.ts';
