@@ -25,6 +25,7 @@ export * from './engine/rollout-service.js';
 export * from './engine/supervisor.js';
 export * from './provisioning/provision-evolve.js';
 export * from './provisioning/provision-decide.js';
+export * from './provisioning/burn-in-alarms.js';
 export * from './provisioning/provision-verb-decide.js';
 export * from './engine/provisioning-engine.js';
 export { SagaOwnership, waitForSagaLease, type SagaLease } from './engine/saga-ownership.js';
