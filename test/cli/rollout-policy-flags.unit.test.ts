@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { describePolicy, rolloutRequestOf } from '../../src/cli/commands/rollout-request.js';
+import { describePolicy, rolloutRequestOf } from '../../src/cli/rollout-request.js';
 import { UsageError } from '../../src/cli/api-client.js';
 import { planRollout, planWarnings, type Candidate, type RolloutRequest } from '../../sagas/index.js';
 

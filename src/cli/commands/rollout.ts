@@ -1,6 +1,6 @@
 /** `fleet-ledger rollout <verb>`: plan, start, approve, watch, pause, resume and abort firmware rollouts, through the API. */
 import { callApi, connectionOf, connectionUsage, exitCodes, output, parseCommandArgs, required, runApiCommand, table, UsageError } from '../api-client.js';
-import { describePolicy, rolloutRequestOf, rolloutRequestOptions, rolloutRequestUsage } from './rollout-request.js';
+import { describePolicy, rolloutRequestOf, rolloutRequestOptions, rolloutRequestUsage } from '../rollout-request.js';
 
 export const summary = 'firmware rollouts: plan (preview), start, approve, status (a live progress bar), pause, resume, abort, node verbs';
 

@@ -3,7 +3,7 @@
  * selection, the strategy, the failure budgets, the retry budget, the gate, and the step's timing), each flag
  * checked here with an error that names it. What a flag leaves out is the planner's default, which `plan` prints.
  */
-import { durationMs, UsageError } from '../api-client.js';
+import { durationMs, UsageError } from './api-client.js';
 
 export const rolloutRequestOptions = {
   component: { type: 'string' },
