@@ -105,7 +105,7 @@ export function run(argv: string[]): Promise<number> {
         return exitCodes.ok;
       }
       case 'start': {
-        const rollout = await callApi(connection, '/v1/rollouts', { method: 'POST', body: rolloutRequestOf(values) });
+        const rollout = await callApi(connection, '/v1/rollouts', { method: 'POST', body: { ...rolloutRequestOf(values), ...(values.id ? { rolloutId: values.id } : {}) } });
         if (!values.json) printWarnings(rollout.warnings);
         output(connection, rollout, () => `${describe(rollout)}approve it with: fleet-ledger rollout approve ${rollout.rolloutId} --reason "..."\n`);
         return exitCodes.ok;
