@@ -90,7 +90,8 @@ export function stepStream(rolloutId: string, nodeId: string): string {
   return `fwstep-${rolloutId}-${nodeId}`;
 }
 
-const failedTaskStates = new Set(['Exception', 'Killed', 'Cancelled', 'Interrupted']);
+// Redfish TaskState values that end a task as failed, and Dell's JobState ones where a BMC reports a job instead.
+const failedTaskStates = new Set(['Exception', 'Killed', 'Cancelled', 'Interrupted', 'Failed', 'CompletedWithErrors']);
 /**
  * A task that ends with one of these statuses failed, whatever its state says: `Completed` + `Critical` is a BMC
  * reporting that it finished the job and the job went wrong (nothing to activate, nothing to wait for).
@@ -174,6 +175,11 @@ export function evolveStep(state: StepState, event: SagaEvent): StepState {
       next.cause = `${data.code}: ${data.message}`;
       next.phase = data.outcomeKnown ? 'retry-needed' : 'reconcile';
       next.permanentRefusal = data.outcomeKnown && data.permanent === true;
+      // A 2xx the driver could not use (no task monitor in it) is still the BMC acknowledging the request.
+      if (data.status !== undefined && data.status >= 200 && data.status < 300) {
+        next.acknowledged = true;
+        next.lastActivityAt = at;
+      }
       break;
     }
     case 'BmcTaskObserved': {

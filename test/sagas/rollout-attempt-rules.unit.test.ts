@@ -39,7 +39,8 @@ type Fate =
   | 'exception' // 202, task Running, then Exception + Critical
   | 'killed' // 202, task Running, then Killed
   | 'refused-permanent' // 400 with a Redfish body naming the image
-  | 'refused-while-booting'; // 400 Base.GeneralError, no word about the image: worth another try
+  | 'refused-while-booting' // 400 Base.GeneralError, no word about the image: worth another try
+  | 'accepted-without-task-monitor'; // 202 with neither a Location nor an @odata.id; nothing ever changes
 
 interface Run {
   posts: number;
@@ -86,6 +87,8 @@ function runStep(fates: readonly Fate[], retryBudget: number, darkProbes = 2): R
         polls = 0;
         if (fate === 'refused-permanent') {
           apply('UpdateSubmissionFailed', { idempotencyKey: action.key, code: 'DRIVER_REJECTED', status: 400, message: 'ImageURI invalid', outcomeKnown: true, permanent: true, messageIds: ['Base.1.8.ActionParameterValueFormatError'] });
+        } else if (fate === 'accepted-without-task-monitor') {
+          apply('UpdateSubmissionFailed', { idempotencyKey: action.key, code: 'DRIVER_PROTOCOL', status: 202, message: 'the update was accepted without a task monitor', outcomeKnown: false, permanent: false });
         } else if (fate === 'refused-while-booting') {
           apply('UpdateSubmissionFailed', { idempotencyKey: action.key, code: 'DRIVER_REJECTED', status: 400, message: 'general error', outcomeKnown: true, permanent: false, messageIds: ['Base.1.8.GeneralError'] });
         } else {
@@ -141,7 +144,7 @@ function runStep(fates: readonly Fate[], retryBudget: number, darkProbes = 2): R
   throw new Error('the step never ended');
 }
 
-const failingFate = fc.constantFrom<Fate>('task-lost-after-running', 'reset-mid-update', 'completed-critical', 'exception', 'killed', 'refused-while-booting');
+const failingFate = fc.constantFrom<Fate>('task-lost-after-running', 'reset-mid-update', 'completed-critical', 'exception', 'killed', 'refused-while-booting', 'accepted-without-task-monitor');
 
 describe('an update attempt the BMC acknowledged', () => {
   it('spends the retry budget whatever becomes of its task: the BMC never sees more POSTs than 1 + the budget, and the node fails (never an endless hold)', () => {
