@@ -1,6 +1,7 @@
 /** `fleet-ledger rollout <verb>`: plan, start, approve, watch, pause, resume and abort firmware rollouts, through the API. */
 import { callApi, connectionOf, connectionUsage, exitCodes, output, parseCommandArgs, required, runApiCommand, table, UsageError } from '../api-client.js';
 import { describePolicy, rolloutRequestOf, rolloutRequestOptions, rolloutRequestUsage } from '../rollout-request.js';
+import { describeApproval, nextForHold, watchExitCode } from '../rollout-guidance.js';
 
 export const summary = 'firmware rollouts: plan (preview), start, approve, status (a live progress bar), pause, resume, abort, node verbs';
 
@@ -33,32 +34,10 @@ const options = {
   watch: { type: 'boolean', default: false },
 } as const;
 
-/** `status --watch` exit codes beyond the shared ones: the rollout stopped for an operator, or was aborted. */
-const watchExit = { stopped: 4, aborted: 5 } as const;
-
 function positiveInt(text: string, name: string): number {
   const value = Number(text);
   if (!Number.isInteger(value) || value < 1) throw new UsageError(`--${name} must be a positive integer, got ${text}`);
   return value;
-}
-
-/** What an operator does about a held node, by hold. */
-function nextForHold(rolloutId: string, node: { nodeId: string; hold: string | null }): string {
-  const verb = (action: string) => `fleet-ledger rollout node ${rolloutId} ${node.nodeId} ${action} --reason "..."`;
-  if (node.hold === 'reconcile-required') {
-    return `the outcome of its update is unclear: read the BMC (its task list and the installed version); then ${verb('retry')} (a new attempt), ${verb('skip')} (leave it as it is), or ${verb('quarantine')}`;
-  }
-  return `past its step deadline: ${verb('retry')}, ${verb('skip')}, or ${verb('release')} (give back its slot once the node is idle)`;
-}
-
-/** What happened to an approval, and what comes next. */
-function describeApproval(rollout: any): string {
-  const { by, required: needed } = rollout.approvals as { by: string[]; required: number };
-  if (by.length < needed) {
-    return `approved by ${by.join(', ')} (${by.length} of ${needed}): it needs ${needed - by.length} more approval from a different operator: fleet-ledger rollout approve ${rollout.rolloutId} --reason "..."\n`;
-  }
-  const starting = rollout.status === 'awaiting-approval';
-  return `approved (${by.length} of ${needed}: ${by.join(', ')}): ${starting ? 'dispatch of the canary begins at the saga engine\'s next tick (a running fleet-ledger start drives it)' : `the rollout is ${rollout.status}`}\nfollow it with: fleet-ledger rollout status ${rollout.rolloutId} --watch\n`;
 }
 
 function printWarnings(warnings: Array<{ code: string; message: string }> | undefined): void {
@@ -156,10 +135,8 @@ export function run(argv: string[]): Promise<number> {
           const stopped = rollout.status === 'halted' || rollout.status === 'paused' ? `  ${rollout.status}: resume it with fleet-ledger rollout resume ${rollout.rolloutId} --reason "...", or end it with fleet-ledger rollout abort ${rollout.rolloutId} --reason "..."\n` : '';
           output(connection, rollout, () => `${describe(rollout)}${holds}${stopped}`);
           if (!values.watch) return exitCodes.ok;
-          // A watch ends where an operator is needed or nothing more will happen, and says which by its exit code.
-          if (rollout.status === 'completed') return exitCodes.ok;
-          if (rollout.status === 'aborted') return watchExit.aborted;
-          if (rollout.status === 'halted' || rollout.status === 'paused') return watchExit.stopped;
+          const exit = watchExitCode(rollout.status);
+          if (exit !== undefined) return exit;
           await new Promise((resolve) => setTimeout(resolve, 2_000));
         }
       }
