@@ -6,11 +6,11 @@ import { backends, freshDatabase } from '../support/backends.js';
 
 /**
  * A rollout against simulated BMCs that fail the way real ones do, on a profile whose update takes 30 s. The
- * simulator's clock runs 20 times faster than the wall clock and the rollout's policy (its step timing and quiet
+ * simulator's clock runs 10 times faster than the wall clock and the rollout's policy (its step timing and quiet
  * period) is scaled down by the same factor, so every figure below is in simulated time: what an operator with a
  * 30-s update would see. The engine is stopped once while tasks run and started again (a restart of the process).
  */
-const factor = 20;
+const factor = 10;
 const sim = (simulatedMs: number): number => simulatedMs / factor;
 const updateMs = 30_000;
 const verdictBoundMs = 180_000;
@@ -55,10 +55,10 @@ describe('a rollout over BMCs that acknowledge an update and then fail it', () =
       budgets: { canaryFailures: 10, waveFailureRatio: 1, cumulativeFailureRatio: 1 },
       retryBudget,
       stepDeadlineMs: sim(30 * 60_000),
-      // What an operator sets for a 30-s update (`--quiet-period 20s --retry-backoff 20s --poll-interval 5s ...`),
+      // What an operator sets for a 30-s update (`--quiet-period 15s --retry-backoff 15s --poll-interval 5s ...`),
       // scaled to the clock.
-      quietPeriodMs: sim(20_000),
-      stepTiming: { pollIntervalMs: sim(5_000), readIntervalMs: sim(5_000), probeIntervalMs: sim(5_000), settleMs: sim(60_000), retryBackoffMs: sim(20_000), requestTimeoutMs: 2_000 },
+      quietPeriodMs: sim(15_000),
+      stepTiming: { pollIntervalMs: sim(5_000), readIntervalMs: sim(5_000), probeIntervalMs: sim(5_000), settleMs: sim(60_000), retryBackoffMs: sim(15_000), requestTimeoutMs: 2_000 },
     };
     const plan = previewRollout(request, candidates);
     expect(plan.waves).toHaveLength(1);
