@@ -34,6 +34,21 @@ export const domainLimitsSchema = z.object({
   cdu: z.number().int().min(1).optional(),
 });
 
+/**
+ * A node step's pace, part of the rollout's policy: between two task reads, two version reads, two reconcile probes;
+ * how long a task's end (or a reset) may leave the old version showing before the attempt counts as not applied
+ * (`settleMs`); the wait before a new attempt; the deadline of one request to a BMC.
+ */
+const durationPolicyMs = z.number().int().min(0).max(86_400_000);
+export const stepTimingSchema = z.object({
+  pollIntervalMs: durationPolicyMs.optional(),
+  readIntervalMs: durationPolicyMs.optional(),
+  probeIntervalMs: durationPolicyMs.optional(),
+  settleMs: durationPolicyMs.optional(),
+  retryBackoffMs: durationPolicyMs.optional(),
+  requestTimeoutMs: z.number().int().min(100).max(600_000).optional(),
+});
+
 export const rolloutTargetSchema = z.object({
   nodeId: nodeIdSchema,
   site: siteIdSchema,
@@ -67,6 +82,8 @@ export const rolloutPlanSchema = z.object({
   stepDeadlineMs: z.number().int().min(1),
   quietPeriodMs: z.number().int().min(0),
   gate: z.object({ maxLagPositions: z.number().int().min(0), maxLagMs: z.number().int().min(0), autoAdvance: z.boolean() }),
+  /** How a node's step paces itself (absent from plans recorded before it was policy: the engine's defaults apply). */
+  stepTiming: stepTimingSchema.optional(),
   approvalsRequired: z.number().int().min(1).max(2),
   planHash: z.string().length(64),
   definitionVersion: z.number().int().min(1),
@@ -232,8 +249,18 @@ export const UpdateSubmitted = defineEvent({
 export const UpdateSubmissionFailed = defineEvent({
   family: 'saga-progress',
   type: 'UpdateSubmissionFailed',
-  description: 'The request was answered with a refusal (busy, bad image, unsupported), or never answered (outcome unknown).',
-  schema: z.object({ idempotencyKey: key, code: z.string().max(60), status: z.number().int().optional(), message: detail, outcomeKnown: z.boolean() }),
+  description:
+    'The request was answered with a refusal (busy, bad image, unsupported), or never answered (outcome unknown). `permanent`: the BMC named the request itself as wrong (a 4xx whose Redfish error body names the image or a bad parameter): the same request is never sent again.',
+  schema: z.object({
+    idempotencyKey: key,
+    code: z.string().max(60),
+    status: z.number().int().optional(),
+    message: detail,
+    outcomeKnown: z.boolean(),
+    permanent: z.boolean().optional(),
+    /** The Redfish message ids of the refusal, the evidence `permanent` was judged from. */
+    messageIds: z.array(z.string().max(200)).max(20).optional(),
+  }),
 });
 
 export const BmcTaskObserved = defineEvent({
@@ -274,12 +301,13 @@ export const VersionVerified = defineEvent({
 export const ReconcileProbed = defineEvent({
   family: 'saga-progress',
   type: 'ReconcileProbed',
-  description: 'A read-only look at the BMC to settle an intent whose outcome is unknown: its tasks and the installed version.',
+  description:
+    "A read-only look at the BMC to settle an intent whose outcome is unknown: its tasks and the installed version. `attempt-lost`: the BMC had acknowledged the attempt (202, a task reading) and now shows neither its task nor the version after the quiet period: the attempt failed and counts against the retry budget. `not-accepted`: no sign the BMC ever saw it.",
   schema: z.object({
     reachable: z.boolean(),
     version: z.string().max(200).nullable(),
     matchingTask: taskMonitor.nullable(),
-    verdict: z.enum(['at-target', 'adopt-task', 'not-accepted', 'wait', 'ambiguous']),
+    verdict: z.enum(['at-target', 'adopt-task', 'not-accepted', 'attempt-lost', 'wait', 'ambiguous']),
   }),
 });
 

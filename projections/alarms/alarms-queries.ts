@@ -77,9 +77,9 @@ export async function openAlarmCountOf<DB>(db: Kysely<DB>, nodeIds: readonly str
   return Number(rows.rows[0]?.n ?? 0);
 }
 
-/** Up to `limit` open alarms of one node, kind and summary only (in no particular order). */
-export async function openAlarmLinesOf<DB>(db: Kysely<DB>, nodeId: string, limit: number): Promise<Array<{ kind: string; summary: string }>> {
-  const rows = await sql<{ kind: string; summary: string }>`SELECT kind, summary FROM alarms WHERE status = 'open' AND node_id = ${nodeId} LIMIT ${limit}`.execute(db);
+/** Up to `limit` open alarms of one node: kind, summary and evidence (in no particular order). */
+export async function openAlarmLinesOf<DB>(db: Kysely<DB>, nodeId: string, limit: number): Promise<Array<{ kind: string; summary: string; evidence: unknown }>> {
+  const rows = await sql<{ kind: string; summary: string; evidence: unknown }>`SELECT kind, summary, evidence FROM alarms WHERE status = 'open' AND node_id = ${nodeId} LIMIT ${limit}`.execute(db);
   return rows.rows;
 }
 

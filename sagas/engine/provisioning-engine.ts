@@ -15,6 +15,7 @@ import type { ReadModelDatabase } from '../../projections/index.js';
 import { capacityStream, evolveCapacity, initialCapacity } from '../capacity/capacity-evolve.js';
 import { defaultStepTiming, type StepTiming } from '../firmware-rollout/step-decide.js';
 import { decideProvision } from '../provisioning/provision-decide.js';
+import { burnInAlarmProblems, type OpenAlarm } from '../provisioning/burn-in-alarms.js';
 import { evolveProvision, initialProvision, provisionStream, type ProvisionState } from '../provisioning/provision-evolve.js';
 import { nameUuid } from '../../src/ledger/index.js';
 import { driveFirmwareStep, loadStepState, type BmcAccess } from './step-driver.js';
@@ -217,7 +218,7 @@ export class ProvisioningEngine {
                 reachable = false;
                 problems.push(`unreachable: ${error.code}`);
               }
-              if (reachable) problems.push(...(await openAlarmsOf(store.db as never, nodeId)));
+              if (reachable) problems.push(...burnInAlarmProblems(await openAlarmsOf(store.db as never, nodeId), state.spec?.baseline ?? []));
               await append([{ type: 'BurnInObserved', data: { nodeId, reachable, problems: problems.slice(0, 50) } }]);
               break;
             }
@@ -299,9 +300,9 @@ export class ProvisioningEngine {
   }
 }
 
-async function openAlarmsOf(db: Kysely<ReadModelDatabase>, nodeId: string): Promise<string[]> {
-  const rows = await openAlarmLinesOf(db, nodeId, 20).catch(() => [] as Array<{ kind: string; summary: string }>);
-  return rows.map((row) => `alarm ${row.kind}: ${row.summary}`.slice(0, 300));
+async function openAlarmsOf(db: Kysely<ReadModelDatabase>, nodeId: string): Promise<OpenAlarm[]> {
+  const rows = await openAlarmLinesOf(db, nodeId, 20).catch(() => [] as Array<{ kind: string; summary: string; evidence: unknown }>);
+  return rows.map((row) => ({ kind: row.kind, summary: row.summary, evidence: row.evidence as OpenAlarm['evidence'] }));
 }
 
 function sleep(ms: number): Promise<void> {

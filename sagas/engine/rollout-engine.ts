@@ -19,7 +19,7 @@ import type { EventStore } from '../../src/ledger/index.js';
 import { capacityStream, evolveCapacity, initialCapacity, type CapacityState } from '../capacity/capacity-evolve.js';
 import { decideRollout, type RolloutCommand } from '../firmware-rollout/rollout-decide.js';
 import { evolveRollout, initialRollout, rolloutStream, type RolloutState } from '../firmware-rollout/rollout-evolve.js';
-import { defaultStepTiming, type StepTiming } from '../firmware-rollout/step-decide.js';
+import { defaultRequestTimeoutMs, defaultStepTiming, stepTimingOf, type StepTiming } from '../firmware-rollout/step-decide.js';
 import { evolveStep, initialStep, stepStream, terminalPhases, type StepState } from '../firmware-rollout/step-evolve.js';
 import type { SagaEvent } from '../saga-event.js';
 import { readGateInputs } from './gate.js';
@@ -36,6 +36,7 @@ export interface RolloutEngineOptions {
   rolloutId: string;
   /** How to reach a node's BMC (credentials come from the operator's secret store, never from the log). */
   access: (nodeId: string) => BmcAccess | undefined;
+  /** Overrides the rollout's recorded step timing (its policy); for tests and benches. */
   timing?: Partial<StepTiming>;
   /** Between two rollout decisions. Default 1 s. */
   tickMs?: number;
@@ -70,7 +71,7 @@ export class RolloutEngine {
   private readonly capacity = new Map<string, CapacityState>();
   private readonly steps = new Map<string, StepState>();
   private readonly workers = new Map<string, Promise<void>>();
-  private readonly timing: StepTiming;
+  private timing: StepTiming;
   private readonly now: () => number;
   private stopping = false;
   private lease: SagaLease | undefined;
@@ -145,6 +146,8 @@ export class RolloutEngine {
     this.state = initialRollout(rolloutId);
     for (const event of await store.readStreamToEnd(rolloutStream(rolloutId))) evolveRollout(this.state, toSagaEvent(event));
     if (!this.state.plan) throw new Error(`no rollout ${rolloutId} (stream ${rolloutStream(rolloutId)} holds no RolloutPlanned)`);
+    // The step's pace is the rollout's policy (recorded in its plan); an engine's own timing overrides it (tests).
+    this.timing = stepTimingOf(this.state.plan.stepTiming, this.options.timing);
     for (const site of new Set(this.state.plan.targets.map((target) => target.site))) await this.refreshCapacity(site);
     // Steps in flight: dispatched (or holding a slot) without a recorded outcome.
     const inFlight = new Set<string>();
@@ -232,7 +235,7 @@ export class RolloutEngine {
         lease: this.lease!.stamp,
         get: () => this.steps.get(nodeId),
         set: (step) => this.steps.set(nodeId, step),
-        requestTimeoutMs: this.options.requestTimeoutMs ?? 15_000,
+        requestTimeoutMs: this.options.requestTimeoutMs ?? this.state.plan!.stepTiming?.requestTimeoutMs ?? defaultRequestTimeoutMs,
         ...(this.options.log ? { log: this.options.log } : {}),
       }).catch((error: unknown) => this.options.log?.('step worker stopped', { rolloutId, nodeId, error: String(error) })).finally(() => this.workers.delete(nodeId));
       this.workers.set(nodeId, worker);

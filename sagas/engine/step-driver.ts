@@ -8,7 +8,8 @@ import { DriverError, RedfishDriver, type RedfishDriverOptions } from '../../src
 import type { EventStore } from '../../src/ledger/index.js';
 import type { RolloutPlan } from '../firmware-rollout/rollout-planner.js';
 import { decideStep, probeVerdict, versionMatches, type StepContext, type StepTiming } from '../firmware-rollout/step-decide.js';
-import { evolveStep, initialStep, stepStream, type StepState } from '../firmware-rollout/step-evolve.js';
+import { evolveStep, initialStep, isNewTaskReading, stepStream, type StepState } from '../firmware-rollout/step-evolve.js';
+import { isPermanentRefusal } from '../firmware-rollout/permanent-refusal.js';
 import { nameUuid } from '../../src/ledger/index.js';
 
 export interface BmcAccess {
@@ -74,7 +75,6 @@ export async function driveFirmwareStep(options: StepDriverOptions): Promise<voi
     for (const event of events) next = evolveStep(next, { type: event.type, data: event.data, actor, recordedAt: at });
     options.set(next);
   };
-  let lastTask = '';
   try {
     while (!options.stopping()) {
       const step = options.get();
@@ -109,7 +109,15 @@ export async function driveFirmwareStep(options: StepDriverOptions): Promise<voi
             } catch (error) {
               if (!(error instanceof DriverError)) throw error;
               const unknown = error.code === 'DRIVER_TIMEOUT' || error.code === 'DRIVER_UNREACHABLE' || error.code === 'DRIVER_PROTOCOL';
-              await append([{ type: 'UpdateSubmissionFailed', data: { idempotencyKey: action.key, code: error.code, ...(error.details.status !== undefined ? { status: error.details.status } : {}), message: error.message.slice(0, 2000), outcomeKnown: !unknown } }]);
+              const messages = error.details.messages ?? [];
+              const messageIds = messages.flatMap((message) => (message.messageId ? [message.messageId.slice(0, 200)] : [])).slice(0, 20);
+              const permanent = !unknown && isPermanentRefusal({ status: error.details.status, messageIds, text: [error.message, ...messages.map((message) => message.message ?? '')].join('\n') }, plan.firmware.imageUri);
+              await append([
+                {
+                  type: 'UpdateSubmissionFailed',
+                  data: { idempotencyKey: action.key, code: error.code, ...(error.details.status !== undefined ? { status: error.details.status } : {}), message: error.message.slice(0, 2000), outcomeKnown: !unknown, permanent, ...(messageIds.length ? { messageIds } : {}) },
+                },
+              ]);
             }
             break;
           }
@@ -117,9 +125,9 @@ export async function driveFirmwareStep(options: StepDriverOptions): Promise<voi
             const reading = await bmc().readUpdateTask(action.taskMonitor);
             if (reading === 'vanished') await append([{ type: 'BmcTaskVanished', data: { taskMonitor: action.taskMonitor } }]);
             else {
-              const signature = `${reading.taskState}|${reading.taskStatus}|${reading.messages.join('|')}`;
-              if (signature !== lastTask || step.taskState !== reading.taskState) {
-                lastTask = signature;
+              // "Already recorded" is read from the step's state (folded from the log), not kept in this process: a
+              // restarted engine reading the same task does not record the same reading again.
+              if (isNewTaskReading(step, reading)) {
                 await append([{ type: 'BmcTaskObserved', data: { taskMonitor: action.taskMonitor, taskState: reading.taskState, taskStatus: reading.taskStatus, ...(reading.percent !== undefined ? { percent: Math.max(0, Math.min(100, reading.percent)) } : {}), messages: reading.messages } }]);
               }
               if (reading.taskState !== 'Completed' && reading.taskState !== 'Exception') await sleep(options.timing.pollIntervalMs);

@@ -11,12 +11,14 @@
  * - the cohort choice is a seeded shuffle, and the seed is in the plan.
  */
 import type { z } from 'zod';
-import type { domainLimitsSchema, firmwareImageSchema, rolloutPlanSchema, rolloutTargetSchema } from '../../events/index.js';
+import { defaultRequestTimeoutMs, defaultStepTiming } from './step-decide.js';
+import type { domainLimitsSchema, firmwareImageSchema, rolloutPlanSchema, rolloutTargetSchema, stepTimingSchema } from '../../events/index.js';
 
 export type FirmwareImage = z.output<typeof firmwareImageSchema>;
 export type DomainLimits = z.output<typeof domainLimitsSchema>;
 export type RolloutPlan = z.output<typeof rolloutPlanSchema>;
 export type RolloutTarget = z.output<typeof rolloutTargetSchema>;
+export type StepTimingPolicy = z.output<typeof stepTimingSchema>;
 export type Domain = 'rack' | 'pdu' | 'tor' | 'cdu';
 export const domains: readonly Domain[] = ['rack', 'pdu', 'tor', 'cdu'];
 
@@ -64,6 +66,7 @@ export interface RolloutRequest {
   stepDeadlineMs?: number;
   quietPeriodMs?: number;
   gate?: Partial<RolloutPlan['gate']>;
+  stepTiming?: StepTimingPolicy;
   approvalsRequired?: number;
 }
 
@@ -79,6 +82,15 @@ export const plannerDefaults = {
   stepDeadlineMs: 2 * 3_600_000,
   quietPeriodMs: 10 * 60_000,
   gate: { maxLagPositions: 50_000, maxLagMs: 120_000, autoAdvance: true },
+  /** The step's pace (see `StepTiming` in `step-decide.ts`, whose defaults these are, plus a BMC request's deadline). */
+  stepTiming: {
+    pollIntervalMs: defaultStepTiming.pollIntervalMs,
+    readIntervalMs: defaultStepTiming.readIntervalMs,
+    probeIntervalMs: defaultStepTiming.probeIntervalMs,
+    settleMs: defaultStepTiming.settleMs,
+    retryBackoffMs: defaultStepTiming.retryBackoffMs,
+    requestTimeoutMs: defaultRequestTimeoutMs,
+  },
 } as const;
 
 export const ROLLOUT_DEFINITION_VERSION = 1;
@@ -241,6 +253,7 @@ export function planRollout(request: RolloutRequest, candidates: readonly Candid
     stepDeadlineMs: request.stepDeadlineMs ?? plannerDefaults.stepDeadlineMs,
     quietPeriodMs: request.quietPeriodMs ?? plannerDefaults.quietPeriodMs,
     gate: { ...plannerDefaults.gate, ...request.gate },
+    stepTiming: { ...plannerDefaults.stepTiming, ...request.stepTiming },
     approvalsRequired: request.approvalsRequired ?? 1,
     definitionVersion: ROLLOUT_DEFINITION_VERSION,
   };

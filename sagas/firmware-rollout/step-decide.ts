@@ -68,6 +68,15 @@ export const defaultStepTiming: StepTiming = {
   maxUntracedAttempts: 5,
 };
 
+/** The deadline of one request to a BMC during an update step, unless the rollout's policy sets another. */
+export const defaultRequestTimeoutMs = 15_000;
+
+/** The timing a step runs with: the defaults, then the rollout's policy, then an engine's override (tests, benches). */
+export function stepTimingOf(policy: Partial<StepTiming> | undefined, override: Partial<StepTiming> | undefined): StepTiming {
+  const defined = <T extends object>(value: T | undefined): Partial<T> => Object.fromEntries(Object.entries(value ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
+  return { ...defaultStepTiming, ...defined(policy), ...defined(override) };
+}
+
 export type StepAction =
   | { kind: 'start' }
   | { kind: 'preflight' }
@@ -109,6 +118,8 @@ export function decideStep(state: StepState, now: number, context: StepContext):
   // The budget counts attempts the BMC saw; one that left no trace is retried apart, up to its own bound.
   const spent = state.attempt - state.untracedAttempts;
   const retryOrFail = (cause: string): { action: StepAction; due: number } => {
+    // The BMC called the request itself wrong: the same request would be refused again.
+    if (state.permanentRefusal) return at({ kind: 'fail', cause: `${cause} (refused as permanent by the BMC: not retried; attempt ${spent} of ${1 + plan.retryBudget})` });
     if (state.lastAttemptUntraced) {
       return state.untracedAttempts <= timing.maxUntracedAttempts
         ? at({ kind: 'retry', attempt: state.attempt + 1, notBefore: now + timing.retryBackoffMs, cause })
@@ -174,13 +185,15 @@ export function probeVerdict(
   observed: { reachable: boolean; version: string | null; matchingTask: string | null },
   now: number,
   context: StepContext,
-): 'at-target' | 'adopt-task' | 'not-accepted' | 'wait' | 'ambiguous' {
+): 'at-target' | 'adopt-task' | 'not-accepted' | 'attempt-lost' | 'wait' | 'ambiguous' {
   if (!observed.reachable) return state.probes + 1 >= context.timing.maxProbes ? 'ambiguous' : 'wait';
   if (versionMatches(observed.version, context.plan.firmware.version, context.plan.firmware.component)) return 'at-target';
   if (observed.matchingTask) return 'adopt-task';
   // Quiet means quiet since the last sign of work, not since the intent: a task that vanished a moment ago may be
   // a BMC applying the image and about to reset.
   const since = Math.max(state.intentAt ?? 0, state.lastActivityAt ?? 0, state.startedAt ?? 0) || now;
-  if (now - since >= context.plan.quietPeriodMs) return 'not-accepted';
+  // An attempt the BMC acknowledged (a 2xx, a task reading) was seen: if it is now gone without the version, it is
+  // lost, and that spends the budget; only an attempt with no sign of the BMC ever having seen it is not accepted.
+  if (now - since >= context.plan.quietPeriodMs) return state.acknowledged ? 'attempt-lost' : 'not-accepted';
   return 'wait';
 }

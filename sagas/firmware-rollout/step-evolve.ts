@@ -61,6 +61,18 @@ export interface StepState {
   untracedAttempts: number;
   /** The current attempt is one of those. */
   lastAttemptUntraced: boolean;
+  /**
+   * The BMC acknowledged the current attempt (answered 2xx, or showed a task for it): it has been touched, so the
+   * attempt spends the retry budget whatever becomes of its task (lost, purged, forgotten in a reset).
+   */
+  acknowledged: boolean;
+  /** The BMC refused the current attempt's request as wrong in itself (`UpdateSubmissionFailed.permanent`): no retry. */
+  permanentRefusal: boolean;
+  /**
+   * What the last recorded task reading said (`taskReadingSignature`): a reading is appended only when it differs,
+   * and since this is folded from the log, a restarted engine does not record the same reading again.
+   */
+  taskSignature?: string;
   cause?: string;
   hold?: string;
   outcome?: 'updated' | 'already-at-target' | 'failed' | 'quarantined' | 'skipped';
@@ -71,14 +83,30 @@ export interface StepState {
 }
 
 export function initialStep(): StepState {
-  return { version: 0, phase: 'new', attempt: 0, needsActivation: false, matchingReads: 0, mismatchedReads: 0, readNo: 0, probes: 0, untracedAttempts: 0, lastAttemptUntraced: false, submittedKeys: [], released: false };
+  return { version: 0, phase: 'new', attempt: 0, needsActivation: false, matchingReads: 0, mismatchedReads: 0, readNo: 0, probes: 0, untracedAttempts: 0, lastAttemptUntraced: false, acknowledged: false, permanentRefusal: false, submittedKeys: [], released: false };
 }
 
 export function stepStream(rolloutId: string, nodeId: string): string {
   return `fwstep-${rolloutId}-${nodeId}`;
 }
 
-const failedTaskStates = new Set(['Exception', 'Killed', 'Cancelled', 'Interrupted']);
+// Redfish TaskState values that end a task as failed, and Dell's JobState ones where a BMC reports a job instead.
+const failedTaskStates = new Set(['Exception', 'Killed', 'Cancelled', 'Interrupted', 'Failed', 'CompletedWithErrors']);
+/**
+ * A task that ends with one of these statuses failed, whatever its state says: `Completed` + `Critical` is a BMC
+ * reporting that it finished the job and the job went wrong (nothing to activate, nothing to wait for).
+ */
+const failedTaskStatuses = new Set(['Critical']);
+
+/** The part of a task reading that is recorded on change: state, status and messages (not the percentage). */
+export function taskReadingSignature(reading: { taskState: string; taskStatus: string; messages: readonly string[] }): string {
+  return JSON.stringify([reading.taskState, reading.taskStatus, reading.messages]);
+}
+
+/** True when a task reading says something the step has not recorded yet (the last recorded one differs). */
+export function isNewTaskReading(state: StepState, reading: { taskState: string; taskStatus: string; messages: readonly string[] }): boolean {
+  return state.taskSignature !== taskReadingSignature(reading);
+}
 const activationMessages = /AwaitToActivate|ResetRequired|ActivityRequired|reboot|reset/i;
 
 export function evolveStep(state: StepState, event: SagaEvent): StepState {
@@ -120,6 +148,9 @@ export function evolveStep(state: StepState, event: SagaEvent): StepState {
       next.intentAt = data.at;
       next.probes = 0;
       next.lastAttemptUntraced = false;
+      next.acknowledged = false;
+      next.permanentRefusal = false;
+      next.taskSignature = undefined;
       next.taskMonitor = undefined;
       next.taskState = undefined;
       next.taskStatus = undefined;
@@ -135,6 +166,7 @@ export function evolveStep(state: StepState, event: SagaEvent): StepState {
       next.taskMonitor = data.taskMonitor;
       next.probes = 0;
       next.lastActivityAt = at;
+      next.acknowledged = true;
       if (!data.adopted) next.submittedKeys = [...state.submittedKeys, data.idempotencyKey];
       break;
     }
@@ -142,6 +174,12 @@ export function evolveStep(state: StepState, event: SagaEvent): StepState {
       const data = event.data;
       next.cause = `${data.code}: ${data.message}`;
       next.phase = data.outcomeKnown ? 'retry-needed' : 'reconcile';
+      next.permanentRefusal = data.outcomeKnown && data.permanent === true;
+      // A 2xx the driver could not use (no task monitor in it) is still the BMC acknowledging the request.
+      if (data.status !== undefined && data.status >= 200 && data.status < 300) {
+        next.acknowledged = true;
+        next.lastActivityAt = at;
+      }
       break;
     }
     case 'BmcTaskObserved': {
@@ -149,8 +187,10 @@ export function evolveStep(state: StepState, event: SagaEvent): StepState {
       next.taskState = data.taskState;
       next.taskStatus = data.taskStatus;
       next.lastActivityAt = at;
+      next.acknowledged = true;
+      next.taskSignature = taskReadingSignature(data);
       if (data.messages.some((message) => activationMessages.test(message))) next.needsActivation = true;
-      if (failedTaskStates.has(data.taskState)) {
+      if (failedTaskStates.has(data.taskState) || (data.taskState === 'Completed' && failedTaskStatuses.has(data.taskStatus))) {
         next.phase = 'retry-needed';
         next.cause = `task ${data.taskState} (${data.taskStatus}): ${data.messages.join('; ').slice(0, 500)}`;
       }
@@ -184,6 +224,12 @@ export function evolveStep(state: StepState, event: SagaEvent): StepState {
         next.phase = 'submitted';
         next.taskMonitor = data.matchingTask;
         next.taskState = undefined;
+        next.taskSignature = undefined;
+        next.acknowledged = true;
+      } else if (data.verdict === 'attempt-lost' || (data.verdict === 'not-accepted' && state.acknowledged)) {
+        // The BMC saw this attempt and lost it: a failed attempt like any other, never an untraced one.
+        next.phase = 'retry-needed';
+        next.cause = `the BMC acknowledged the update, then lost its task; the version is still ${data.version ?? 'unreadable'}`;
       } else if (data.verdict === 'not-accepted') {
         next.phase = 'retry-needed';
         next.cause = 'the BMC shows neither the update nor a task for it';

@@ -4,3 +4,4 @@ export { demoMinimumBmcs, demoScenario } from './demo-scenario.js';
 export { CredentialFileError, fileCredentials, loadTargetFile, registerTargets, targetFileSchema, type TargetFile } from './target-file.js';
 export { registerSimulatedFleet, simulatorCredentials, startSimulatedFleet } from './demo-fleet.js';
 export { readRecordedFleet } from './recorded-fleet.js';
+export { keepSimulatorState, simulatorStateFileName, type SimulatorStateKeeper } from './simulator-state-file.js';

@@ -10,6 +10,7 @@ export const SIM_ERROR_CODES = [
   'SIM_UNKNOWN_TARGET',
   'SIM_ADDRESSING_UNAVAILABLE',
   'SIM_NOT_FOUND',
+  'SIM_STATE_INVALID',
   'SIM_INTERNAL',
 ] as const;
 
@@ -32,6 +33,7 @@ export function controlStatus(code: SimErrorCode): number {
   switch (code) {
     case 'SIM_SCENARIO_INVALID':
     case 'SIM_FAULT_INVALID':
+    case 'SIM_STATE_INVALID':
       return 400;
     case 'SIM_UNKNOWN_TARGET':
     case 'SIM_NOT_FOUND':

@@ -57,8 +57,12 @@ export const faultSpecShape = {
   password: z.string().min(1).optional(),
   /** firmware-failure, update-fault: how many updates are hit. */
   count: z.number().int().positive().optional(),
-  /** update-fault: fail, purge-task (404 when it ends), completed-critical (nothing applied), reset-mid-update, lost-response. */
-  mode: z.enum(['fail', 'purge-task', 'completed-critical', 'reset-mid-update', 'lost-response']).optional(),
+  /**
+   * update-fault: fail, purge-task (404 when it ends), completed-critical (nothing applied), reset-mid-update (the BMC
+   * resets halfway and comes back at the old version with no task), lost-after-running (the task reads Running, then
+   * 404 halfway; nothing applied, no reset), lost-response, refuse-image (400 naming the image, nothing started).
+   */
+  mode: z.enum(['fail', 'purge-task', 'completed-critical', 'reset-mid-update', 'lost-after-running', 'lost-response', 'refuse-image']).optional(),
   /** update-fault: only updates whose image URI contains this. */
   image: z.string().min(1).optional(),
 };

@@ -10,7 +10,8 @@
  *   `ComputerSystem.Reset`;
  * - faults scripted per BMC, rack or image (`update-fault` with a `mode`): fail, task purged (404) the moment it
  *   ends, Completed with Critical status and nothing applied, the BMC resetting mid-update and forgetting the task,
- *   the request accepted but its answer lost; plus a failure rate per image.
+ *   the task read Running and then lost (404) with nothing applied and no reset, the request accepted but its answer
+ *   lost, the request refused with a 400 naming the image; plus a failure rate per image.
  *
  * Every accepted request is counted per intent key (the `X-Fleet-Ledger-Intent` header a client may send) and the
  * number of BMCs with an update in flight (accepted and not yet settled) is tracked, so a test can check a saga
@@ -26,7 +27,7 @@ import type { Random } from './random.ts';
 import type { SimBmc, UpdateTask } from './sim-bmc.ts';
 import type { VendorFamily, VendorProfile } from './vendor-profile.ts';
 
-export type UpdateFaultMode = 'fail' | 'purge-task' | 'completed-critical' | 'reset-mid-update' | 'lost-response';
+export type UpdateFaultMode = 'fail' | 'purge-task' | 'completed-critical' | 'reset-mid-update' | 'lost-after-running' | 'lost-response' | 'refuse-image';
 
 export interface UpdateFault {
   mode: UpdateFaultMode;
@@ -46,6 +47,8 @@ export interface UpdateStats {
   failed: number;
   completedCritical: number;
   lostInReset: number;
+  lostAfterRunning: number;
+  refusedImage: number;
   purgedEarly: number;
   lostResponses: number;
   activations: number;
@@ -76,6 +79,8 @@ export function newUpdateStats(): UpdateStats {
     failed: 0,
     completedCritical: 0,
     lostInReset: 0,
+    lostAfterRunning: 0,
+    refusedImage: 0,
     purgedEarly: 0,
     lostResponses: 0,
     activations: 0,
@@ -87,7 +92,7 @@ export function newUpdateStats(): UpdateStats {
 /** Update task times by family, from vendor documentation and field reports (iDRAC minutes, HMC bundles longer). */
 const TASK_MS: Record<VendorFamily, number> = { dell: 240_000, hpe: 300_000, supermicro: 420_000, openbmc: 900_000, unknown: 300_000 };
 /** Completed tasks stay readable this long before the BMC purges them. */
-const TASK_RETENTION_MS = 600_000;
+export const TASK_RETENTION_MS = 600_000;
 const INTENT_HEADER = 'x-fleet-ledger-intent';
 
 export function updateTaskMs(profile: VendorProfile, behaviour: SimBehaviour): number {
@@ -121,6 +126,7 @@ export async function acceptUpdate(
 ): Promise<void> {
   const { clock, behaviour, stats } = context;
   const submitted = updateRequestOf(await readBody(request), kind, String(request.headers['content-type'] ?? ''));
+  bmc.counters.updateRequests++;
   if ('refusal' in submitted) return send(400, submitted.refusal);
   const { imageUri, targets, applyTime } = submitted;
   if (bmc.activeUpdate && !bmc.activeUpdate.finished) {
@@ -136,6 +142,25 @@ export async function acceptUpdate(
     .find((target) => !isOwnFirmware(bmc, target, context.seed));
   const version = versionOf(imageUri);
   const fault = takeFault(bmc, imageUri);
+  if (fault === 'refuse-image') {
+    // A BMC that will never take this image says so, naming it: nothing starts, and the same request is refused again.
+    stats.refusedImage++;
+    return send(400, {
+      error: {
+        code: 'Base.1.8.ActionParameterValueFormatError',
+        message: `The value '${imageUri}' for the parameter ImageURI in the action SimpleUpdate is of a different format than the parameter can accept.`,
+        '@Message.ExtendedInfo': [
+          {
+            MessageId: 'Base.1.8.ActionParameterValueFormatError',
+            Message: `The value '${imageUri}' for the parameter ImageURI in the action SimpleUpdate is of a different format than the parameter can accept.`,
+            MessageArgs: [imageUri, 'ImageURI', 'SimpleUpdate'],
+            Severity: 'Warning',
+            Resolution: 'Correct the value for the parameter in the request body and resubmit the request if the operation failed.',
+          },
+        ],
+      },
+    });
+  }
   const fate = fateOf(context, bmc, imageUri, version, fault);
 
   // A duration the scenario sets is exact (tests time it); the vendors' own vary by ±20% from update to update.
@@ -166,17 +191,7 @@ export async function acceptUpdate(
     stats.maxInFlight = Math.max(stats.maxInFlight, stats.inFlight);
   }
 
-  if (fate === 'reset-mid-update') {
-    clock.schedule(durationMs / 2, () => {
-      // The controller resets and forgets the job: the task is gone and nothing changed.
-      bmc.tasks?.delete(task.id);
-      task.finished = true;
-      stats.lostInReset++;
-      settle(context, bmc, task);
-      bmc.reset(clock, behaviour.resetDarkMs);
-      context.onReset?.(bmc);
-    });
-  } else clock.schedule(durationMs, () => finish(context, bmc, task));
+  scheduleTask(context, bmc, task);
 
   if (fault === 'lost-response') {
     stats.lostResponses++;
@@ -249,12 +264,42 @@ function fateOf(context: UpdateContext, bmc: SimBmc, imageUri: string, version: 
   if (version === undefined || fault === 'fail' || context.random() < behaviour.firmwareFailureRate || context.random() < imageRate) fate = 'fail';
   else if (fault === 'completed-critical') fate = 'critical';
   else if (fault === 'reset-mid-update') fate = 'reset-mid-update';
+  else if (fault === 'lost-after-running') fate = 'lost-after-running';
   if (bmc.failingUpdates > 0) {
     bmc.failingUpdates--;
     fate = 'fail';
   }
 
   return fate;
+}
+
+/**
+ * Schedules what happens next to a running task, from its start time: its end, or its loss halfway (a reset, a
+ * dropped job). Used when the task is accepted, and when a restarted simulator takes back a task it had running.
+ */
+export function scheduleTask(context: UpdateContext, bmc: SimBmc, task: UpdateTask): void {
+  const { clock, behaviour, stats } = context;
+  const after = (simulatedMs: number): number => Math.max(0, task.startedAt + simulatedMs - clock.now());
+  if (task.fate === 'reset-mid-update') {
+    clock.schedule(after(task.durationMs / 2), () => {
+      // The controller resets and forgets the job: the task is gone and nothing changed.
+      bmc.tasks?.delete(task.id);
+      task.finished = true;
+      stats.lostInReset++;
+      settle(context, bmc, task);
+      bmc.reset(clock, behaviour.resetDarkMs);
+      context.onReset?.(bmc);
+    });
+  } else if (task.fate === 'lost-after-running') {
+    clock.schedule(after(task.durationMs / 2), () => {
+      // The BMC drops the job it showed Running (its task monitor answers 404 from now on); nothing is applied and
+      // the controller does not reset.
+      bmc.tasks?.delete(task.id);
+      task.finished = true;
+      stats.lostAfterRunning++;
+      settle(context, bmc, task);
+    });
+  } else clock.schedule(after(task.durationMs), () => finish(context, bmc, task));
 }
 
 function finish(context: UpdateContext, bmc: SimBmc, task: UpdateTask): void {
@@ -293,7 +338,7 @@ function finish(context: UpdateContext, bmc: SimBmc, task: UpdateTask): void {
 }
 
 /** The update no longer disrupts the node: applied, failed or lost. */
-function settle(context: UpdateContext, bmc: SimBmc, task: UpdateTask): void {
+export function settle(context: UpdateContext, bmc: SimBmc, task: UpdateTask): void {
   task.awaitingActivation = false;
   if (bmc.activeUpdate === task) bmc.activeUpdate = undefined;
   if (!bmc.activeUpdate && context.inFlight.delete(bmc)) context.stats.inFlight = context.inFlight.size;

@@ -12,6 +12,7 @@ export { FAULT_KINDS, parseFaultSpec } from './fault-spec.ts';
 export type { FaultKind, FaultSpec, FaultSpecInput, FaultTarget } from './fault-spec.ts';
 export type { ActiveFault } from './fault-engine.ts';
 export { scaledClock } from './clock.ts';
+export { simFirmwareStateSchema, type SimFirmwareState } from './firmware-state.ts';
 export type { SimClock } from './clock.ts';
 export { DEFAULT_BEHAVIOUR } from './behaviour.ts';
 export type { SimBehaviour } from './behaviour.ts';

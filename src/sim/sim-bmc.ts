@@ -39,7 +39,7 @@ export interface UpdateTask {
   /** Set when the task reached its end (its effect may still await activation). */
   finished: boolean;
   /** What the task will come to: applied, failed, Completed-with-Critical (nothing applied), or lost in a reset. */
-  fate: 'ok' | 'fail' | 'critical' | 'reset-mid-update';
+  fate: 'ok' | 'fail' | 'critical' | 'reset-mid-update' | 'lost-after-running';
   status: 'OK' | 'Critical';
   endedAt?: number;
   /** Staged: the version changes at the next reset (`ComputerSystem.Reset`, or `Manager.Reset` for the BMC). */
@@ -65,6 +65,8 @@ export interface BmcCounters {
   sessionsPeak: number;
   updates: number;
   updatesFailed: number;
+  /** Update requests (SimpleUpdate or multipart POSTs) that reached the BMC, accepted or refused. */
+  updateRequests: number;
   /**
    * Requests that arrived while another poller process (named by `x-fleet-ledger-poller`) had a request in flight to
    * this BMC: two processes polling one BMC at once, which shard leases exist to prevent.
@@ -116,6 +118,7 @@ export class SimBmc {
     sessionsPeak: 0,
     updates: 0,
     updatesFailed: 0,
+    updateRequests: 0,
     doublePolled: 0,
   };
 

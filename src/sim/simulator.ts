@@ -2,6 +2,7 @@
  * The fleet simulator: builds the BMCs of a scenario from shared captures, serves each over real HTTP on
  * loopback, and exposes the control API (`/sim/stats`, `/sim/fleet`, `/sim/faults`, `/sim/firmware`).
  */
+import { captureFirmwareState, restoreFirmwareState, type SimFirmwareState } from './firmware-state.ts';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { chooseAddressing, loopbackAddress, type Addressing, type AddressingChoice } from './addressing.ts';
@@ -111,6 +112,10 @@ export interface Simulator {
   tlsStats(id?: string): BmcTlsCounters | undefined;
   /** The certificate a BMC serves now, in PEM (undefined without TLS). */
   certificatePem(id: string): string | undefined;
+  /** Each BMC's installed firmware and update tasks: what a restarted demo gives back (`firmware-state.ts`). */
+  firmwareState(): SimFirmwareState;
+  /** Takes back a saved `firmwareState()`; returns how many BMCs took theirs. Throws SIM_STATE_INVALID on a bad one. */
+  restoreFirmwareState(state: unknown): number;
   close(): Promise<void>;
 }
 
@@ -363,6 +368,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     },
     clearFault: (id) => faults.clear(id),
     updateStats: () => ({ ...updates.stats }),
+    firmwareState: () => captureFirmwareState(bmcs),
+    restoreFirmwareState: (state) => restoreFirmwareState(updates, byId, state),
     faults: () => faults.list(),
     firmwareCatalogue: () =>
       scenario.fleet.mix.map((entry, i) => ({

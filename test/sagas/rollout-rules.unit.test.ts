@@ -226,8 +226,13 @@ describe('the node step decider', () => {
     expect(decideStep(state, 5, context).action.kind).toBe('activate');
   });
 
-  it('given Completed with Critical status and the version unchanged after activation, it retries rather than call it done', () => {
-    let events = [...started, intent, ev('UpdateSubmitted', { idempotencyKey: 'k', taskMonitor: '/t/1', httpStatus: 202, adopted: false }, 3), ev('BmcTaskObserved', { taskMonitor: '/t/1', taskState: 'Completed', taskStatus: 'Critical', messages: [] }, 4), ev('ActivationRequested', { resetType: 'x', target: 'y', at: 5 }, 5)];
+  it('given Completed with Critical status, it retries at once: no reset, no settle wait', () => {
+    const events = [...started, intent, ev('UpdateSubmitted', { idempotencyKey: 'k', taskMonitor: '/t/1', httpStatus: 202, adopted: false }, 3), ev('BmcTaskObserved', { taskMonitor: '/t/1', taskState: 'Completed', taskStatus: 'Critical', messages: ['Update.1.0.AwaitToActivate: reset to activate'] }, 4)];
+    expect(decideStep(fold(events), 5, context).action).toMatchObject({ kind: 'retry', attempt: 2 });
+  });
+
+  it('given Completed OK and the version unchanged after activation, it retries only once the settle time has passed', () => {
+    let events = [...started, intent, ev('UpdateSubmitted', { idempotencyKey: 'k', taskMonitor: '/t/1', httpStatus: 202, adopted: false }, 3), ev('BmcTaskObserved', { taskMonitor: '/t/1', taskState: 'Completed', taskStatus: 'OK', messages: [] }, 4), ev('ActivationRequested', { resetType: 'x', target: 'y', at: 5 }, 5)];
     for (let i = 1; i <= 6; i++) events = [...events, ev('VersionObserved', { version: '1.0', matches: false, readNo: i }, 5 + i)];
     // Not before the BMC had time to come back from the reset: until then another read is due.
     expect(decideStep(fold(events), 100, context).action.kind).toBe('read-version');

@@ -4,7 +4,7 @@
  * (`expectedRevision`; a stale one is refused with 409). The rollout engine (`sagas/engine`) does the work.
  */
 import { z } from 'zod';
-import { firmwareImageSchema, nodeIdSchema, rolloutIdSchema } from '../../../events/index.js';
+import { firmwareImageSchema, nodeIdSchema, rolloutIdSchema, stepTimingSchema } from '../../../events/index.js';
 import {
   applyRolloutVerb,
   fleetCandidates,
@@ -14,6 +14,7 @@ import {
   rolloutSummary,
   SagaError,
   loadStepState,
+  planWarnings,
   startProvisioning,
   releaseQuarantine,
   abandonProvisioning,
@@ -47,6 +48,8 @@ const requestBody = z.object({
   quietPeriodMs: z.number().int().min(0).optional(),
   approvalsRequired: z.number().int().min(1).max(2).optional(),
   gate: z.object({ maxLagPositions: z.number().int().min(0).optional(), maxLagMs: z.number().int().min(0).optional(), autoAdvance: z.boolean().optional() }).optional(),
+  /** The node step's pace (task reads, version reads, probes, settle, back-off, a BMC request's deadline). */
+  stepTiming: stepTimingSchema.optional(),
 });
 const verbBody = z.object({ reason: z.string().min(1).max(500), expectedRevision: z.number().int().min(0).optional() });
 const rolloutParams = z.object({ rolloutId: rolloutIdSchema });
@@ -72,7 +75,7 @@ export function rolloutRoutes(app: ZodApp, ctx: ApiContext): void {
     schema: { tags, summary: 'plan a rollout without starting it (appends nothing)', body: requestBody, response: { 200: summarySchema } },
     handler: async (request) => {
       const plan = previewRollout(toRequest(request.body), await fleetCandidates(ctx.db, request.body.firmware.component));
-      return { ...plan, targets: plan.targets.slice(0, 500), targetCount: plan.targets.length };
+      return { ...plan, targets: plan.targets.slice(0, 500), targetCount: plan.targets.length, warnings: planWarnings(plan) };
     },
   });
 
@@ -86,7 +89,7 @@ export function rolloutRoutes(app: ZodApp, ctx: ApiContext): void {
       try {
         await requestRollout(ctx.store, rolloutId, plan, { kind: 'operator', id: principal.id, role: principal.role });
         reply.code(201);
-        return rolloutSummary(await loadRollout(ctx.store, rolloutId));
+        return { ...rolloutSummary(await loadRollout(ctx.store, rolloutId)), warnings: planWarnings(plan) };
       } catch (error) {
         return toApiError(error);
       }
@@ -176,12 +179,14 @@ export function rolloutRoutes(app: ZodApp, ctx: ApiContext): void {
       const outcome = state.outcomes.get(target.nodeId)?.outcome;
       let phase: string | null = null;
       let hold: string | null = null;
+      let cause: string | null = null;
       if (!outcome && state.dispatched.has(target.nodeId)) {
         const step = await stepOf(target.nodeId);
         phase = step.phase;
         hold = step.hold ?? null;
+        cause = step.phase === 'held' ? (step.cause ?? null) : null;
       }
-      nodes.push({ nodeId: target.nodeId, wave: target.wave, rack: target.rack, fromVersion: target.fromVersion, state: outcome ?? phase ?? 'pending', hold });
+      nodes.push({ nodeId: target.nodeId, wave: target.wave, rack: target.rack, fromVersion: target.fromVersion, state: outcome ?? phase ?? 'pending', hold, ...(cause ? { cause } : {}) });
     }
     return { ...rolloutSummary(state), nodes };
   }

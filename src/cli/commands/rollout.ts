@@ -1,54 +1,38 @@
 /** `fleet-ledger rollout <verb>`: plan, start, approve, watch, pause, resume and abort firmware rollouts, through the API. */
-import { callApi, connectionOf, durationMs, connectionUsage, exitCodes, output, parseCommandArgs, required, runApiCommand, table, UsageError } from '../api-client.js';
+import { callApi, connectionOf, connectionUsage, exitCodes, output, parseCommandArgs, required, runApiCommand, table, UsageError } from '../api-client.js';
+import { describePolicy, rolloutRequestOf, rolloutRequestOptions, rolloutRequestUsage } from '../rollout-request.js';
+import { describeApproval, nextForHold, watchExitCode } from '../rollout-guidance.js';
 
 export const summary = 'firmware rollouts: plan (preview), start, approve, status (a live progress bar), pause, resume, abort, node verbs';
 
 const usage = `usage: fleet-ledger rollout <verb> [options]
 
-  plan  --component C --version V --image URI [selection and strategy]   preview the plan; nothing is recorded
-  start --component C --version V --image URI [selection and strategy] [--id ID]
+  plan  --component C --version V --image URI [policy]   preview the plan and the policy it applies; nothing is recorded
+  start --component C --version V --image URI [policy] [--id ID]
                                      record the frozen plan (RolloutPlanned); it waits for approval
   approve ID --reason TEXT           approve (a second, distinct operator when the plan asks for two)
-  status [ID] [--watch]              every rollout, or one with its waves (--watch: redraw until it ends)
+  status [ID] [--watch]              every rollout, or one with its waves (--watch: redraw until it completes, is
+                                     aborted, halts or pauses; exit 0 completed, 4 halted or paused, 5 aborted)
   pause ID --reason TEXT             stop dispatch; nodes in flight run to a safe point
   resume ID --reason TEXT            resume a paused or halted rollout (acknowledges why it stopped)
   abort ID --reason TEXT             final; recovery is a new rollout
-  advance ID --reason TEXT           open the next wave after a passed gate (plans made with automatic advance off)
+  advance ID --reason TEXT           open the next wave after a passed gate (plans made with --manual-advance)
   cap ID --cap N --reason TEXT       tighten the cap live
   node ID NODE retry|skip|release|quarantine --reason TEXT
 
-  selection: --sites a,b --racks r1,r2 --models M --vendors V --nodes n1,n2 --from-versions v1,v2
-  strategy:  --cap N (per site, default 50) --rack-limit N (in flight per rack, default 2) --waves 0.02,0.05,...
-             --bake DURATION (after each wave, default 30m) --seed N --approvals 1|2 --method SimpleUpdate|MultipartHttpPush
-             --apply-time Immediate|OnReset
+policy:
+${rolloutRequestUsage}
   --revision N   refuse the verb if the rollout moved past revision N
 ${connectionUsage}
 `;
 
 const options = {
-  component: { type: 'string' },
-  version: { type: 'string' },
-  image: { type: 'string' },
+  ...rolloutRequestOptions,
   id: { type: 'string' },
   reason: { type: 'string' },
-  sites: { type: 'string' },
-  racks: { type: 'string' },
-  models: { type: 'string' },
-  vendors: { type: 'string' },
-  nodes: { type: 'string' },
-  'from-versions': { type: 'string' },
-  cap: { type: 'string' },
-  'rack-limit': { type: 'string' },
-  waves: { type: 'string' },
-  bake: { type: 'string' },
-  seed: { type: 'string' },
-  approvals: { type: 'string' },
-  method: { type: 'string' },
-  'apply-time': { type: 'string' },
   revision: { type: 'string' },
   watch: { type: 'boolean', default: false },
 } as const;
-
 
 function positiveInt(text: string, name: string): number {
   const value = Number(text);
@@ -56,38 +40,8 @@ function positiveInt(text: string, name: string): number {
   return value;
 }
 
-type Values = Record<string, string | boolean | undefined>;
-
-function requestOf(values: Values): Record<string, unknown> {
-  const need = (name: string): string => {
-    const value = values[name];
-    if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
-    return value;
-  };
-  const listOf = (name: string): string[] | undefined => (typeof values[name] === 'string' ? (values[name] as string).split(',').map((item) => item.trim()).filter(Boolean) : undefined);
-  const selector = Object.fromEntries(
-    [['sites', 'sites'], ['racks', 'racks'], ['models', 'models'], ['vendors', 'vendors'], ['nodes', 'nodes'], ['fromVersions', 'from-versions']].flatMap(([key, flag]) => {
-      const list = listOf(flag!);
-      return list ? [[key, list]] : [];
-    }),
-  );
-  return {
-    firmware: {
-      component: need('component'),
-      version: need('version'),
-      imageUri: need('image'),
-      ...(values.method ? { method: values.method } : {}),
-      ...(values['apply-time'] ? { applyTime: values['apply-time'] } : {}),
-    },
-    selector,
-    ...(values.cap ? { capPerSite: positiveInt(values.cap as string, 'cap') } : {}),
-    ...(values['rack-limit'] ? { inFlightDomainLimits: { rack: positiveInt(values['rack-limit'] as string, 'rack-limit') } } : {}),
-    ...(values.waves ? { waveFractions: (values.waves as string).split(',').map(Number) } : {}),
-    ...(values.bake ? { bakeMs: durationMs(values.bake as string) } : {}),
-    ...(values.seed ? { seed: Number(values.seed) } : {}),
-    ...(values.approvals ? { approvalsRequired: positiveInt(values.approvals as string, 'approvals') } : {}),
-    ...(values.id ? { rolloutId: values.id } : {}),
-  };
+function printWarnings(warnings: Array<{ code: string; message: string }> | undefined): void {
+  for (const warning of warnings ?? []) process.stderr.write(`warning ${warning.code}: ${warning.message}\n`);
 }
 
 function bar(done: number, total: number, width = 30): string {
@@ -98,8 +52,10 @@ function bar(done: number, total: number, width = 30): string {
 function describe(rollout: any): string {
   const outcomes = rollout.outcomes as Record<string, number>;
   const done = Object.values(outcomes).reduce((a, b) => a + b, 0);
+  // Approved but not yet picked up by the engine: say so rather than "awaiting-approval" with every approval given.
+  const status = rollout.status === 'awaiting-approval' && rollout.approvals.by.length >= rollout.approvals.required ? 'approved, starting' : rollout.status;
   const lines = [
-    `${rollout.rolloutId}  ${rollout.status}${rollout.stopReason ? ` (${rollout.stopReason})` : ''}  ${rollout.firmware.component} -> ${rollout.firmware.version}  revision ${rollout.revision}`,
+    `${rollout.rolloutId}  ${status}${rollout.stopReason ? ` (${rollout.stopReason})` : ''}  ${rollout.firmware.component} -> ${rollout.firmware.version}  revision ${rollout.revision}`,
     `  ${bar(done, rollout.targets)}  in flight ${rollout.inFlight} (cap ${rollout.cap})  updated ${outcomes.updated}  already ${outcomes['already-at-target']}  failed ${outcomes.failed}  quarantined ${outcomes.quarantined}  skipped ${outcomes.skipped}`,
     `  approvals ${rollout.approvals.by.length}/${rollout.approvals.required}${rollout.approvals.by.length ? ` (${rollout.approvals.by.join(', ')})` : ''}; ${rollout.excluded} excluded`,
     ...rollout.waves.map((wave: any) => `  wave ${wave.index}${wave.canary ? ' (canary)' : ''}: ${wave.outcomes}/${wave.size}, ${wave.failures} failed, gate ${wave.gate ?? '-'}${wave.index === rollout.currentWave ? '  <' : ''}`),
@@ -122,16 +78,23 @@ export function run(argv: string[]): Promise<number> {
     const verb = positionals[0];
     switch (verb) {
       case 'plan': {
-        const plan = await callApi(connection, '/v1/rollouts/preview', { method: 'POST', body: requestOf(values) });
-        output(connection, plan, () => `${plan.targetCount} targets, ${plan.excluded.length} excluded, cap ${plan.capPerSite} per site, seed ${plan.seed}\n${table(plan.waves, ['index', 'canary', 'size'])}`);
+        const plan = await callApi(connection, '/v1/rollouts/preview', { method: 'POST', body: rolloutRequestOf(values) });
+        if (!values.json) printWarnings(plan.warnings);
+        output(connection, plan, () => `${plan.targetCount} targets, ${plan.excluded.length} excluded, cap ${plan.capPerSite} per site, seed ${plan.seed}\n${table(plan.waves, ['index', 'canary', 'size'])}${describePolicy(plan)}\n`);
         return exitCodes.ok;
       }
       case 'start': {
-        const rollout = await callApi(connection, '/v1/rollouts', { method: 'POST', body: requestOf(values) });
+        const rollout = await callApi(connection, '/v1/rollouts', { method: 'POST', body: { ...rolloutRequestOf(values), ...(values.id ? { rolloutId: values.id } : {}) } });
+        if (!values.json) printWarnings(rollout.warnings);
         output(connection, rollout, () => `${describe(rollout)}approve it with: fleet-ledger rollout approve ${rollout.rolloutId} --reason "..."\n`);
         return exitCodes.ok;
       }
-      case 'approve':
+      case 'approve': {
+        const id = required(positionals, 1, 'ID');
+        const rollout = await callApi(connection, `/v1/rollouts/${encodeURIComponent(id)}/approve`, { method: 'POST', body: verbBody() });
+        output(connection, rollout, () => `${describeApproval(rollout)}${describe(rollout)}`);
+        return exitCodes.ok;
+      }
       case 'pause':
       case 'resume':
       case 'abort':
@@ -167,9 +130,13 @@ export function run(argv: string[]): Promise<number> {
         for (;;) {
           const rollout = await callApi(connection, `/v1/rollouts/${encodeURIComponent(id)}`);
           if (live) process.stdout.write('\u001b[2J\u001b[H');
-          const held = (rollout.nodes as Array<{ nodeId: string; state: string; hold: string | null }>).filter((node) => node.hold);
-          output(connection, rollout, () => `${describe(rollout)}${held.length ? `  held: ${held.map((node) => `${node.nodeId} (${node.hold})`).join(', ')}\n` : ''}`);
-          if (!values.watch || ['completed', 'aborted'].includes(rollout.status)) return exitCodes.ok;
+          const held = (rollout.nodes as Array<{ nodeId: string; state: string; hold: string | null; cause?: string }>).filter((node) => node.hold);
+          const holds = held.map((node) => `  held: ${node.nodeId} (${node.hold})${node.cause ? `: ${node.cause}` : ''}\n    next: ${nextForHold(rollout.rolloutId, node)}\n`).join('');
+          const stopped = rollout.status === 'halted' || rollout.status === 'paused' ? `  ${rollout.status}: resume it with fleet-ledger rollout resume ${rollout.rolloutId} --reason "...", or end it with fleet-ledger rollout abort ${rollout.rolloutId} --reason "..."\n` : '';
+          output(connection, rollout, () => `${describe(rollout)}${holds}${stopped}`);
+          if (!values.watch) return exitCodes.ok;
+          const exit = watchExitCode(rollout.status);
+          if (exit !== undefined) return exit;
           await new Promise((resolve) => setTimeout(resolve, 2_000));
         }
       }

@@ -4,7 +4,7 @@ import { fleetProjections, livenessStateCounts, openAlarms, ThreadedProjectionRu
 import { readFileSync } from 'node:fs';
 import { serveApi } from '../../api/index.js';
 import { serveKurrent, type KurrentServer } from '../../kurrent/index.js';
-import { declareDemoEbom, demoScenario, fileCredentials, loadTargetFile, readRecordedFleet, registerSimulatedFleet, registerTargets, simulatorCredentials, startSimulatedFleet } from '../../demo/index.js';
+import { declareDemoEbom, demoScenario, fileCredentials, keepSimulatorState, loadTargetFile, readRecordedFleet, registerSimulatedFleet, registerTargets, simulatorCredentials, startSimulatedFleet } from '../../demo/index.js';
 import { StartedParts } from '../started-parts.js';
 import { parseCommand } from '../parse-command.js';
 import { AsOfEngine } from '../../../replay/as-of/index.js';
@@ -259,10 +259,15 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
     const recorded = await readRecordedFleet(store);
     sim = await startSimulatedFleet({ scenario, ...(values.captures ? { captures: values.captures } : {}) }, recorded);
     const simulator = sim;
-    started.add('simulator', () => simulator.close());
+    // The simulated BMCs' firmware and update tasks outlive this process (a rollout in flight finds them again).
+    const simulatorState = keepSimulatorState(simulator, dataDir, (message, fields) => logger.warn({ component: 'simulator', ...fields }, message));
+    started.add('simulator', async () => {
+      simulatorState.stop();
+      await simulator.close();
+    });
     const { registered, unchanged, decommissioned, racks } = await registerSimulatedFleet(store, sim.bmcs, intervalS, { recorded });
     logger.info(
-      { bmcs: sim.bmcs.length, registered, unchanged, decommissioned, racks, control: sim.controlUrl },
+      { bmcs: sim.bmcs.length, registered, unchanged, decommissioned, racks, control: sim.controlUrl, firmwareStateRestored: simulatorState.restored },
       `simulated fleet: ${sim.bmcs.length} BMCs in ${racks} racks (${registered} registered, ${unchanged} as recorded, ${decommissioned} no longer simulated and decommissioned); simulator control at ${sim.controlUrl}`,
     );
     // The poller runs on a thread of its own: nothing a caller of the API sends can delay a liveness check.
