@@ -1,4 +1,5 @@
 import { toMillis, type Row, type TableSpec, type TableRow } from '../support/table.js';
+import type { Validity, VersionedTableSpec } from '../support/versions.js';
 import type { DriftField, DriftKind, NodeDrift } from './drift-evolve.js';
 
 export const driftNodesTable = {
@@ -29,12 +30,18 @@ export const driftFieldsTable = {
     rule: { type: 'text', nullable: true },
     since: { type: 'timestamptz' },
   },
-} satisfies TableSpec;
+  /** Every column: a field's comparison changes only when a declaration or an observation changes it. */
+  versioned: ['kind', 'declared', 'observed', 'rule', 'since'] as const,
+} satisfies VersionedTableSpec;
+
+/** The history view: every version of each field's comparison. */
+export const driftHistoryView = 'drift_history';
 
 /** The drift read model's tables, for kysely. */
 export type DriftTables = {
   drift_nodes: TableRow<typeof driftNodesTable>;
   drift_fields: TableRow<typeof driftFieldsTable>;
+  drift_history: TableRow<typeof driftFieldsTable> & Validity;
 };
 
 export function driftNodeToRow(state: NodeDrift, driftCount: number): Row {

@@ -164,7 +164,7 @@ async function applyRebuildPage(context: ProjectionRunnerContext, rebuild: Rebui
 
 /** Writes what the rebuild holds in memory into its scratch schema, then builds the indexes deferred until now. */
 async function completeScratch(context: ProjectionRunnerContext, rebuild: Rebuild): Promise<void> {
-  await rebuild.memory?.flush(context.db.withSchema(rebuild.schema), { evict: true });
+  await rebuild.memory?.flush(context.db.withSchema(rebuild.schema), { evict: true, complete: true });
   for (const definition of rebuild.deferred) await sql.raw(definition).execute(context.db);
 }
 

@@ -48,7 +48,8 @@ export interface HeldTableSet {
   rollback(): void;
   /** Rows held now. */
   readonly rows: number;
-  flush(db: Kysely<DynamicDatabase>, options?: { evict?: boolean }): Promise<void>;
+  /** `complete`: the rebuild's last flush (everything it accumulated is written; nothing follows but the swap). */
+  flush(db: Kysely<DynamicDatabase>, options?: { evict?: boolean; complete?: boolean }): Promise<void>;
 }
 
 /** Raised by `apply` to name the event it could not apply and why. */

@@ -1,0 +1,385 @@
+/**
+ * Row versions of a read-model table, in the style of SQL:2011 system-versioned tables: beside a table whose spec names
+ * `versioned` columns, `<table>_versions` keeps one row per change of those columns, with the log positions
+ * (`valid_from` included, `valid_to` excluded; null while current) and the recording instants (`valid_from_at`,
+ * `valid_to_at`) between which it was the row's state. A row whose versioned columns did not change makes no version,
+ * however often its other (volatile) columns do.
+ *
+ * Guarantees:
+ * - Per event, not per batch: a projection folds a batch in memory and writes each row once, but reports every key whose
+ *   versioned columns an event changed (`VersionRecorder.observe`), so a row that changes twice in one batch has two
+ *   versions with the positions of the two events. A key observed twice at one position keeps the last; a change undone
+ *   within one event makes no version (a version valid for zero positions does not exist).
+ * - Same transaction: live, a batch's versions are written by one statement per table (the open versions they follow
+ *   are closed by the same statement) in the projection's transaction, with its rows and its checkpoint; a crash leaves
+ *   all of a batch or none of it.
+ * - A rebuild accumulates versions in memory (`HeldBuffer`, beside the rows it holds) and writes them with plain
+ *   set-based inserts, 10,000 rows a statement, at its flushes: a version goes out once it is closed, the current ones
+ *   at the last flush, so nothing is ever updated during a rebuild.
+ * - The version valid at position P of a key is exactly its row after folding the log from position 1 to P
+ *   (`test/replay/versioned-as-of.test.ts` holds that for random logs).
+ */
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { RecordedEvent } from '../../events/index.js';
+import type { DynamicDatabase } from '../../src/ledger/index.js';
+import { createTable, heldBuffer, type ColumnSpec, type ColumnType, type Db, type HeldBuffer, type Row, type TableSpec } from './table.js';
+
+/** A table spec that keeps history. */
+export type VersionedTableSpec = TableSpec & { versioned: readonly string[] };
+
+/** A version's validity: positions (from included, to excluded; null while current) and their recording instants. */
+export interface Validity {
+  valid_from: number;
+  valid_to: number | null;
+  valid_from_at: Date;
+  valid_to_at: Date | null;
+}
+
+/** The name of the table that holds `spec`'s row versions. */
+export function versionsTableName(spec: TableSpec): string {
+  return `${spec.name}_versions`;
+}
+
+const validity = {
+  valid_from: { type: 'bigint' },
+  valid_to: { type: 'bigint', nullable: true },
+  valid_from_at: { type: 'timestamptz' },
+  valid_to_at: { type: 'timestamptz', nullable: true },
+} as const satisfies Record<string, ColumnSpec>;
+
+/** The columns a version carries: the key, then the versioned columns. */
+export function versionColumns(spec: VersionedTableSpec): string[] {
+  return [...spec.primaryKey, ...spec.versioned.filter((column) => !spec.primaryKey.includes(column))];
+}
+
+/** The spec of `<table>_versions`: key and versioned columns, then the validity; keyed by (key, valid_from). */
+export function versionsTableSpec(spec: VersionedTableSpec): TableSpec {
+  const columns: Record<string, ColumnSpec> = {};
+  for (const column of versionColumns(spec)) columns[column] = spec.columns[column]!;
+  return { name: versionsTableName(spec), primaryKey: [...spec.primaryKey, 'valid_from'], columns: { ...columns, ...validity } };
+}
+
+/**
+ * Creates `<table>_versions` in the schema `db` is bound to, with the index that makes "the versions whose validity
+ * contains P" one indexed read (GiST over the position range; an open range while current) and the one that finds a
+ * key's current version when the next one closes it.
+ */
+export async function createVersionsTable(db: Kysely<DynamicDatabase>, spec: VersionedTableSpec): Promise<void> {
+  const versions = versionsTableSpec(spec);
+  await createTable(db, versions);
+  const name = versions.name;
+  await db.schema
+    .createIndex(`${name}_validity_idx`)
+    .ifNotExists()
+    .on(name)
+    .using('gist')
+    .expression(sql`int8range(valid_from, valid_to)`)
+    .execute();
+  await db.schema
+    .createIndex(`${name}_current_idx`)
+    .ifNotExists()
+    .on(name)
+    .columns([...spec.primaryKey])
+    .where(sql.ref('valid_to'), 'is', null)
+    .execute();
+}
+
+/** One version as recorded: from which position (and instant) the key's versioned columns held `values` (null: no row). */
+export interface VersionRecord {
+  key: string;
+  from: number;
+  fromAt: number;
+  /** The version's columns (`versionColumns`), as stored: times as epoch milliseconds, JSON as its text. Null: the row is gone. */
+  values: unknown[] | null;
+  /** What the key held before this record (for undoing a second observation at the same position). */
+  before: unknown[] | null | undefined;
+}
+
+/** The columns of a version and their types (computed once per spec). */
+const layouts = new WeakMap<VersionedTableSpec, { columns: string[]; types: ColumnType[]; keys: number }>();
+function layoutOf(spec: VersionedTableSpec): { columns: string[]; types: ColumnType[]; keys: number } {
+  let layout = layouts.get(spec);
+  if (!layout) {
+    const columns = versionColumns(spec);
+    layouts.set(spec, (layout = { columns, types: columns.map((column) => spec.columns[column]!.type), keys: spec.primaryKey.length }));
+  }
+  return layout;
+}
+
+/** The key of a row, as the table layer spells it. */
+export function versionKeyOf(spec: TableSpec, row: Row): string {
+  return spec.primaryKey.length === 1 ? String(row[spec.primaryKey[0]!]) : JSON.stringify(spec.primaryKey.map((key) => String(row[key])));
+}
+
+function stored(type: ColumnType, value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  switch (type) {
+    case 'timestamptz':
+      return value instanceof Date ? value.getTime() : typeof value === 'number' ? value : Date.parse(String(value));
+    case 'json':
+    case 'jsonb':
+      return JSON.stringify(value);
+    case 'bigint':
+      return Number(value);
+    case 'text':
+    case 'integer':
+    case 'boolean':
+    case 'double precision':
+      return value;
+    default: {
+      const unknown: never = type;
+      throw new Error(`unknown column type ${String(unknown)}`);
+    }
+  }
+}
+
+/** A row's version values: its key and versioned columns, as stored. */
+export function versionValues(spec: VersionedTableSpec, row: Row): unknown[] {
+  const { columns, types } = layoutOf(spec);
+  const values = new Array<unknown>(columns.length);
+  for (let i = 0; i < columns.length; i += 1) values[i] = stored(types[i]!, row[columns[i]!]);
+  return values;
+}
+
+function sameValues(a: readonly unknown[] | null | undefined, b: readonly unknown[] | null): boolean {
+  if (a === undefined) return false;
+  if (a === null || b === null) return a === b;
+  for (let i = 0; i < a.length; i += 1) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * The versions one apply of a projection makes for one table. Tell it what the stored rows of the keys the batch
+ * touches hold (`known`), then, after each event, the row of every key the event touched (`observe`); it keeps a
+ * version only where the versioned columns changed. `write` stores them with the batch.
+ */
+export class VersionRecorder {
+  readonly spec: VersionedTableSpec;
+  readonly #current = new Map<string, unknown[] | null>();
+  readonly #last = new Map<string, VersionRecord>();
+  readonly #records: VersionRecord[] = [];
+
+  constructor(spec: VersionedTableSpec) {
+    this.spec = spec;
+  }
+
+  /** The stored row of a key before the batch (its current version). A key never made known starts with no row. */
+  known(row: Row): void {
+    this.#current.set(versionKeyOf(this.spec, row), versionValues(this.spec, row));
+  }
+
+  /** `known` with the version values already made (`versionValues`). */
+  knownValues(key: string, values: unknown[]): void {
+    this.#current.set(key, values);
+  }
+
+  /** The row of a key after the event at `event.position` (null: deleted). */
+  observe(row: Row, event: Pick<RecordedEvent, 'position' | 'recordedAt'>): void {
+    this.observeValues(versionKeyOf(this.spec, row), versionValues(this.spec, row), event);
+  }
+
+  /** The key has no row after the event at `event.position`. */
+  observeGone(key: string, event: Pick<RecordedEvent, 'position' | 'recordedAt'>): void {
+    this.observeValues(key, null, event);
+  }
+
+  /** `observe` with the version values already made (`versionValues`), for a projection that builds them itself. */
+  observeValues(key: string, values: unknown[] | null, event: Pick<RecordedEvent, 'position' | 'recordedAt'>): void {
+    const last = this.#last.get(key);
+    if (last !== undefined && last.from === event.position) {
+      // A second look at the same position: the later one stands, and if it is what the key held before, no version.
+      if (sameValues(last.values, values)) return;
+      const index = this.#records.lastIndexOf(last);
+      this.#records.splice(index, 1);
+      this.#current.set(key, last.before === undefined ? null : last.before);
+      const previous = this.#records.findLast((record) => record.key === key);
+      if (previous) this.#last.set(key, previous);
+      else this.#last.delete(key);
+    }
+    const current = this.#current.has(key) ? this.#current.get(key)! : null;
+    if (sameValues(current, values)) return;
+    const record: VersionRecord = { key, from: event.position, fromAt: event.recordedAt.getTime(), values, before: current };
+    this.#records.push(record);
+    this.#last.set(key, record);
+    this.#current.set(key, values);
+  }
+
+  /** The versions recorded, in the order observed (for each key, by position). */
+  get records(): readonly VersionRecord[] {
+    return this.#records;
+  }
+
+  /** Stores the versions with the batch (in a rebuild: into its memory, written at its flushes). */
+  async write(db: Db): Promise<void> {
+    await writeVersions(db, this.spec, this.#records);
+  }
+}
+
+/** Stores versions: into a rebuild's memory when it holds the versions table, else one statement per 10,000. */
+export async function writeVersions(db: Db, spec: VersionedTableSpec, records: readonly VersionRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  const held = heldBuffer(versionsTableName(spec), () => new HeldVersions(spec));
+  if (held) {
+    held.add(records);
+    return;
+  }
+  const rows = chain(spec, records);
+  for (let i = 0; i < rows.length; i += 10_000) await writeChained(db, spec, rows.slice(i, i + 10_000), { closeOpen: true });
+}
+
+/** A version ready to store: its validity known as far as the records tell (`to` null: current). */
+interface ChainedVersion {
+  record: VersionRecord;
+  to: number | null;
+  toAt: number | null;
+  /** The first record of its key in this write: it closes the key's stored current version. */
+  closes: boolean;
+}
+
+/** Each record with the validity the next record of its key gives it (records of one key are in position order). */
+function chain(spec: VersionedTableSpec, records: readonly VersionRecord[]): ChainedVersion[] {
+  void spec;
+  const chained: ChainedVersion[] = [];
+  const lastOf = new Map<string, ChainedVersion>();
+  for (const record of records) {
+    const previous = lastOf.get(record.key);
+    if (previous) {
+      previous.to = record.from;
+      previous.toAt = record.fromAt;
+    }
+    const version: ChainedVersion = { record, to: null, toAt: null, closes: previous === undefined };
+    lastOf.set(record.key, version);
+    chained.push(version);
+  }
+  return chained;
+}
+
+/** The table as `db` names it (with the schema it is bound to), for the statements kysely's builders cannot say. */
+function qualified(db: Db, table: string): RawBuilder<unknown> {
+  const compiled = db.selectFrom(table).selectAll().compile().sql;
+  return sql.raw(compiled.slice(compiled.indexOf(' from ') + ' from '.length));
+}
+
+/**
+ * Writes versions in one statement: the stored current versions of the keys whose first record this is are closed at
+ * that record's position (`closeOpen`), and every record that is not a deletion is inserted with its validity.
+ */
+async function writeChained(db: Db, spec: VersionedTableSpec, versions: readonly ChainedVersion[], options: { closeOpen: boolean }): Promise<void> {
+  const { columns, types } = layoutOf(spec);
+  const table = qualified(db, versionsTableName(spec));
+  const records = versions.map(({ record, to, toAt, closes }) => {
+    const out: Record<string, unknown> = {};
+    const values = record.values;
+    if (values) {
+      for (let i = 0; i < columns.length; i += 1) {
+        const value = values[i];
+        out[columns[i]!] = value !== null && types[i] === 'timestamptz' ? new Date(value as number).toISOString() : value;
+      }
+    } else {
+      const key = keyColumns(spec, record.key);
+      for (const column of spec.primaryKey) out[column] = key[column];
+    }
+    out.valid_from = record.from;
+    out.valid_from_at = new Date(record.fromAt).toISOString();
+    out.valid_to = to;
+    out.valid_to_at = toAt === null ? null : new Date(toAt).toISOString();
+    out.opens = values !== null;
+    out.closes = closes;
+    return out;
+  });
+  const definitions = sql.join([
+    ...columns.map((column, i) => sql`${sql.id(column)} ${sql.raw(types[i] === 'json' || types[i] === 'jsonb' ? 'text' : types[i]!)}`),
+    sql`valid_from bigint, valid_from_at timestamptz, valid_to bigint, valid_to_at timestamptz, opens boolean, closes boolean`,
+  ]);
+  const selected = sql.join([
+    ...columns.map((column, i) => (types[i] === 'json' || types[i] === 'jsonb' ? sql`${sql.ref(`r.${column}`)}::${sql.raw(types[i]!)}` : sql.ref(`r.${column}`))),
+    sql`r.valid_from, r.valid_to, r.valid_from_at, r.valid_to_at`,
+  ]);
+  const names = sql.join([...columns.map((column) => sql.id(column)), sql`valid_from, valid_to, valid_from_at, valid_to_at`]);
+  const json = JSON.stringify(records);
+  if (!options.closeOpen) {
+    await sql`INSERT INTO ${table} (${names}) SELECT ${selected} FROM json_to_recordset(${json}::json) AS r(${definitions}) WHERE r.opens`.execute(db);
+    return;
+  }
+  const sameKey = sql.join(spec.primaryKey.map((key) => sql`v.${sql.id(key)} = r.${sql.id(key)}`), sql` AND `);
+  // The UPDATE and the INSERT see the same snapshot: the versions inserted here are never the ones closed.
+  await sql`
+    WITH r AS MATERIALIZED (SELECT * FROM json_to_recordset(${json}::json) AS r(${definitions})),
+    closed AS (
+      UPDATE ${table} v SET valid_to = r.valid_from, valid_to_at = r.valid_from_at
+        FROM r WHERE r.closes AND v.valid_to IS NULL AND ${sameKey}
+      RETURNING 1
+    )
+    INSERT INTO ${table} (${names}) SELECT ${selected} FROM r WHERE r.opens`.execute(db);
+}
+
+function keyColumns(spec: TableSpec, key: string): Row {
+  if (spec.primaryKey.length === 1) return { [spec.primaryKey[0]!]: key };
+  const parts = JSON.parse(key) as string[];
+  return Object.fromEntries(spec.primaryKey.map((column, i) => [column, parts[i]]));
+}
+
+/**
+ * A rebuild's versions of one table, in memory: the closed ones wait for the next flush, the current one of each key
+ * stays until a later version closes it or the last flush writes it. Every write is a plain insert (the rebuild's
+ * scratch table holds no version that could still be open).
+ */
+class HeldVersions implements HeldBuffer {
+  readonly #spec: VersionedTableSpec;
+  #closed: ChainedVersion[] = [];
+  readonly #open = new Map<string, ChainedVersion>();
+  #undo: Array<() => void> | null = null;
+
+  constructor(spec: VersionedTableSpec) {
+    this.#spec = spec;
+  }
+
+  get size(): number {
+    return this.#closed.length;
+  }
+
+  add(records: readonly VersionRecord[]): void {
+    for (const record of records) {
+      const previous = this.#open.get(record.key);
+      if (previous) {
+        previous.to = record.from;
+        previous.toAt = record.fromAt;
+        this.#closed.push(previous);
+      }
+      const version: ChainedVersion = { record, to: null, toAt: null, closes: false };
+      if (record.values === null) this.#open.delete(record.key);
+      else this.#open.set(record.key, version);
+      this.#undo?.push(() => {
+        if (previous) {
+          previous.to = null;
+          previous.toAt = null;
+          this.#closed.pop();
+          this.#open.set(record.key, previous);
+        } else {
+          this.#open.delete(record.key);
+        }
+      });
+    }
+  }
+
+  begin(): void {
+    this.#undo = [];
+  }
+
+  commit(): void {
+    this.#undo = null;
+  }
+
+  rollback(): void {
+    const undo = this.#undo ?? [];
+    this.#undo = null;
+    for (let i = undo.length - 1; i >= 0; i -= 1) undo[i]!();
+  }
+
+  async flush(db: Db, options: { complete: boolean }): Promise<void> {
+    const versions = options.complete ? [...this.#closed, ...this.#open.values()] : this.#closed;
+    for (let i = 0; i < versions.length; i += 10_000) await writeChained(db, this.#spec, versions.slice(i, i + 10_000), { closeOpen: false });
+    this.#closed = [];
+    if (options.complete) this.#open.clear();
+  }
+}
