@@ -37,3 +37,4 @@ export function fleetProjections(options: FleetProjectionOptions = {}): Projecti
     new AlarmsProjection({ liveness: options.liveness, blastRadius: options.blastRadius }),
   ];
 }
+export { nodeHasHistory, nodeHistory, type AlarmInterval, type HistoryInterval, type InventoryInterval, type LivenessInterval, type NodeHistory } from './node-history.js';
