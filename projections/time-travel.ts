@@ -7,7 +7,7 @@
 import type { Kysely } from 'kysely';
 import type { DynamicDatabase } from '../src/ledger/index.js';
 import { alarmsTable } from './alarms/alarms-table.js';
-import { driftFieldsTable } from './drift/drift-tables.js';
+import { driftFieldsTable, driftNodesTable } from './drift/drift-tables.js';
 import { inventoryFirmwareTable, inventoryNodesTable } from './inventory/inventory-tables.js';
 import { livenessNodesTable } from './liveness/liveness-tables.js';
 import { asOfSchema, createAsOfViews } from './support/version-views.js';
@@ -19,7 +19,7 @@ export { setAsOfPosition } from './support/version-views.js';
 export const versionedReadModels: Readonly<Record<string, readonly VersionedTableSpec[]>> = {
   liveness: [livenessNodesTable],
   inventory: [inventoryNodesTable, inventoryFirmwareTable],
-  drift: [driftFieldsTable],
+  drift: [driftNodesTable, driftFieldsTable],
   alarms: [alarmsTable],
 };
 

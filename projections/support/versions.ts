@@ -21,7 +21,7 @@
  */
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { RecordedEvent } from '../../events/index.js';
-import type { DynamicDatabase } from '../../src/ledger/index.js';
+import { canonicalJson, type DynamicDatabase } from '../../src/ledger/index.js';
 import { createTable, heldBuffer, type ColumnSpec, type ColumnType, type Db, type HeldBuffer, type Row, type TableSpec } from './table.js';
 
 /** A table spec that keeps history. */
@@ -118,7 +118,8 @@ function stored(type: ColumnType, value: unknown): unknown {
       return value instanceof Date ? value.getTime() : typeof value === 'number' ? value : Date.parse(String(value));
     case 'json':
     case 'jsonb':
-      return JSON.stringify(value);
+      // Keys sorted: a value read back from jsonb (keys in jsonb's order) compares equal to the one the projection built.
+      return canonicalJson(value);
     case 'bigint':
       return Number(value);
     case 'text':

@@ -34,12 +34,14 @@ async function versionedTables(db: Kysely<any>): Promise<Record<string, string[]
   return result;
 }
 
-/** What every poll changes, which history does not keep: an as-of answer leaves it out. */
+/** What every poll changes of a node's liveness, which history does not keep: an as-of answer leaves it out. */
 const perPoll = new Set(['lastContactAt', 'secondsSinceLastContact', 'consecutiveMisses']);
 function withoutPerPoll(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutPerPoll);
-  if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).filter(([key]) => !perPoll.has(key)).map(([key, inner]) => [key, withoutPerPoll(inner)]));
+  if (value === null || typeof value !== 'object' || value instanceof Date) return value;
+  // Only a node's liveness (what has a liveness `state`): an alarm's evidence keeps what it recorded.
+  const liveness = 'state' in value;
+  return Object.fromEntries(Object.entries(value).filter(([key]) => !(liveness && perPoll.has(key))).map(([key, inner]) => [key, withoutPerPoll(inner)]));
 }
 
 /** The query routes an analyst can ask as of a point (`{alarm}` is replaced by an alarm open at the moment). */
