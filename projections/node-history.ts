@@ -1,7 +1,7 @@
 /**
- * One node's history as intervals, read from the history views (`liveness_history`, `inventory_history`) and the
- * alarms read model: its liveness states, its observed inventory and its alarms, each with the instants (and, for the
- * versions, the log positions) between which it held, limited to those overlapping a window. Exact: the intervals are
+ * One node's history as intervals, read from the history views (`liveness_history`, `inventory_history`,
+ * `alarms_history`): its liveness states, its observed inventory and its alarms, each with the recording instants and
+ * the log positions between which it held, limited to those overlapping a window. Exact: the intervals are
  * the row versions the projections wrote (`support/versions.ts`), merged only where the state shown did not change.
  */
 import { sql, type Kysely } from 'kysely';
@@ -35,15 +35,16 @@ export interface InventoryInterval extends HistoryInterval {
   gpuCount: number | null;
 }
 
-export interface AlarmInterval {
+/** An alarm from the event that opened it to the one that closed it (its own `openedAt`/`closedAt` are the facts' times). */
+export interface AlarmInterval extends HistoryInterval {
   alarmId: string;
   kind: string;
   severity: string;
+  /** As it stood last (a drift alarm's summary follows the findings). */
   summary: string;
   openedAt: Date;
   /** Null while open. */
   closedAt: Date | null;
-  openedPosition: number;
   acknowledgedBy: string | null;
 }
 
@@ -55,6 +56,20 @@ export interface NodeHistory {
 }
 
 type HistoryDatabase = LivenessTables & InventoryTables & AlarmsTables;
+
+interface AlarmRow {
+  alarm_id: string;
+  kind: string;
+  severity: string;
+  summary: string;
+  acknowledged_by: string | null;
+  opened_at: Date;
+  closed_at: Date | null;
+  from_position: number | string;
+  from_at: Date;
+  to_position: number | string | null;
+  to_at: Date | null;
+}
 
 /** Versions whose validity overlaps [from, to]. */
 const overlaps = (from: Date, to: Date) => sql<boolean>`valid_from_at <= ${to} AND (valid_to_at IS NULL OR valid_to_at > ${from})`;
@@ -86,15 +101,17 @@ export async function nodeHistory(db: Kysely<HistoryDatabase>, nodeId: string, w
       .where(overlaps(from, to))
       .orderBy('valid_from')
       .execute(),
-    db
-      .selectFrom('alarms')
-      .select(['alarm_id', 'kind', 'severity', 'summary', 'opened_at', 'closed_at', 'opened_position', 'acknowledged_by'])
-      .where('node_id', '=', nodeId)
-      .where('opened_at', '<=', to)
-      .where(sql<boolean>`(closed_at IS NULL OR closed_at >= ${from})`)
-      .orderBy('opened_position')
-      .orderBy('alarm_id')
-      .execute(),
+    sql<AlarmRow>`
+      SELECT alarm_id, kind, severity,
+             (array_agg(summary ORDER BY valid_from DESC))[1] AS summary,
+             (array_agg(acknowledged_by ORDER BY valid_from DESC))[1] AS acknowledged_by,
+             min(opened_at) AS opened_at, max(closed_at) AS closed_at,
+             min(valid_from) AS from_position, min(valid_from_at) AS from_at,
+             min(valid_from) FILTER (WHERE status = 'closed') AS to_position, min(valid_from_at) FILTER (WHERE status = 'closed') AS to_at
+        FROM alarms_history WHERE node_id = ${nodeId}
+       GROUP BY alarm_id, kind, severity
+      HAVING min(valid_from_at) <= ${to} AND coalesce(min(valid_from_at) FILTER (WHERE status = 'closed'), 'infinity') > ${from}
+       ORDER BY min(valid_from), alarm_id`.execute(db),
   ]);
   const interval = (row: { valid_from: number; valid_to: number | null; valid_from_at: Date; valid_to_at: Date | null }): HistoryInterval => ({
     from: row.valid_from_at,
@@ -120,14 +137,17 @@ export async function nodeHistory(db: Kysely<HistoryDatabase>, nodeId: string, w
     (a, b) =>
       a.manufacturer === b.manufacturer && a.model === b.model && a.serial === b.serial && a.bmcFirmware === b.bmcFirmware && a.biosVersion === b.biosVersion && a.gpuModel === b.gpuModel && a.gpuCount === b.gpuCount,
   );
-  const alarms = alarmRows.map((row) => ({
+  const alarms = alarmRows.rows.map((row) => ({
+    from: row.from_at,
+    to: row.to_at,
+    fromPosition: Number(row.from_position),
+    toPosition: row.to_position === null ? null : Number(row.to_position),
     alarmId: row.alarm_id,
     kind: row.kind,
     severity: row.severity,
     summary: row.summary,
     openedAt: row.opened_at,
     closedAt: row.closed_at,
-    openedPosition: Number(row.opened_position),
     acknowledgedBy: row.acknowledged_by,
   }));
   return { nodeId, liveness, inventory, alarms };

@@ -5,6 +5,7 @@ import { darkNodes, driftFindings, fleetProjections, inventoryBy, openAlarms, ve
 import { versionColumns } from '../../projections/support/versions.js';
 import { AsOfEngine, isAsOfError, type AsOfPoint } from '../../replay/as-of/index.js';
 import { buildApi, type ZodApp } from '../../src/api/index.js';
+import * as historyCommand from '../../src/cli/commands/history.js';
 import * as replay from '../../src/cli/commands/replay.js';
 import { ProjectionRunner } from '../../src/ledger/index.js';
 import { bearer, tokens, tokenTable } from '../api/support/api-harness.js';
@@ -102,6 +103,9 @@ describe('time travel: the fleet as of a point is the fleet as it was live at th
   const append = (stream: string, events: ProposedEvent[]) => harness.store.append(stream, events);
   const pollRound = (minute: number, outcomes: Partial<Record<(typeof nodes)[number], Outcome>>) =>
     append('polls-dc1', [polls(minute * 60, nodes.map((node) => [node, outcomes[node] ?? 'success'] as const))]);
+  let listening: Promise<string> | null = null;
+  /** The API over HTTP, for the CLI (listening once). */
+  const baseUrl = (): Promise<string> => (listening ??= app.listen({ port: 0, host: '127.0.0.1' }));
   const inject = (path: string, role: 'analyst' | 'operator' = 'analyst') => app.inject({ method: 'GET', url: path, headers: bearer(role) });
 
   async function record(): Promise<Moment> {
@@ -326,8 +330,50 @@ describe('time travel: the fleet as of a point is the fleet as it was live at th
     expect((await app.inject({ method: 'POST', url: '/v1/rollouts/fw-asof/approve', headers: bearer('analyst'), payload: { reason: 'x' } })).statusCode).toBe(403);
   });
 
+  it("a node's history is its liveness states, observed inventory and alarms as intervals that chain without gaps, through the API and fleet-ledger history", async () => {
+    const answer = await inject('/v1/nodes/ta/history');
+    expect(answer.statusCode, answer.body).toBe(200);
+    const history = answer.json();
+    // ta: registered, healthy, late at the first miss, dark at the third, healthy after two contacts.
+    expect(history.liveness.map((i: any) => i.state)).toEqual(['never-contacted', 'healthy', 'late', 'dark', 'healthy']);
+    expect(history.inventory.map((i: any) => i.bmcFirmware)).toEqual([null, 'iLO 5 v2.72', 'iLO 5 v2.78']);
+    for (const intervals of [history.liveness, history.inventory]) {
+      for (let i = 1; i < intervals.length; i += 1) expect([intervals[i - 1].toPosition, intervals[i - 1].to]).toEqual([intervals[i].fromPosition, intervals[i].from]);
+      expect(intervals[intervals.length - 1]).toMatchObject({ to: null, toPosition: null });
+    }
+    // Its dark alarm opened by the event that made it dark and closed by the one that brought it back.
+    const dark = history.liveness[3];
+    expect(history.alarms.filter((a: any) => a.kind === 'node-dark')).toEqual([expect.objectContaining({ fromPosition: dark.fromPosition, toPosition: dark.toPosition, from: dark.from, to: dark.to })]);
+    // And its drift alarm (the BMC firmware differs from its declaration), open still.
+    expect(history.alarms.filter((a: any) => a.kind === 'drift')).toEqual([expect.objectContaining({ to: null, toPosition: null, closedAt: null })]);
+    // The interval holding a moment is the state recorded live then.
+    const atMoment1 = history.liveness.find((i: any) => i.fromPosition <= moments[1]!.point.position && (i.toPosition === null || i.toPosition > moments[1]!.point.position));
+    expect(atMoment1.state).toBe((moments[1]!.answers.get('/v1/liveness/nodes/ta')!.body as any).state);
+    // A window keeps what overlaps it.
+    const late = await inject(`/v1/nodes/ta/history?from=${encodeURIComponent(moments[3]!.point.recordedAt.toISOString())}`);
+    expect(late.json().liveness.map((i: any) => i.state)).toEqual(['healthy']);
+    expect(late.json().alarms.map((a: any) => a.kind)).toEqual(['drift']);
+    expect((await inject('/v1/nodes/nobody/history')).statusCode).toBe(404);
+    const reversed = await inject('/v1/nodes/ta/history?from=2026-12-02T00:00:00Z&to=2026-12-01T00:00:00Z');
+    expect([reversed.statusCode, reversed.json().error.details.field]).toEqual([400, 'querystring.from']);
+    const openapi = (await app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    expect(openapi.paths['/v1/nodes/{nodeId}/history'].get.parameters.map((p: any) => p.name)).toEqual(expect.arrayContaining(['from', 'to', 'nodeId']));
+
+    const base = await baseUrl();
+    let stdout = '';
+    const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: any) => ((stdout += String(chunk)), true));
+    let code: number;
+    try {
+      code = await historyCommand.run(['ta', '--url', base, '--token', tokens.analyst]);
+    } finally {
+      out.mockRestore();
+    }
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/liveness: 5[\s\S]*dark[\s\S]*inventory: 3[\s\S]*iLO 5 v2\.78[\s\S]*alarms: 2[\s\S]*node-dark/);
+  });
+
   it('fleet-ledger replay at WHEN WHAT prints the fleet as of WHEN and the position it reflects', async () => {
-    const base = await app.listen({ port: 0, host: '127.0.0.1' });
+    const base = await baseUrl();
     const run = async (...argv: string[]) => {
       let stdout = '';
       let stderr = '';

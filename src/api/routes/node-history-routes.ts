@@ -46,13 +46,13 @@ const historyResponse = z.object({
   ),
   alarms: z.array(
     z.object({
+      ...interval,
       alarmId: z.string(),
       kind: z.string(),
       severity: z.string(),
       summary: z.string(),
-      openedAt: instant,
-      closedAt: instant.nullable().describe('null while open'),
-      openedPosition: z.number().int(),
+      openedAt: instant.describe("the alarm's own time of opening (the fact's)"),
+      closedAt: instant.nullable().describe("the alarm's own time of closing (null while open)"),
       acknowledgedBy: z.string().nullable(),
     }),
   ),
@@ -79,7 +79,7 @@ function answerOf(history: NodeHistory, from: Date, to: Date): Answer {
       gpuModel: i.gpuModel,
       gpuCount: i.gpuCount,
     })),
-    alarms: history.alarms.map((a) => ({ ...a, openedAt: iso(a.openedAt)!, closedAt: iso(a.closedAt) })),
+    alarms: history.alarms.map((a) => ({ ...a, ...span(a), openedAt: iso(a.openedAt)!, closedAt: iso(a.closedAt) })),
   };
 }
 
