@@ -89,19 +89,29 @@ export interface VersionRecord {
   key: string;
   from: number;
   fromAt: number;
-  /** The version's columns (`versionColumns`), as stored: times as epoch milliseconds, JSON as its text. Null: the row is gone. */
+  /** The version's columns (`versionColumns`): times as epoch milliseconds, JSON as its text. Null: the row is gone. */
   values: unknown[] | null;
   /** What the key held before this record (for undoing a second observation at the same position). */
   before: unknown[] | null | undefined;
 }
 
-/** The columns of a version and their types (computed once per spec). */
-const layouts = new WeakMap<VersionedTableSpec, { columns: string[]; types: ColumnType[]; keys: number }>();
-function layoutOf(spec: VersionedTableSpec): { columns: string[]; types: ColumnType[]; keys: number } {
+/** The columns of a version and their types (computed once per spec), and which of them hold JSON. */
+interface Layout {
+  columns: string[];
+  types: ColumnType[];
+  /** Indexes of the columns compared with `===` (all but the JSON ones), then of the JSON ones. */
+  plain: number[];
+  json: number[];
+}
+const layouts = new WeakMap<VersionedTableSpec, Layout>();
+function layoutOf(spec: VersionedTableSpec): Layout {
   let layout = layouts.get(spec);
   if (!layout) {
     const columns = versionColumns(spec);
-    layouts.set(spec, (layout = { columns, types: columns.map((column) => spec.columns[column]!.type), keys: spec.primaryKey.length }));
+    const types = columns.map((column) => spec.columns[column]!.type);
+    const isJson = (type: ColumnType): boolean => type === 'json' || type === 'jsonb';
+    const indexes = types.map((_, i) => i);
+    layouts.set(spec, (layout = { columns, types, plain: indexes.filter((i) => !isJson(types[i]!)), json: indexes.filter((i) => isJson(types[i]!)) }));
   }
   return layout;
 }
@@ -116,12 +126,11 @@ function stored(type: ColumnType, value: unknown): unknown {
   switch (type) {
     case 'timestamptz':
       return value instanceof Date ? value.getTime() : typeof value === 'number' ? value : Date.parse(String(value));
-    case 'json':
-    case 'jsonb':
-      // Keys sorted: a value read back from jsonb (keys in jsonb's order) compares equal to the one the projection built.
-      return canonicalJson(value);
     case 'bigint':
       return Number(value);
+    case 'json':
+    case 'jsonb':
+      // Kept as the value: compared (canonically) only when every other column is equal, written as text.
     case 'text':
     case 'integer':
     case 'boolean':
@@ -142,10 +151,19 @@ export function versionValues(spec: VersionedTableSpec, row: Row): unknown[] {
   return values;
 }
 
-function sameValues(a: readonly unknown[] | null | undefined, b: readonly unknown[] | null): boolean {
+/**
+ * Whether two versions hold the same values: the plain columns with `===`, then, only if they all agree, the JSON ones
+ * by their canonical text (keys sorted: a value read back from jsonb equals the one the projection built). Most changes
+ * show in a plain column (a time, a state), so the JSON is rarely serialized.
+ */
+function sameValues(layout: Layout, a: readonly unknown[] | null | undefined, b: readonly unknown[] | null): boolean {
   if (a === undefined) return false;
   if (a === null || b === null) return a === b;
-  for (let i = 0; i < a.length; i += 1) if (a[i] !== b[i]) return false;
+  for (const i of layout.plain) if (a[i] !== b[i]) return false;
+  for (const i of layout.json) {
+    if (a[i] === b[i]) continue;
+    if (a[i] === null || b[i] === null || canonicalJson(a[i]) !== canonicalJson(b[i])) return false;
+  }
   return true;
 }
 
@@ -157,11 +175,13 @@ function sameValues(a: readonly unknown[] | null | undefined, b: readonly unknow
 export class VersionRecorder {
   readonly spec: VersionedTableSpec;
   readonly #current = new Map<string, unknown[] | null>();
-  readonly #last = new Map<string, VersionRecord>();
-  readonly #records: VersionRecord[] = [];
+  /** Per key, its versions of this batch in position order (a key's next version closes the one before). */
+  readonly #byKey = new Map<string, VersionRecord[]>();
+  readonly #layout: Layout;
 
   constructor(spec: VersionedTableSpec) {
     this.spec = spec;
+    this.#layout = layoutOf(spec);
   }
 
   /** The stored row of a key before the batch (its current version). A key never made known starts with no row. */
@@ -186,34 +206,42 @@ export class VersionRecorder {
 
   /** `observe` with the version values already made (`versionValues`), for a projection that builds them itself. */
   observeValues(key: string, values: unknown[] | null, event: Pick<RecordedEvent, 'position' | 'recordedAt'>): void {
-    const last = this.#last.get(key);
+    let versions = this.#byKey.get(key);
+    const last = versions?.[versions.length - 1];
     if (last !== undefined && last.from === event.position) {
       // A second look at the same position: the later one stands, and if it is what the key held before, no version.
-      if (sameValues(last.values, values)) return;
-      const index = this.#records.lastIndexOf(last);
-      this.#records.splice(index, 1);
+      if (sameValues(this.#layout, this.#current.get(key), values)) return;
+      versions!.pop();
       this.#current.set(key, last.before === undefined ? null : last.before);
-      const previous = this.#records.findLast((record) => record.key === key);
-      if (previous) this.#last.set(key, previous);
-      else this.#last.delete(key);
     }
     const current = this.#current.has(key) ? this.#current.get(key)! : null;
-    if (sameValues(current, values)) return;
-    const record: VersionRecord = { key, from: event.position, fromAt: event.recordedAt.getTime(), values, before: current };
-    this.#records.push(record);
-    this.#last.set(key, record);
+    if (sameValues(this.#layout, current, values)) return;
+    // What is stored is the JSON's text as of now: the values the projection holds may change after this event.
+    const record: VersionRecord = { key, from: event.position, fromAt: event.recordedAt.getTime(), values: values && asText(this.#layout, values), before: current };
+    if (!versions) this.#byKey.set(key, (versions = []));
+    versions.push(record);
     this.#current.set(key, values);
   }
 
-  /** The versions recorded, in the order observed (for each key, by position). */
-  get records(): readonly VersionRecord[] {
-    return this.#records;
+  /** The versions recorded, each key's in position order. */
+  get records(): VersionRecord[] {
+    const records: VersionRecord[] = [];
+    for (const versions of this.#byKey.values()) for (const record of versions) records.push(record);
+    return records;
   }
 
   /** Stores the versions with the batch (in a rebuild: into its memory, written at its flushes). */
   async write(db: Db): Promise<void> {
-    await writeVersions(db, this.spec, this.#records);
+    await writeVersions(db, this.spec, this.records);
   }
+}
+
+/** The values with their JSON columns as text (a copy, when there are any). */
+function asText(layout: Layout, values: unknown[]): unknown[] {
+  if (layout.json.length === 0) return values;
+  const copy = values.slice();
+  for (const i of layout.json) if (copy[i] !== null) copy[i] = JSON.stringify(copy[i]);
+  return copy;
 }
 
 /** Stores versions: into a rebuild's memory when it holds the versions table, else one statement per 10,000. */
