@@ -13,7 +13,7 @@ import { createHistoryView } from '../support/version-views.js';
 import { createVersionsTable, VersionRecorder, versionsTableName } from '../support/versions.js';
 import { advanceLiveness, defaultLivenessOptions, initialLiveness, type LivenessOptions, type LivenessSink, type NodeLiveness } from './liveness-evolve.js';
 import { forEachLivenessFact, livenessEventTypes, livenessNodeIds } from './liveness-facts.js';
-import { gapToRow, livenessFromRow, livenessHistoryView, livenessNodesTable, livenessGapsTable, livenessToRow, livenessVersionValues } from './liveness-tables.js';
+import { gapToRow, livenessFromRow, livenessHistoryView, livenessNodesTable, livenessGapsTable, livenessToRow, livenessVersionUnchanged, livenessVersionValues } from './liveness-tables.js';
 import type { DynamicDatabase } from '../../src/ledger/index.js';
 
 export class LivenessProjection implements Projection {
@@ -58,7 +58,9 @@ export class LivenessProjection implements Projection {
         touched.add(state);
       });
       sink.transitions.length = 0;
-      for (const state of touched) versions.observeValues(state.nodeId, livenessVersionValues(state), event);
+      for (const state of touched) {
+        versions.observeUnlessUnchanged(state.nodeId, state, livenessVersionUnchanged, livenessVersionValues, event);
+      }
       touched.clear();
     }
     const gapRows: Row[] = [...sink.gaps.values()].map(gapToRow);

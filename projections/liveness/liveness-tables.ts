@@ -136,6 +136,28 @@ export function livenessVersionValues(state: NodeLiveness): unknown[] {
   ];
 }
 
+/** Whether a node's liveness still holds the version values `values` (`livenessVersionValues`), without making new ones. */
+export function livenessVersionUnchanged(state: NodeLiveness, values: readonly unknown[]): boolean {
+  const gap = state.openGap;
+  return (
+    values[3] === state.status &&
+    values[10] === state.gapCount &&
+    values[7] === state.latched &&
+    values[6] === state.darkSince &&
+    values[11] === (gap?.gapId ?? null) &&
+    values[15] === (gap?.wentDark ?? null) &&
+    values[12] === (gap?.startAt ?? null) &&
+    values[8] === state.maintenanceFrom &&
+    values[9] === state.maintenanceUntil &&
+    values[1] === state.site &&
+    values[2] === state.rack &&
+    values[4] === state.expectedIntervalS &&
+    values[5] === state.registeredAt &&
+    values[13] === (gap?.site ?? null) &&
+    values[14] === (gap?.rack ?? null)
+  );
+}
+
 export function livenessFromRow(row: Row): NodeLiveness {
   const nodeId = row.node_id as string;
   const openGapId = row.open_gap_id as string | null;

@@ -16,10 +16,7 @@ export interface Projection {
   readonly eventTypes: readonly string[];
   /** The tables it owns, swapped as a whole by a rebuild. */
   readonly tables: readonly string[];
-  /**
-   * Those of `tables` that hold the projection's own working state between batches (read by `apply` alone, never by a
-   * query). Time travel keeps them in memory while it applies a tail instead of writing them, and offers no view of them.
-   */
+  /** Those of `tables` that hold the projection's own working state between batches (read by `apply` alone, never by a query). */
   readonly workingTables?: readonly string[];
   /**
    * Offered by a projection whose `apply` reaches its tables only through loads, upserts and deletes that can be held
