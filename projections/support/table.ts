@@ -196,8 +196,20 @@ export class HeldTables {
   get rows(): number {
     let rows = 0;
     for (const table of this.#tables.values()) rows += table.rows.size;
-    for (const buffer of this.#buffers.values()) rows += buffer.size;
     return rows;
+  }
+
+  /** How many entries the buffers hold that only wait to be written. */
+  get pending(): number {
+    let pending = 0;
+    for (const buffer of this.#buffers.values()) pending += buffer.size;
+    return pending;
+  }
+
+  /** Writes the buffers' waiting entries, keeping the tables' rows in memory (loads keep reading memory). Never inside an apply. */
+  async flushPending(db: Db): Promise<void> {
+    if (this.#journal) throw new Error('flush inside an apply');
+    for (const buffer of this.#buffers.values()) await buffer.flush(db, { complete: false });
   }
 
   /** The buffer held under `name` (one of the names held; made by `make` on first use), or null when `name` is not held. */

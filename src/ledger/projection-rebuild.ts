@@ -160,6 +160,8 @@ async function applyRebuildPage(context: ProjectionRunnerContext, rebuild: Rebui
     }
   }
   if (memory && memory.rows > context.options.maxHeldRows) await memory.flush(context.db.withSchema(schema), { evict: true });
+  // Row versions closed during the rebuild are written as they pile up, without letting the rows go: loads keep reading memory.
+  else if (memory && memory.pending > context.options.maxHeldRows) await memory.flushPending(context.db.withSchema(schema));
 }
 
 /** Writes what the rebuild holds in memory into its scratch schema, then builds the indexes deferred until now. */

@@ -43,8 +43,12 @@ export interface HeldTableSet {
   begin(): void;
   commit(): void;
   rollback(): void;
-  /** Rows held now. */
+  /** Rows held now (the tables' rows: what a flush with `evict` lets go). */
   readonly rows: number;
+  /** Entries held besides the rows that only wait to be written (row versions already closed). */
+  readonly pending: number;
+  /** Writes what only waits to be written (`pending`), keeping the rows in memory. */
+  flushPending(db: Kysely<DynamicDatabase>): Promise<void>;
   /** `complete`: the rebuild's last flush (everything it accumulated is written; nothing follows but the swap). */
   flush(db: Kysely<DynamicDatabase>, options?: { evict?: boolean; complete?: boolean }): Promise<void>;
 }
