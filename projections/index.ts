@@ -9,7 +9,8 @@ import { LivenessProjection } from './liveness/liveness-projection.js';
 import type { Projection } from './projection.js';
 
 export * from './projection.js';
-export { claimedTable, withTableOverlay, withTablesInMemory, type TableOverlay } from './support/table.js';
+export { asOfViewSchema, ensureAsOfViews, setAsOfPosition, versionedReadModels } from './time-travel.js';
+export type { Validity } from './support/versions.js';
 export * from './liveness/index.js';
 export * from './inventory/index.js';
 export * from './drift/index.js';
@@ -36,3 +37,4 @@ export function fleetProjections(options: FleetProjectionOptions = {}): Projecti
     new AlarmsProjection({ liveness: options.liveness, blastRadius: options.blastRadius }),
   ];
 }
+export { nodeHasHistory, nodeHistory, type AlarmInterval, type HistoryInterval, type InventoryInterval, type LivenessInterval, type NodeHistory } from './node-history.js';

@@ -29,7 +29,9 @@ import { forEachLivenessFact, livenessEventTypes } from '../liveness/liveness-fa
 import type { Projection } from '../projection.js';
 import { createTable, loadRows, nodeIdOfStream, upsertRows, type Row, holdTablesForRebuild, type HeldTables } from '../support/table.js';
 import { AlarmBook } from './alarm-book.js';
-import { alarmsTable, alarmStateTable } from './alarms-table.js';
+import { createHistoryView } from '../support/version-views.js';
+import { createVersionsTable, versionsTableName } from '../support/versions.js';
+import { alarmsHistoryView, alarmsTable, alarmStateTable } from './alarms-table.js';
 import type { DynamicDatabase } from '../../src/ledger/index.js';
 import { iso, kindLabel, openAlarmRow } from './alarm-row.js';
 import { applyCertificateAlarm, certificateAlarmEventTypes } from './certificate-alarms.js';
@@ -87,9 +89,10 @@ export class AlarmsProjection implements Projection {
   // 2: a saga step held by name (past its deadline, outcome unknown) is an alarm until an operator acts on it.
   // 3: an event a projection set aside (could not apply) is an alarm: the read model it feeds is missing one fact.
   // 4: a BMC certificate other than the pinned one is an alarm until an operator accepts it.
-  readonly version = 4;
+  // 5: alarm history (versions).
+  readonly version = 5;
   readonly eventTypes = alarmsEventTypes;
-  readonly tables = [alarmsTable.name, alarmStateTable.name];
+  readonly tables = [alarmsTable.name, alarmStateTable.name, versionsTableName(alarmsTable)];
   readonly workingTables = [alarmStateTable.name];
 
   /** Its tables are reached only through `loadRows`, `upsertRows` and `deleteRows`: a rebuild holds them in memory. */
@@ -109,6 +112,8 @@ export class AlarmsProjection implements Projection {
   async createTables(db: Kysely<DynamicDatabase>): Promise<void> {
     await createTable(db, alarmsTable);
     await createTable(db, alarmStateTable);
+    await createVersionsTable(db, alarmsTable);
+    await createHistoryView(db, alarmsTable, alarmsHistoryView);
   }
 
   async apply(trx: Transaction<DynamicDatabase>, events: readonly RecordedEvent[]): Promise<void> {
@@ -203,6 +208,7 @@ export class AlarmsProjection implements Projection {
     const pending: Array<{ state: AlarmNodeState; at: number; lastContactAt: number | null; alarmId: string }> = [];
     for (const event of events) {
       const position = event.position;
+      book.at(event);
       const correlate = (): void => {
         if (pending.length > 0) this.#correlate(pending.splice(0), position, book, topology);
       };

@@ -1,4 +1,5 @@
 import type { TableSpec, TableRow } from '../support/table.js';
+import type { Validity, VersionedTableSpec } from '../support/versions.js';
 
 /** Every alarm, open or closed, of every kind: one table. */
 export const alarmsTable = {
@@ -25,7 +26,30 @@ export const alarmsTable = {
     ack_note: { type: 'text', nullable: true },
   },
   indexes: [['status', 'kind'], ['node_id'], ['parent_id']],
-} satisfies TableSpec;
+  /** Every column: an alarm changes only when something happens to it (opened, folded, updated, acknowledged, closed). */
+  versioned: [
+    'kind',
+    'severity',
+    'status',
+    'node_id',
+    'component',
+    'site',
+    'rack',
+    'parent_id',
+    'summary',
+    'evidence',
+    'opened_at',
+    'opened_position',
+    'updated_at',
+    'closed_at',
+    'acknowledged_by',
+    'acknowledged_at',
+    'ack_note',
+  ] as const,
+} satisfies VersionedTableSpec;
+
+/** The history view: every version of every alarm. */
+export const alarmsHistoryView = 'alarms_history';
 
 /** The projection's working state (per node, rack and component), internal: not part of the read model. */
 export const alarmStateTable = {
@@ -43,4 +67,5 @@ export const alarmStateTable = {
 export type AlarmsTables = {
   alarms: TableRow<typeof alarmsTable>;
   alarm_state: TableRow<typeof alarmStateTable>;
+  alarms_history: TableRow<typeof alarmsTable> & Validity;
 };

@@ -7,8 +7,10 @@ import type { RecordedEvent } from '../../events/index.js';
 import type { Projection } from '../projection.js';
 import { createTable, deleteRows, loadRows, upsertRows, holdTablesForRebuild, type HeldTables } from '../support/table.js';
 import { driftOf, evolveDrift, initialDrift, type DriftField, type FirmwareComparator, type NodeDrift } from './drift-evolve.js';
+import { createHistoryView } from '../support/version-views.js';
+import { createVersionsTable, VersionRecorder, versionKeyOf, versionsTableName } from '../support/versions.js';
 import { driftEventTypes, driftFactOf } from './drift-facts.js';
-import { driftFieldFromRow, driftFieldsTable, driftFieldToRow, driftNodeFromRow, driftNodesTable, driftNodeToRow } from './drift-tables.js';
+import { driftFieldFromRow, driftFieldsTable, driftFieldToRow, driftHistoryView, driftNodeFromRow, driftNodesHistoryView, driftNodesTable, driftNodeToRow } from './drift-tables.js';
 import { dialectFirmwareComparator } from './firmware-comparator.js';
 import type { DynamicDatabase } from '../../src/ledger/index.js';
 
@@ -38,9 +40,10 @@ function sameFields(a: Record<string, DriftField> | undefined, b: Record<string,
 
 export class DriftProjection implements Projection {
   readonly name = 'drift';
-  readonly version = 1;
+  /** 2: history (versions). */
+  readonly version = 2;
   readonly eventTypes = driftEventTypes;
-  readonly tables = [driftNodesTable.name, driftFieldsTable.name];
+  readonly tables = [driftNodesTable.name, driftFieldsTable.name, versionsTableName(driftNodesTable), versionsTableName(driftFieldsTable)];
 
   /** Its tables are reached only through `loadRows`, `upsertRows` and `deleteRows`: a rebuild holds them in memory. */
   holdTables(): HeldTables {
@@ -52,19 +55,43 @@ export class DriftProjection implements Projection {
   async createTables(db: Kysely<DynamicDatabase>): Promise<void> {
     await createTable(db, driftNodesTable);
     await createTable(db, driftFieldsTable);
+    await createVersionsTable(db, driftNodesTable);
+    await createVersionsTable(db, driftFieldsTable);
+    await createHistoryView(db, driftNodesTable, driftNodesHistoryView);
+    await createHistoryView(db, driftFieldsTable, driftHistoryView);
   }
 
   async apply(trx: Transaction<DynamicDatabase>, events: readonly RecordedEvent[]): Promise<void> {
-    const facts = events.map(driftFactOf).filter((f) => f !== null);
+    const facts = events.flatMap((event) => {
+      const fact = driftFactOf(event);
+      return fact ? [{ ...fact, event }] : [];
+    });
     if (facts.length === 0) return;
     const nodeIds = [...new Set(facts.map((f) => f.nodeId))];
     const states = await loadDriftStates(trx, nodeIds);
     const before = new Map([...states].map(([nodeId, state]) => [nodeId, state.fields]));
-    for (const { nodeId, fact } of facts) states.set(nodeId, evolveDrift(states.get(nodeId) ?? initialDrift(nodeId), fact, this.compare));
+    const versions = new VersionRecorder(driftFieldsTable);
+    const nodeVersions = new VersionRecorder(driftNodesTable);
+    for (const state of states.values()) {
+      nodeVersions.known(driftNodeToRow(state, driftOf(state).length));
+      for (const field of Object.values(state.fields)) versions.known(driftFieldToRow(state.nodeId, field));
+    }
+    for (const { nodeId, fact, event } of facts) {
+      const previous = states.get(nodeId) ?? initialDrift(nodeId);
+      const next = evolveDrift(previous, fact, this.compare);
+      states.set(nodeId, next);
+      nodeVersions.observe(driftNodeToRow(next, driftOf(next).length), event);
+      for (const field of Object.values(next.fields)) versions.observe(driftFieldToRow(nodeId, field), event);
+      for (const field of Object.keys(previous.fields)) {
+        if (!(field in next.fields)) versions.observeGone(versionKeyOf(driftFieldsTable, { node_id: nodeId, field }), event);
+      }
+    }
     await upsertRows(trx, driftNodesTable, [...states.values()].map((state) => driftNodeToRow(state, driftOf(state).length)));
     // Field rows are rewritten only for nodes whose comparison changed (most observations change nothing).
     const changed = [...states.values()].filter((state) => !sameFields(before.get(state.nodeId), state.fields));
     await deleteRows(trx, driftFieldsTable, 'node_id', changed.filter((state) => before.has(state.nodeId)).map((state) => state.nodeId));
     await upsertRows(trx, driftFieldsTable, changed.flatMap((state) => Object.values(state.fields).map((field) => driftFieldToRow(state.nodeId, field))));
+    await nodeVersions.write(trx);
+    await versions.write(trx);
   }
 }

@@ -1,4 +1,5 @@
-import { toMillis, type Row, type TableSpec, type TableRow } from '../support/table.js';
+import { toMillis, type Row, type TableRow } from '../support/table.js';
+import type { Validity, VersionedTableSpec } from '../support/versions.js';
 import type { DriftField, DriftKind, NodeDrift } from './drift-evolve.js';
 
 export const driftNodesTable = {
@@ -15,7 +16,9 @@ export const driftNodesTable = {
     observed_at: { type: 'timestamptz', nullable: true },
     drift_count: { type: 'integer' },
   },
-} satisfies TableSpec;
+  /** Every column: a node's declaration and observation change only when an event declares or observes it. */
+  versioned: ['site', 'rack', 'import_id', 'declared', 'declared_at', 'observed', 'observed_at', 'drift_count'] as const,
+} satisfies VersionedTableSpec;
 
 export const driftFieldsTable = {
   name: 'drift_fields',
@@ -29,12 +32,20 @@ export const driftFieldsTable = {
     rule: { type: 'text', nullable: true },
     since: { type: 'timestamptz' },
   },
-} satisfies TableSpec;
+  /** Every column: a field's comparison changes only when a declaration or an observation changes it. */
+  versioned: ['kind', 'declared', 'observed', 'rule', 'since'] as const,
+} satisfies VersionedTableSpec;
+
+/** The history views: every version of each field's comparison, of each node's declaration and observation. */
+export const driftHistoryView = 'drift_history';
+export const driftNodesHistoryView = 'drift_nodes_history';
 
 /** The drift read model's tables, for kysely. */
 export type DriftTables = {
   drift_nodes: TableRow<typeof driftNodesTable>;
   drift_fields: TableRow<typeof driftFieldsTable>;
+  drift_history: TableRow<typeof driftFieldsTable> & Validity;
+  drift_nodes_history: TableRow<typeof driftNodesTable> & Validity;
 };
 
 export function driftNodeToRow(state: NodeDrift, driftCount: number): Row {

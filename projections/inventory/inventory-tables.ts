@@ -1,4 +1,5 @@
-import { toMillis, type Row, type TableSpec, type TableRow } from '../support/table.js';
+import { toMillis, type Row, type TableRow } from '../support/table.js';
+import type { Validity, VersionedTableSpec } from '../support/versions.js';
 import type { FirmwareFact, NodeInventory } from './inventory-evolve.js';
 
 export const inventoryNodesTable = {
@@ -28,7 +29,27 @@ export const inventoryNodesTable = {
     certificate_self_signed: { type: 'boolean', nullable: true },
   },
   indexes: [['site', 'rack'], ['manufacturer', 'model']],
-} satisfies TableSpec;
+  /** Every column: a node's inventory changes only when an observation that changed content is recorded. */
+  versioned: [
+    'site',
+    'rack',
+    'manufacturer',
+    'model',
+    'serial',
+    'bmc_model',
+    'bmc_firmware',
+    'bios_version',
+    'cpu_count',
+    'gpu_model',
+    'gpu_count',
+    'memory_gib',
+    'dialect',
+    'source',
+    'first_seen_at',
+    'inventory_observed_at',
+    'firmware_observed_at',
+  ] as const,
+} satisfies VersionedTableSpec;
 
 export const inventoryFirmwareTable = {
   name: 'inventory_firmware',
@@ -45,12 +66,20 @@ export const inventoryFirmwareTable = {
     last_observed_at: { type: 'timestamptz' },
   },
   indexes: [['component', 'normalized_version']],
-} satisfies TableSpec;
+  /** Every column: a component's row changes only when a firmware observation that changed content is recorded. */
+  versioned: ['version', 'normalized_version', 'normalization_rule', 'dialect', 'updateable', 'first_seen_at', 'last_observed_at'] as const,
+} satisfies VersionedTableSpec;
+
+/** The history views: every version of a node's inventory, of a node's firmware components. */
+export const inventoryHistoryView = 'inventory_history';
+export const firmwareHistoryView = 'inventory_firmware_history';
 
 /** The inventory read model's tables, for kysely. */
 export type InventoryTables = {
   inventory_nodes: TableRow<typeof inventoryNodesTable>;
   inventory_firmware: TableRow<typeof inventoryFirmwareTable>;
+  inventory_history: TableRow<typeof inventoryNodesTable> & Validity;
+  inventory_firmware_history: TableRow<typeof inventoryFirmwareTable> & Validity;
 };
 
 const nodeColumns: Array<[keyof NodeInventory, string, 'ms' | 'plain']> = [

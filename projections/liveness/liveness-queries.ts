@@ -10,8 +10,10 @@ export interface LivenessNodeView {
   rack: string | null;
   state: LivenessStatus;
   expectedIntervalS: number;
-  lastContactAt: Date | null;
-  consecutiveMisses: number;
+  /** Absent as of a point of the past: history does not keep what changes with every poll (`livenessNodesTable.versioned`). */
+  lastContactAt?: Date | null;
+  /** Absent as of a point of the past, as `lastContactAt`. */
+  consecutiveMisses?: number;
   darkSince: Date | null;
 }
 
@@ -26,6 +28,7 @@ export interface LivenessGapView {
   wentDark: boolean;
 }
 
+/** A node's liveness as a row has it: the present-tense table's, or an as-of view's (without the per-poll columns). */
 function nodeView(row: any): LivenessNodeView {
   return {
     nodeId: row.node_id,
@@ -33,13 +36,13 @@ function nodeView(row: any): LivenessNodeView {
     rack: row.rack,
     state: row.state,
     expectedIntervalS: row.expected_interval_s,
-    lastContactAt: row.last_contact_at,
-    consecutiveMisses: row.consecutive_misses,
+    ...('last_contact_at' in row ? { lastContactAt: row.last_contact_at } : {}),
+    ...('consecutive_misses' in row ? { consecutiveMisses: row.consecutive_misses } : {}),
     darkSince: row.dark_since,
   };
 }
 
-/** Every node that is dark now, longest dark first. */
+/** Every node that is dark now (or as of a point, on the as-of views), longest dark first. */
 export async function darkNodes(db: Kysely<LivenessTables>): Promise<LivenessNodeView[]> {
   const rows = await db.selectFrom('liveness_nodes').selectAll().where('state', '=', 'dark').orderBy('dark_since').orderBy('node_id').execute();
   return rows.map(nodeView);

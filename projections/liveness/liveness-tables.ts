@@ -1,5 +1,6 @@
 /** The liveness read model: one row per node, one row per gap. */
 import { toMillis, type Row, type TableSpec, type TableRow } from '../support/table.js';
+import type { Validity, VersionedTableSpec } from '../support/versions.js';
 import type { LivenessGap, LivenessStatus, NodeLiveness } from './liveness-evolve.js';
 
 export const livenessNodesTable = {
@@ -29,7 +30,29 @@ export const livenessNodesTable = {
     open_gap_went_dark: { type: 'boolean', nullable: true },
   },
   indexes: [['state'], ['rack']],
-} satisfies TableSpec;
+  /**
+   * History keeps what changes when something happens to the node (registration, a move, a state change, a gap opened
+   * or closed, a latch, a maintenance window), not what every poll changes (last contact and outcome, the miss and
+   * success counters, the open gap's miss count): versioning those would store a row per poll, more than the log.
+   */
+  versioned: [
+    'site',
+    'rack',
+    'state',
+    'expected_interval_s',
+    'registered_at',
+    'dark_since',
+    'latched',
+    'maintenance_from',
+    'maintenance_until',
+    'gap_count',
+    'open_gap_id',
+    'open_gap_start_at',
+    'open_gap_site',
+    'open_gap_rack',
+    'open_gap_went_dark',
+  ] as const,
+} satisfies VersionedTableSpec;
 
 export const livenessGapsTable = {
   name: 'liveness_gaps',
@@ -51,8 +74,15 @@ export const livenessGapsTable = {
 /** The liveness read model's tables, for kysely. */
 export type LivenessTables = {
   liveness_nodes: TableRow<typeof livenessNodesTable>;
+  liveness_history: LivenessHistoryRow;
   liveness_gaps: TableRow<typeof livenessGapsTable>;
 };
+
+/** The liveness history view: one row per version of a node's liveness (`liveness_nodes_versions`). */
+export const livenessHistoryView = 'liveness_history';
+
+/** A version of a node's liveness, as the history view has it. */
+export type LivenessHistoryRow = Pick<TableRow<typeof livenessNodesTable>, 'node_id' | (typeof livenessNodesTable.versioned)[number]> & Validity;
 
 export function livenessToRow(state: NodeLiveness): Row {
   return {
@@ -78,6 +108,54 @@ export function livenessToRow(state: NodeLiveness): Row {
     open_gap_misses: state.openGap?.misses ?? null,
     open_gap_went_dark: state.openGap?.wentDark ?? null,
   };
+}
+
+/**
+ * The version values of a node's liveness (`versionValues` of its row, made without the row: the projection computes
+ * them after every event that touches the node, polls included). Same order as `versionColumns(livenessNodesTable)`.
+ */
+export function livenessVersionValues(state: NodeLiveness): unknown[] {
+  const gap = state.openGap;
+  return [
+    state.nodeId,
+    state.site,
+    state.rack,
+    state.status,
+    state.expectedIntervalS,
+    state.registeredAt,
+    state.darkSince,
+    state.latched,
+    state.maintenanceFrom,
+    state.maintenanceUntil,
+    state.gapCount,
+    gap?.gapId ?? null,
+    gap?.startAt ?? null,
+    gap?.site ?? null,
+    gap?.rack ?? null,
+    gap?.wentDark ?? null,
+  ];
+}
+
+/** Whether a node's liveness still holds the version values `values` (`livenessVersionValues`), without making new ones. */
+export function livenessVersionUnchanged(state: NodeLiveness, values: readonly unknown[]): boolean {
+  const gap = state.openGap;
+  return (
+    values[3] === state.status &&
+    values[10] === state.gapCount &&
+    values[7] === state.latched &&
+    values[6] === state.darkSince &&
+    values[11] === (gap?.gapId ?? null) &&
+    values[15] === (gap?.wentDark ?? null) &&
+    values[12] === (gap?.startAt ?? null) &&
+    values[8] === state.maintenanceFrom &&
+    values[9] === state.maintenanceUntil &&
+    values[1] === state.site &&
+    values[2] === state.rack &&
+    values[4] === state.expectedIntervalS &&
+    values[5] === state.registeredAt &&
+    values[13] === (gap?.site ?? null) &&
+    values[14] === (gap?.rack ?? null)
+  );
 }
 
 export function livenessFromRow(row: Row): NodeLiveness {

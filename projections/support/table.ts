@@ -5,13 +5,8 @@
  * Every statement goes through kysely builders, so the schema the runner binds (`withSchema`) applies.
  *
  * Every projection reads and writes its tables only through `loadRows`, `upsertRows` and `deleteRows`. That is what
- * lets time travel answer without copying a snapshot (`replay/as-of/materialize.ts`): inside `withTableOverlay`, the
- * tables the apply writes start empty, a load reads the overlay's rows and, through them, a read-only base's (the
- * snapshot's), and the key of every row written or deleted is claimed, so the base's row is never seen again beside
- * the overlay's. Inside `withTablesInMemory`, the tables named (a projection's working state, which no query reads) are
- * neither read again nor written once a row of them is in memory: a tail applied for one question does not pay for
- * writing state nobody will read. A rebuild holds all of a projection's tables in memory the same way
- * (`holdTablesForRebuild`) and writes them once, before the swap.
+ * lets a rebuild hold all of a projection's tables in memory (`holdTablesForRebuild`) and write them once, before the
+ * swap.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { sql, type Kysely, type Transaction } from 'kysely';
@@ -31,6 +26,11 @@ export interface TableSpec {
   columns: Readonly<Record<string, ColumnSpec>>;
   /** Secondary indexes: each a list of columns. */
   indexes?: ReadonlyArray<readonly string[]>;
+  /**
+   * The columns (besides the key) whose every change is kept as a row version with its validity (`versions.ts`): the
+   * table's history, and what time travel answers from. Absent: the table keeps no history.
+   */
+  versioned?: readonly string[];
 }
 
 export type Row = Record<string, unknown>;
@@ -55,7 +55,7 @@ export type TableRow<S extends TableSpec> = {
   -readonly [C in keyof S['columns']]: ColumnValue[S['columns'][C]['type']] | (S['columns'][C] extends { nullable: true } ? null : never);
 };
 
-type Db = Kysely<DynamicDatabase> | Transaction<DynamicDatabase>;
+export type Db = Kysely<DynamicDatabase> | Transaction<DynamicDatabase>;
 
 export async function createTable(db: Kysely<DynamicDatabase>, spec: TableSpec): Promise<void> {
   let builder = db.schema.createTable(spec.name).ifNotExists();
@@ -100,8 +100,6 @@ export async function upsertRows(db: Db, spec: TableSpec, rows: readonly Row[]):
     for (let i = 0; i < columns.length; i += 1) record[columns[i]!] = columnValue(types[i]!, row[columns[i]!]);
     return record;
   });
-  // Inside an overlay, the base's version of every row written here is superseded, whatever is done with it later.
-  await claimWritten(db, spec, records);
   await writeRecords(db, spec, records, { jsonAsText: false });
 }
 
@@ -130,30 +128,6 @@ async function writeRecords(db: Db, spec: TableSpec, records: ReadonlyArray<Reco
 }
 
 /**
- * Copy on write: where the overlay is, `schema.<table>` holds only the rows written so far and `base.<table>` the rest
- * (read only). `claimedTable(table)` in `schema` holds the primary key of every row the overlay wrote or deleted: the
- * base's row of such a key is superseded by the overlay's version, or was deleted there, and is never read again.
- */
-export interface TableOverlay {
-  schema: string;
-  base: string;
-  /** The tables that have a base (the others start empty and stay plain tables). */
-  tables: ReadonlySet<string>;
-}
-
-/** An overlay at work, with the keys it claimed (the claimed tables' rows, kept here to spare statements). */
-interface ActiveOverlay extends TableOverlay {
-  claimed: Map<string, Set<string>>;
-}
-
-const overlays = new AsyncLocalStorage<ActiveOverlay>();
-
-/** Runs `work` with the loads of `overlay.tables` reading through to `overlay.base`, and its writes and deletes claiming keys. */
-export function withTableOverlay<T>(overlay: TableOverlay, work: () => Promise<T>): Promise<T> {
-  return overlays.run({ ...overlay, claimed: new Map([...overlay.tables].map((table) => [table, new Set<string>()])) }, work);
-}
-
-/**
  * One table held in memory: the latest version of every row written or read, as `heldRow` keeps it (timestamps as
  * epoch milliseconds, JSON columns as copies of their own, so a load hands out fresh objects a caller may change freely);
  * null: deleted while the database may still hold it. `deletes` are the filters (`column` = any of `values`) the rows
@@ -177,13 +151,25 @@ interface Journal {
   deletes: Map<HeldTable, number>;
 }
 
+/**
+ * Something else a rebuild accumulates in memory beside its tables' rows (a table's row versions): bracketed by the same
+ * `begin` / `commit` / `rollback` as the rows, written at `flush` (`complete`: the rebuild's last flush, before the swap).
+ */
+export interface HeldBuffer {
+  /** Entries held that the next flush will write (counted against the rebuild's memory allowance). */
+  readonly size: number;
+  begin(): void;
+  commit(): void;
+  rollback(): void;
+  flush(db: Db, options: { complete: boolean }): Promise<void>;
+}
+
 const inMemory = new AsyncLocalStorage<HeldTables>();
 
 /**
  * Tables held in memory across several applies: inside `run`, a write goes to memory only, a load reads memory first
- * and the database (through any overlay) for what memory does not hold, a delete hides the matching rows of both.
+ * and the database for what memory does not hold, a delete hides the matching rows of both.
  *
- * - Time travel's tail (`withTablesInMemory`) holds a projection's working state and drops it when the tail ends.
  * - A rebuild (`holdTablesForRebuild`) holds all of a projection's tables from an empty scratch schema, so no load
  *   reaches the database, and writes them with one set-based statement per 10,000 rows at `flush`: at the end, or when
  *   more rows are held than the rebuild allows (then memory is emptied, and later loads read what was flushed).
@@ -194,6 +180,7 @@ export class HeldTables {
   readonly #names: ReadonlySet<string>;
   readonly #complete: boolean;
   readonly #tables = new Map<string, HeldTable>();
+  readonly #buffers = new Map<string, HeldBuffer>();
   #journal: Journal | null = null;
 
   constructor(names: Iterable<string>, options: { complete?: boolean } = {}) {
@@ -212,17 +199,44 @@ export class HeldTables {
     return rows;
   }
 
+  /** How many entries the buffers hold that only wait to be written. */
+  get pending(): number {
+    let pending = 0;
+    for (const buffer of this.#buffers.values()) pending += buffer.size;
+    return pending;
+  }
+
+  /** Writes the buffers' waiting entries, keeping the tables' rows in memory (loads keep reading memory). Never inside an apply. */
+  async flushPending(db: Db): Promise<void> {
+    if (this.#journal) throw new Error('flush inside an apply');
+    for (const buffer of this.#buffers.values()) await buffer.flush(db, { complete: false });
+  }
+
+  /** The buffer held under `name` (one of the names held; made by `make` on first use), or null when `name` is not held. */
+  buffer<B extends HeldBuffer>(name: string, make: () => B): B | null {
+    if (!this.#names.has(name)) return null;
+    let buffer = this.#buffers.get(name);
+    if (!buffer) {
+      this.#buffers.set(name, (buffer = make()));
+      if (this.#journal) buffer.begin();
+    }
+    return buffer as B;
+  }
+
   begin(): void {
     this.#journal = { rows: new Map(), deletes: new Map() };
+    for (const buffer of this.#buffers.values()) buffer.begin();
   }
 
   commit(): void {
     this.#journal = null;
+    for (const buffer of this.#buffers.values()) buffer.commit();
   }
 
   rollback(): void {
     const journal = this.#journal;
     this.#journal = null;
+    for (const buffer of this.#buffers.values()) buffer.rollback();
     if (!journal) return;
     for (const [table, previous] of journal.rows) for (const [key, row] of previous) setHeld(table, key, row);
     for (const [table, length] of journal.deletes) table.deletes.length = length;
@@ -230,9 +244,10 @@ export class HeldTables {
 
   /**
    * Writes what changed since the last flush into the tables `db` is bound to (deletes first, then the rows, 10,000
-   * per statement); with `evict`, memory is emptied after. Never inside `begin` .. `commit`.
+   * per statement), then the buffers; with `evict`, memory is emptied after (`complete`: the last flush of a rebuild,
+   * before its swap). Never inside `begin` .. `commit`.
    */
-  async flush(db: Db, options: { evict?: boolean } = {}): Promise<void> {
+  async flush(db: Db, options: { evict?: boolean; complete?: boolean } = {}): Promise<void> {
     if (this.#journal) throw new Error('flush inside an apply');
     for (const table of this.#tables.values()) {
       const { spec } = table;
@@ -258,6 +273,7 @@ export class HeldTables {
         table.indexes.clear();
       }
     }
+    for (const buffer of this.#buffers.values()) await buffer.flush(db, { complete: options.complete ?? false });
   }
 
   /** The held table of `spec`, if `spec` is one of the tables named (created on first use). */
@@ -287,18 +303,14 @@ export class HeldTables {
   }
 }
 
-/**
- * Runs `work` with the tables named held in memory (see `HeldTables`); what was held is dropped when `work` ends: only
- * for a one-off apply whose result nobody reads from those tables (time travel's tail, for a projection's
- * `workingTables`).
- */
-export function withTablesInMemory<T>(names: ReadonlySet<string>, work: () => Promise<T>): Promise<T> {
-  return new HeldTables(names).run(work);
-}
-
 /** A rebuild's tables held in memory from its empty scratch schema until `flush` (see `HeldTables`). */
 export function holdTablesForRebuild(names: Iterable<string>): HeldTables {
   return new HeldTables(names, { complete: true });
+}
+
+/** The buffer `name` of the tables held in memory around the caller (see `HeldTables.buffer`), or null. */
+export function heldBuffer<B extends HeldBuffer>(name: string, make: () => B): B | null {
+  return inMemory.getStore()?.buffer(name, make) ?? null;
 }
 
 function heldInMemory(spec: TableSpec): { held: HeldTables; table: HeldTable } | null {
@@ -439,49 +451,11 @@ async function deleteByKey(db: Db, spec: TableSpec, keys: readonly Row[]): Promi
     .execute();
 }
 
-/** The table of an overlay that lists the primary keys of the base rows it superseded (wrote or deleted). */
-export function claimedTable(table: string): string {
-  return `${table}__claimed`;
-}
-
 function keyOf(spec: TableSpec, row: Row): string {
   return spec.primaryKey.length === 1 ? String(row[spec.primaryKey[0]!]) : JSON.stringify(spec.primaryKey.map((key) => String(row[key])));
 }
 
-/** Claims the keys of rows written into the overlay that it had not claimed yet (rows written without a load). */
-async function claimWritten(db: Db, spec: TableSpec, records: ReadonlyArray<Record<string, unknown>>): Promise<void> {
-  const overlay = overlays.getStore();
-  const claimed = overlay?.claimed.get(spec.name);
-  if (!overlay || !claimed) return;
-  const fresh = records.filter((record) => !claimed.has(keyOf(spec, record)));
-  if (fresh.length === 0) return;
-  const keys = sql.join(spec.primaryKey.map((key) => sql.id(key)));
-  const definitions = sql.join(spec.primaryKey.map((key) => sql`${sql.id(key)} ${sql.raw(spec.columns[key]!.type)}`));
-  const rows = fresh.map((record) => Object.fromEntries(spec.primaryKey.map((key) => [key, record[key]])));
-  await sql`INSERT INTO ${sql.id(overlay.schema, claimedTable(spec.name))} (${keys})
-    SELECT ${keys} FROM json_to_recordset(${JSON.stringify(rows)}::json) AS r(${definitions}) ON CONFLICT DO NOTHING`.execute(db);
-  for (const record of fresh) claimed.add(keyOf(spec, record));
-}
-
-/** The overlay at work on `spec`'s table, if any. */
-function overlayOf(spec: TableSpec): { overlay: ActiveOverlay; claimed: Set<string> } | null {
-  const overlay = overlays.getStore();
-  const claimed = overlay?.claimed.get(spec.name);
-  if (!overlay || !claimed) return null;
-  return { overlay, claimed };
-}
-
-/** `NOT EXISTS` a claim of base row `b`'s key. */
-function unclaimedBy(overlay: ActiveOverlay, spec: TableSpec) {
-  const claimedRef = sql.id(overlay.schema, claimedTable(spec.name));
-  const same = sql.join(spec.primaryKey.map((key) => sql`c.${sql.id(key)} = b.${sql.id(key)}`), sql` AND `);
-  return sql`NOT EXISTS (SELECT 1 FROM ${claimedRef} c WHERE ${same})`;
-}
-
-/**
- * Every row whose `column` is one of `values`. Inside an overlay: the overlay's rows and the base's rows whose key it
- * has not claimed, read through without copying them (a row only read stays the base's; one written is claimed then).
- */
+/** Every row whose `column` is one of `values`. */
 export async function loadRows(db: Db, spec: TableSpec, column: string, values: readonly unknown[]): Promise<Row[]> {
   if (values.length === 0) return [];
   if (!(column in spec.columns)) throw new Error(`${spec.name} has no column ${column}`);
@@ -511,25 +485,14 @@ async function loadHeld(db: Db, spec: TableSpec, table: HeldTable, column: strin
 }
 
 async function loadStored(db: Db, spec: TableSpec, column: string, values: readonly unknown[]): Promise<Row[]> {
-  const active = overlayOf(spec);
-  if (!active) {
-    return (await db
-      .selectFrom(spec.name)
-      .selectAll()
-      .where(sql<boolean>`${sql.ref(column)} = any(${[...values]})`)
-      .execute()) as Row[];
-  }
-  const { overlay } = active;
-  const columns = Object.keys(spec.columns);
-  const rows = await sql<Row>`
-    SELECT ${sql.join(columns.map((c) => sql.id(c)))} FROM ${sql.id(overlay.schema, spec.name)} WHERE ${sql.id(column)} = any(${[...values]})
-    UNION ALL
-    SELECT ${sql.join(columns.map((c) => sql`b.${sql.id(c)}`))} FROM ${sql.id(overlay.base, spec.name)} b
-     WHERE b.${sql.id(column)} = any(${[...values]}) AND ${unclaimedBy(overlay, spec)}`.execute(db);
-  return rows.rows;
+  return (await db
+    .selectFrom(spec.name)
+    .selectAll()
+    .where(sql<boolean>`${sql.ref(column)} = any(${[...values]})`)
+    .execute()) as Row[];
 }
 
-/** Deletes every row whose `column` is one of `values`. Inside an overlay, the base's rows among them are claimed. */
+/** Deletes every row whose `column` is one of `values`. */
 export async function deleteRows(db: Db, spec: TableSpec, column: string, values: readonly unknown[]): Promise<void> {
   if (values.length === 0) return;
   if (!(column in spec.columns)) throw new Error(`${spec.name} has no column ${column}`);
@@ -540,17 +503,6 @@ export async function deleteRows(db: Db, spec: TableSpec, column: string, values
     for (const key of heldKeys(table, column, doomed)) held.write(table, key, table.complete ? undefined : null);
     if (!table.complete) held.addDelete(table, { column, values: doomed });
     return;
-  }
-  const active = overlayOf(spec);
-  if (active) {
-    const { overlay, claimed } = active;
-    const keys = sql.join(spec.primaryKey.map((key) => sql.id(key)));
-    const claims = await sql<Row>`
-      INSERT INTO ${sql.id(overlay.schema, claimedTable(spec.name))} (${keys})
-      SELECT ${sql.join(spec.primaryKey.map((key) => sql`b.${sql.id(key)}`))} FROM ${sql.id(overlay.base, spec.name)} b
-       WHERE b.${sql.id(column)} = any(${[...values]}) AND ${unclaimedBy(overlay, spec)}
-      ON CONFLICT DO NOTHING RETURNING ${keys}`.execute(db);
-    for (const row of claims.rows) claimed.add(keyOf(spec, row));
   }
   await db.deleteFrom(spec.name).where(sql<boolean>`${sql.ref(column)} = any(${[...values]})`).execute();
 }

@@ -8,8 +8,11 @@ export interface AsOfErrorDetails {
   ASOF_IN_FUTURE: { value: string; now: string; headPosition: number };
   /** An instant before the first event, or any point of an empty log: there is no read model to show. */
   ASOF_BEFORE_LOG: { value: string; firstRecordedAt: string | null };
-  /** A projection could not apply an event of the tail (the live projection stops on the same event). */
-  ASOF_PROJECTION_FAILED: { projection: string; position: number; eventPosition: number | null; reason: string };
+  /**
+   * The question needs what history does not keep: a column that changes with every poll (last contact, miss counters)
+   * or a read model without versions (gaps, topology). Answering it from the present would not be an answer as of then.
+   */
+  ASOF_NOT_KEPT: { projections: string[]; reason: string };
   /** A projection the question needs is not one the engine knows. */
   ASOF_UNKNOWN_PROJECTION: { projection: string; known: string[] };
   /** The engine is stopping or stopped. */
@@ -24,7 +27,7 @@ export const asOfErrorCatalogue: Record<AsOfErrorCode, { retryable: boolean; mea
   ASOF_BEYOND_HEAD: { retryable: false, meaning: 'the position is past the head of the log' },
   ASOF_IN_FUTURE: { retryable: false, meaning: 'the instant is later than the ledger clock' },
   ASOF_BEFORE_LOG: { retryable: false, meaning: 'the instant is before the first event of the log (or the log is empty)' },
-  ASOF_PROJECTION_FAILED: { retryable: false, meaning: 'a projection could not apply an event between its snapshot and the point asked' },
+  ASOF_NOT_KEPT: { retryable: false, meaning: 'the question needs columns or read models whose history is not kept (see docs/replay.md)' },
   ASOF_UNKNOWN_PROJECTION: { retryable: false, meaning: 'the question names a projection the engine does not run' },
   ASOF_STOPPED: { retryable: true, meaning: 'the as-of engine is stopping; ask again once the ledger is up' },
 };
@@ -54,15 +57,15 @@ export function isAsOfError(error: unknown): error is AnyAsOfError {
   return error instanceof AsOfError;
 }
 
-/** Whether the error is about the point asked (the caller's input) rather than the engine. */
+/** Whether the error is about the question asked (the caller's input: its point, or asking as of a point at all) rather than the engine. */
 export function isPointError(error: AnyAsOfError): boolean {
   switch (error.code) {
     case 'ASOF_INVALID_POINT':
     case 'ASOF_BEYOND_HEAD':
     case 'ASOF_IN_FUTURE':
     case 'ASOF_BEFORE_LOG':
+    case 'ASOF_NOT_KEPT':
       return true;
-    case 'ASOF_PROJECTION_FAILED':
     case 'ASOF_UNKNOWN_PROJECTION':
     case 'ASOF_STOPPED':
       return false;

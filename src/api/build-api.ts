@@ -25,6 +25,7 @@ import type { AuditService } from '../../replay/audit/index.js';
 import { auditRoutes } from './routes/audit-routes.js';
 import { clusterRoutes } from './routes/cluster-routes.js';
 import { dashboardRoutes } from './routes/dashboard-routes.js';
+import { nodeHistoryRoutes } from './routes/node-history-routes.js';
 import { historyRoutes } from './routes/history-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
@@ -240,6 +241,7 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
   streamAppendRoutes(app, ctx);
   auditRoutes(app, ctx);
   historyRoutes(app, ctx);
+  nodeHistoryRoutes(app, ctx);
   clusterRoutes(app, ctx);
   dashboardRoutes(app);
   return app;

@@ -40,6 +40,10 @@ export const commands = {
     summary: 'read the log through the API: events, one stream, verify the hash chain, tail the live feed',
     load: () => import('./commands/events.js'),
   },
+  history: {
+    summary: "one node's history as intervals: liveness states, observed inventory and alarms, through the API",
+    load: () => import('./commands/history.js'),
+  },
   inspect: {
     summary: 'print the normalized observation of a Redfish BMC (or a Mockup-Creator folder with --mockup)',
     load: () => import('./commands/inspect.js'),

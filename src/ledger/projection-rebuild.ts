@@ -160,11 +160,13 @@ async function applyRebuildPage(context: ProjectionRunnerContext, rebuild: Rebui
     }
   }
   if (memory && memory.rows > context.options.maxHeldRows) await memory.flush(context.db.withSchema(schema), { evict: true });
+  // Row versions closed during the rebuild are written as they pile up, without letting the rows go: loads keep reading memory.
+  else if (memory && memory.pending > context.options.maxHeldRows) await memory.flushPending(context.db.withSchema(schema));
 }
 
 /** Writes what the rebuild holds in memory into its scratch schema, then builds the indexes deferred until now. */
 async function completeScratch(context: ProjectionRunnerContext, rebuild: Rebuild): Promise<void> {
-  await rebuild.memory?.flush(context.db.withSchema(rebuild.schema), { evict: true });
+  await rebuild.memory?.flush(context.db.withSchema(rebuild.schema), { evict: true, complete: true });
   for (const definition of rebuild.deferred) await sql.raw(definition).execute(context.db);
 }
 

@@ -16,10 +16,7 @@ export interface Projection {
   readonly eventTypes: readonly string[];
   /** The tables it owns, swapped as a whole by a rebuild. */
   readonly tables: readonly string[];
-  /**
-   * Those of `tables` that hold the projection's own working state between batches (read by `apply` alone, never by a
-   * query). Time travel keeps them in memory while it applies a tail instead of writing them, and offers no view of them.
-   */
+  /** Those of `tables` that hold the projection's own working state between batches (read by `apply` alone, never by a query). */
   readonly workingTables?: readonly string[];
   /**
    * Offered by a projection whose `apply` reaches its tables only through loads, upserts and deletes that can be held
@@ -46,9 +43,14 @@ export interface HeldTableSet {
   begin(): void;
   commit(): void;
   rollback(): void;
-  /** Rows held now. */
+  /** Rows held now (the tables' rows: what a flush with `evict` lets go). */
   readonly rows: number;
-  flush(db: Kysely<DynamicDatabase>, options?: { evict?: boolean }): Promise<void>;
+  /** Entries held besides the rows that only wait to be written (row versions already closed). */
+  readonly pending: number;
+  /** Writes what only waits to be written (`pending`), keeping the rows in memory. */
+  flushPending(db: Kysely<DynamicDatabase>): Promise<void>;
+  /** `complete`: the rebuild's last flush (everything it accumulated is written; nothing follows but the swap). */
+  flush(db: Kysely<DynamicDatabase>, options?: { evict?: boolean; complete?: boolean }): Promise<void>;
 }
 
 /** Raised by `apply` to name the event it could not apply and why. */

@@ -65,6 +65,19 @@ export async function ensureLedgerRoles(client: pg.ClientBase, passwords: Partia
     if (tableowner !== app) await client.query(`ALTER TABLE ${pg.escapeIdentifier(tablename)} OWNER TO ${app}`);
     await client.query(`GRANT SELECT ON ${pg.escapeIdentifier(tablename)} TO ${analyst}`);
   }
+  // The history views beside the read models (`<read model>_history`) and time travel's as-of views are read models too.
+  const views = await client.query<{ schemaname: string; viewname: string; viewowner: string }>(
+    `SELECT schemaname, viewname, viewowner FROM pg_views WHERE schemaname = 'public' AND viewname LIKE '%\\_history' OR schemaname = 'as_of'`,
+  );
+  if (views.rows.some((view) => view.schemaname === 'as_of')) {
+    await client.query(`ALTER SCHEMA as_of OWNER TO ${app}`);
+    await client.query(`GRANT USAGE ON SCHEMA as_of TO ${analyst}`);
+  }
+  for (const { schemaname, viewname, viewowner } of views.rows) {
+    const name = `${pg.escapeIdentifier(schemaname)}.${pg.escapeIdentifier(viewname)}`;
+    if (viewowner !== app) await client.query(`ALTER VIEW ${name} OWNER TO ${app}`);
+    await client.query(`GRANT SELECT ON ${name} TO ${analyst}`);
+  }
   await client.query(`ALTER DEFAULT PRIVILEGES FOR ROLE ${app} GRANT SELECT ON TABLES TO ${analyst}`);
   await client.query(`ALTER DEFAULT PRIVILEGES FOR ROLE ${app} GRANT USAGE ON SCHEMAS TO ${analyst}`);
 }

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Kysely } from 'kysely';
+import { ensureAsOfViews, fleetProjections } from '../../projections/index.js';
 import { ensureLedgerRoles, EventStore, ledgerRoles, roleConnectionString } from '../../src/ledger/index.js';
 import { backends, freshDatabase } from '../support/backends.js';
 import { cordon } from '../support/ledger-fixtures.js';
@@ -34,6 +36,10 @@ describe('the ledger roles in PostgreSQL', () => {
     url = db.url;
     const store = await EventStore.open({ connectionString: url });
     await store.append('node-n1', [cordon('n1'), cordon('n1', 'again')]);
+    // The real read models, with their history (versions tables, history views) and time travel's as-of views.
+    const readModels = store.db as unknown as Kysely<any>;
+    for (const projection of fleetProjections()) await projection.createTables(readModels);
+    await ensureAsOfViews(readModels);
     await store.close();
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
@@ -50,6 +56,11 @@ describe('the ledger roles in PostgreSQL', () => {
   it('the analyst reads the read models, and may not read the log, rewrite it, read server files or run programs', async () => {
     const analyst = await as('analyst');
     expect((await analyst.query('SELECT count(*) FROM liveness_example')).rows).toHaveLength(1);
+    // History: the versions, the history views, and the as-of views time travel reads (read, never written).
+    for (const relation of ['liveness_nodes_versions', 'liveness_history', 'alarms_history', 'inventory_history', 'inventory_firmware_history', 'drift_history', 'as_of.liveness_nodes', 'as_of.alarms']) {
+      expect((await analyst.query(`SELECT count(*) FROM ${relation}`)).rows, relation).toHaveLength(1);
+    }
+    expect(await refused(analyst, `DELETE FROM liveness_nodes_versions`)).toMatch(/permission denied/);
     expect(await refused(analyst, 'SELECT * FROM ledger_events')).toMatch(/permission denied/);
     expect(await refused(analyst, `UPDATE ledger_events SET data = '{}'`)).toMatch(/permission denied/);
     expect(await refused(analyst, 'DELETE FROM ledger_events')).toMatch(/permission denied/);

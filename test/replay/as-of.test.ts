@@ -1,11 +1,11 @@
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ProposedEvent } from '../../events/index.js';
-import { darkNodes, driftFindings, fleetProjections, inventoryBy, openAlarms } from '../../projections/index.js';
+import { darkNodes, driftFindings, fleetProjections, inventoryBy, openAlarms, versionedReadModels } from '../../projections/index.js';
+import { versionColumns } from '../../projections/support/versions.js';
 import { AsOfEngine, isAsOfError, type AsOfPoint } from '../../replay/as-of/index.js';
 import { buildApi, type ZodApp } from '../../src/api/index.js';
+import * as historyCommand from '../../src/cli/commands/history.js';
 import * as replay from '../../src/cli/commands/replay.js';
 import { ProjectionRunner } from '../../src/ledger/index.js';
 import { bearer, tokens, tokenTable } from '../api/support/api-harness.js';
@@ -16,28 +16,43 @@ import { cordon } from '../support/ledger-fixtures.js';
 
 /**
  * Time travel is specified against the live read models: while a small fleet's log grows with the real projections
- * running, the live answers are recorded at several moments (every read-model table, and every query route through the
- * API); later, after more events and with snapshots taken at other positions, the same questions asked as of each
- * moment, by position and by instant, must get exactly the answers recorded then.
+ * running, the live answers are recorded at several moments (every versioned table, and every query route through the
+ * API); later, after more events, the same questions asked as of each moment, by position and by instant, must get
+ * exactly the answers recorded then, less what history does not keep (the per-poll liveness columns), and a question
+ * that needs what history does not keep is refused, never answered from the present.
  */
 const backend = backends().find((b) => b.name === 'server' && b.adminUrl) ?? backends()[0]!;
 const options = { liveness: { darkAfterMisses: 3 } };
-const projectionNames = fleetProjections(options).map((projection) => projection.name);
-// Every table a query can read: a projection's working state (`workingTables`) is its own, and time travel has no view of it.
-const tables = fleetProjections(options).flatMap((projection) => projection.tables.filter((table) => !projection.workingTables?.includes(table)));
+const projectionNames = Object.keys(versionedReadModels);
+const specs = Object.values(versionedReadModels).flat();
 const nodes = ['ta', 'tb', 'tc', 'td'] as const;
 const rackOf = (node: string): string => (node < 'tc' ? 'r1' : 'r2');
 
-/** Every query route an analyst can ask as of a point (`{alarm}` is replaced by an alarm open at the moment). */
+/** Every versioned table, its key and versioned columns, rows sorted: what history keeps. */
+async function versionedTables(db: Kysely<any>): Promise<Record<string, string[]>> {
+  const result: Record<string, string[]> = {};
+  for (const spec of specs) result[spec.name] = (await db.selectFrom(spec.name).select(versionColumns(spec)).execute()).map((row) => JSON.stringify(row)).sort();
+  return result;
+}
+
+/** What every poll changes of a node's liveness, which history does not keep: an as-of answer leaves it out. */
+const perPoll = new Set(['lastContactAt', 'secondsSinceLastContact', 'consecutiveMisses']);
+function withoutPerPoll(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutPerPoll);
+  if (value === null || typeof value !== 'object' || value instanceof Date) return value;
+  // Only a node's liveness (what has a liveness `state`): an alarm's evidence keeps what it recorded.
+  const liveness = 'state' in value;
+  return Object.fromEntries(Object.entries(value).filter(([key]) => !(liveness && perPoll.has(key))).map(([key, inner]) => [key, withoutPerPoll(inner)]));
+}
+
+/** The query routes an analyst can ask as of a point (`{alarm}` is replaced by an alarm open at the moment). */
 const routes = [
   '/v1/nodes/ta',
   '/v1/nodes/tc',
   '/v1/liveness/nodes',
   '/v1/liveness/summary',
   '/v1/liveness/dark',
-  '/v1/liveness/overdue',
   '/v1/liveness/nodes/ta',
-  '/v1/liveness/gaps?rack=r1&from=2020-01-01T00:00:00Z',
   '/v1/inventory',
   '/v1/inventory?by=model',
   '/v1/inventory/nodes',
@@ -50,6 +65,9 @@ const routes = [
   '/v1/alarms/{alarm}',
   '/v1/rollouts',
 ];
+
+/** The routes that need what history does not keep (last contact, gaps): refused as of a point. */
+const notKeptRoutes = ['/v1/liveness/overdue', '/v1/liveness/gaps?rack=r1&from=2020-01-01T00:00:00Z'];
 
 interface Moment {
   point: AsOfPoint;
@@ -81,11 +99,13 @@ describe('time travel: the fleet as of a point is the fleet as it was live at th
   /** The API's clock: set to the head's recording time when live answers are recorded, so "seconds since" compare. */
   let now = new Date();
   const moments: Moment[] = [];
-  const snapshotPositions: number[] = [];
 
   const append = (stream: string, events: ProposedEvent[]) => harness.store.append(stream, events);
   const pollRound = (minute: number, outcomes: Partial<Record<(typeof nodes)[number], Outcome>>) =>
     append('polls-dc1', [polls(minute * 60, nodes.map((node) => [node, outcomes[node] ?? 'success'] as const))]);
+  let listening: Promise<string> | null = null;
+  /** The API over HTTP, for the CLI (listening once). */
+  const baseUrl = (): Promise<string> => (listening ??= app.listen({ port: 0, host: '127.0.0.1' }));
   const inject = (path: string, role: 'analyst' | 'operator' = 'analyst') => app.inject({ method: 'GET', url: path, headers: bearer(role) });
 
   async function record(): Promise<Moment> {
@@ -96,8 +116,8 @@ describe('time travel: the fleet as of a point is the fleet as it was live at th
     const alarms = await openAlarms(db, { includeFolded: true });
     const moment: Moment = {
       point: { position: head.position, recordedAt: head.recordedAt, instant: head.recordedAt },
-      tables: await snapshot(db, tables),
-      dark: await darkNodes(db),
+      tables: await versionedTables(db),
+      dark: withoutPerPoll(await darkNodes(db)) as unknown[],
       alarms,
       inventory: [await inventoryBy(db, 'manufacturer'), await inventoryBy(db, 'bmc_firmware')],
       drift: await driftFindings(db),
@@ -106,18 +126,11 @@ describe('time travel: the fleet as of a point is the fleet as it was live at th
     };
     for (const route of routes) {
       const answer = await inject(url(route, moment));
-      moment.answers.set(route, { status: answer.statusCode, body: answer.json() });
+      moment.answers.set(route, { status: answer.statusCode, body: withoutPerPoll(answer.json()) });
     }
     moments.push(moment);
     await pause(5); // the next append is recorded at a later instant
     return moment;
-  }
-
-  async function takeSnapshot(): Promise<void> {
-    await caughtUp(harness.store, runner);
-    const taken = await engine.snapshot();
-    expect(taken?.parts.map((part) => part.projection).sort()).toEqual([...projectionNames].sort());
-    snapshotPositions.push(taken!.parts[0]!.position);
   }
 
   beforeAll(async () => {
@@ -125,8 +138,8 @@ describe('time travel: the fleet as of a point is the fleet as it was live at th
     // Small batches: the live run applies the log in other batches than the as-of engine does.
     runner = new ProjectionRunner(harness.store, fleetProjections(options), { batchSize: 3 });
     await runner.start();
-    engine = new AsOfEngine(harness.store, fleetProjections(options), { cachedViews: 3 });
-    await engine.start({ snapshots: false });
+    engine = new AsOfEngine(harness.store);
+    await engine.start();
     app = await buildApi({ store: harness.store, runner, tokens: tokenTable, asOf: engine, clock: () => now });
     await app.ready();
 
@@ -141,13 +154,11 @@ describe('time travel: the fleet as of a point is the fleet as it was live at th
       ]);
     }
     for (let minute = 1; minute <= 3; minute += 1) await pollRound(minute, {});
-    await record(); // 0: all healthy, tc drifts (serial); before any snapshot: answered from position 0
+    await record(); // 0: all healthy, tc drifts (serial)
 
     for (let minute = 4; minute <= 6; minute += 1) await pollRound(minute, { ta: 'timeout' });
     await append('node-tb', [xid(79, 'critical', 400)]);
-    await takeSnapshot();
-    const exact = await record(); // 1: ta dark, tb has a GPU alarm; exactly at a snapshot
-    expect(exact.point.position).toBe(snapshotPositions[0]);
+    await record(); // 1: ta dark, tb has a GPU alarm
 
     await append('node-tc', [firmware([{ component: 'BMC', version: '2.78 Jan 10 2023', normalized: '2.78' }], { seconds: 420 })]);
     await append('node-td', [cordon('td', 'PSU swap')]);
@@ -159,21 +170,19 @@ describe('time travel: the fleet as of a point is the fleet as it was live at th
     });
     expect(created.statusCode, created.body).toBe(201);
     for (let minute = 7; minute <= 9; minute += 1) await pollRound(minute, { ta: 'success', tc: 'timeout', td: 'timeout' });
-    await record(); // 2: ta back, tc and td dark under PB, tc on 2.78 (drift), rollout awaiting approval; snapshot + tail
+    await record(); // 2: ta back, tc and td dark under PB, tc on 2.78 (drift), rollout awaiting approval
 
     const darkAlarm = (await openAlarms(harness.db, { includeFolded: true })).find((alarm) => alarm.nodeId === 'tc');
     const ack = await app.inject({ method: 'POST', url: `/v1/alarms/${encodeURIComponent(darkAlarm!.alarmId)}/ack`, headers: bearer('operator'), payload: { note: 'on it' } });
     expect(ack.statusCode, ack.body).toBe(201);
-    await takeSnapshot();
     const aborted = await app.inject({ method: 'POST', url: '/v1/rollouts/fw-asof/abort', headers: bearer('operator'), payload: { reason: 'wrong image' } });
     expect(aborted.statusCode, aborted.body).toBe(200);
     for (let minute = 10; minute <= 11; minute += 1) await pollRound(minute, { tc: 'success' });
-    await record(); // 3: tc recovering, its alarm acknowledged by alice, rollout aborted; later snapshot + tail
+    await record(); // 3: tc recovering, its alarm acknowledged by alice, rollout aborted
 
-    // The log goes on after every moment asked about, and a snapshot newer than all of them exists.
+    // The log goes on after every moment asked about.
     for (let minute = 12; minute <= 15; minute += 1) await pollRound(minute, { tb: 'timeout', tc: 'success', td: 'success' });
     await append('node-ta', [inventory({ manufacturer: 'HPE', model: 'ProLiant DL380 Gen10 Plus', serial: 'SN-ta', bmcModel: 'iLO 5', bmcFirmware: 'iLO 5 v2.78' }, 900)]);
-    await takeSnapshot();
     await append('node-ta', [cordon('ta', 'late change')]);
     await caughtUp(harness.store, runner);
     now = new Date();
@@ -186,22 +195,16 @@ describe('time travel: the fleet as of a point is the fleet as it was live at th
     await harness?.close();
   });
 
-  it('as of each recorded position, every read-model table equals what it held live then, from zero, at a snapshot, and from an older snapshot plus the tail', async () => {
+  it('as of each recorded position, every versioned table (key and versioned columns) equals what it held live then; what history does not keep is refused, not read from the present', async () => {
     expect(moments).toHaveLength(4);
-    const sources: Array<Array<{ fromPosition: number; tailEvents: number }>> = [];
-    for (const moment of moments) {
-      const answered = await engine.read(moment.point, projectionNames, (db) => snapshot(db, tables));
-      expect(answered).toEqual(moment.tables);
-      sources.push(engine.stats.lastQuestion.map(({ fromPosition, tailEvents }) => ({ fromPosition, tailEvents })));
-    }
-    // Moment 0 precedes every snapshot; moment 1 is one (no tail); moments 2 and 3 come from an older one plus a tail.
-    expect(sources[0]!.every((s) => s.fromPosition === 0)).toBe(true);
-    expect(sources[1]!.every((s) => s.fromPosition === moments[1]!.point.position && s.tailEvents === 0)).toBe(true);
-    expect(sources[2]!.every((s) => s.fromPosition === snapshotPositions[0])).toBe(true);
-    expect(sources[2]!.some((s) => s.tailEvents > 0)).toBe(true);
-    expect(sources[3]!.every((s) => s.fromPosition === snapshotPositions[1])).toBe(true);
-    // The alarms projection's working state is kept in memory through a tail: a question cannot read it.
-    await expect(engine.read(moments[3]!.point, ['alarms'], (db) => db.selectFrom('alarm_state').selectAll().execute())).rejects.toThrow(/alarm_state/);
+    for (const moment of moments) expect(await engine.read(moment.point, projectionNames, (db) => versionedTables(db))).toEqual(moment.tables);
+    // The moments differ: equality above is not a constant answer.
+    expect(new Set(moments.map((m) => JSON.stringify(m.tables))).size).toBe(4);
+    const refusal = (query: (db: Kysely<any>) => Promise<unknown>) => engine.read(moments[1]!.point, ['liveness'], query).then(() => null, (error: unknown) => (isAsOfError(error) ? error.code : error));
+    expect(await refusal((db) => db.selectFrom('liveness_gaps').selectAll().execute())).toBe('ASOF_NOT_KEPT');
+    expect(await refusal((db) => db.selectFrom('liveness_nodes').select('last_contact_at').execute())).toBe('ASOF_NOT_KEPT');
+    expect(await refusal((db) => db.selectFrom('alarm_state').selectAll().execute())).toBe('ASOF_NOT_KEPT');
+    expect(await engine.read(moments[1]!.point, ['topology'], async () => 1).catch((error: unknown) => (isAsOfError(error) ? error.code : error))).toBe('ASOF_NOT_KEPT');
   });
 
   it('as of each moment, dark nodes (with since), alarms, inventory counts and drift are what the live query functions answered then', async () => {
@@ -227,7 +230,7 @@ describe('time travel: the fleet as of a point is the fleet as it was live at th
       const later = new Date(moment.point.recordedAt.getTime() + 2);
       const between = await engine.resolve(later.toISOString());
       expect(between).toEqual({ position: moment.point.position, recordedAt: moment.point.recordedAt, instant: later });
-      expect(await engine.read(between, projectionNames, (db) => snapshot(db, tables))).toEqual(moment.tables);
+      expect(await engine.read(between, projectionNames, (db) => versionedTables(db))).toEqual(moment.tables);
     }
   });
 
@@ -264,6 +267,15 @@ describe('time travel: the fleet as of a point is the fleet as it was live at th
           expect(answer.headers['fleet-ledger-as-of-recorded-at']).toBe(moment.point.recordedAt.toISOString());
           expect({ route, asOf, body: withoutAsOf(body) }).toEqual({ route, asOf, body: live.body });
         }
+      }
+    }
+    // A route that needs what history does not keep is a 400 that says so, by position and by instant.
+    for (const route of notKeptRoutes) {
+      for (const asOf of [String(moments[1]!.point.position), moments[1]!.point.recordedAt.toISOString()]) {
+        const refused = await inject(url(route, moments[1]!, asOf));
+        expect({ route, status: refused.statusCode }).toEqual({ route, status: 400 });
+        expect(refused.json().error).toMatchObject({ code: 'API_INVALID_REQUEST', details: { field: 'querystring.asOf', reason: expect.stringMatching(/ASOF_NOT_KEPT/) } });
+        expect((await inject(url(route, moments[1]!))).statusCode).toBe(200);
       }
     }
     // The recorded answers are not all alike: the rollout appears, then is aborted.
@@ -307,34 +319,61 @@ describe('time travel: the fleet as of a point is the fleet as it was live at th
 
   it("an analyst's as-of questions write nothing: not the log, not the live read models, and not through the view", async () => {
     const head = await harness.store.head();
+    const tables = fleetProjections(options).flatMap((projection) => projection.tables);
     const live = await snapshot(harness.db, tables);
     for (const moment of moments) expect((await inject(`/v1/nodes/ta?asOf=${moment.point.position}`)).statusCode).toBe(200);
     expect(await harness.store.head()).toEqual(head);
     expect(await snapshot(harness.db, tables)).toEqual(live);
-    // The view is read in a READ ONLY transaction, through SQL views over a snapshot and its overlay: a query that tries
-    // to write is refused by PostgreSQL (by the transaction, or by the view that is no table).
+    // The views are read in a READ ONLY transaction, and they are views over the versions: a query that tries to write
+    // is refused by PostgreSQL (by the transaction, or by the view that is no table).
     await expect(engine.read(moments[1]!.point, ['liveness'], (db) => db.deleteFrom('liveness_nodes').execute())).rejects.toThrow(/read-only transaction|cannot delete from view/);
     expect((await app.inject({ method: 'POST', url: '/v1/rollouts/fw-asof/approve', headers: bearer('analyst'), payload: { reason: 'x' } })).statusCode).toBe(403);
   });
 
-  it('identical concurrent questions share one materialization, and views beyond the cache are dropped once read', async () => {
-    const db = harness.db as Kysely<any>;
-    const ownViews = async () =>
-      // A view is two schemas: the SQL views questions read, and the overlay tables they read beside the snapshot.
-      (await sql<{ nspname: string }>`SELECT nspname FROM pg_namespace WHERE nspname LIKE ${`as\\_of\\_view\\_${engine.engineKey}\\_%`} AND nspname NOT LIKE '%\\_w'`.execute(db)).rows.length;
-    const fresh = { ...moments[2]!.point, position: moments[2]!.point.position - 1 };
-    const before = engine.stats.materialized;
-    const answers = await Promise.all(Array.from({ length: 5 }, () => engine.read(fresh, ['liveness'], (view) => darkNodes(view))));
-    expect(new Set(answers.map((a) => JSON.stringify(a))).size).toBe(1);
-    expect(engine.stats.materialized - before).toBe(1);
-    for (const moment of moments) await engine.read(moment.point, ['liveness'], async () => undefined);
-    await pause(200);
-    expect(engine.cachedPositions()).toHaveLength(3);
-    expect(await ownViews()).toBe(3);
+  it("a node's history is its liveness states, observed inventory and alarms as intervals that chain without gaps, through the API and fleet-ledger history", async () => {
+    const answer = await inject('/v1/nodes/ta/history');
+    expect(answer.statusCode, answer.body).toBe(200);
+    const history = answer.json();
+    // ta: registered, healthy, late at the first miss, dark at the third, healthy after two contacts.
+    expect(history.liveness.map((i: any) => i.state)).toEqual(['never-contacted', 'healthy', 'late', 'dark', 'healthy']);
+    expect(history.inventory.map((i: any) => i.bmcFirmware)).toEqual([null, 'iLO 5 v2.72', 'iLO 5 v2.78']);
+    for (const intervals of [history.liveness, history.inventory]) {
+      for (let i = 1; i < intervals.length; i += 1) expect([intervals[i - 1].toPosition, intervals[i - 1].to]).toEqual([intervals[i].fromPosition, intervals[i].from]);
+      expect(intervals[intervals.length - 1]).toMatchObject({ to: null, toPosition: null });
+    }
+    // Its dark alarm opened by the event that made it dark and closed by the one that brought it back.
+    const dark = history.liveness[3];
+    expect(history.alarms.filter((a: any) => a.kind === 'node-dark')).toEqual([expect.objectContaining({ fromPosition: dark.fromPosition, toPosition: dark.toPosition, from: dark.from, to: dark.to })]);
+    // And its drift alarm (the BMC firmware differs from its declaration), open still.
+    expect(history.alarms.filter((a: any) => a.kind === 'drift')).toEqual([expect.objectContaining({ to: null, toPosition: null, closedAt: null })]);
+    // The interval holding a moment is the state recorded live then.
+    const atMoment1 = history.liveness.find((i: any) => i.fromPosition <= moments[1]!.point.position && (i.toPosition === null || i.toPosition > moments[1]!.point.position));
+    expect(atMoment1.state).toBe((moments[1]!.answers.get('/v1/liveness/nodes/ta')!.body as any).state);
+    // A window keeps what overlaps it.
+    const late = await inject(`/v1/nodes/ta/history?from=${encodeURIComponent(moments[3]!.point.recordedAt.toISOString())}`);
+    expect(late.json().liveness.map((i: any) => i.state)).toEqual(['healthy']);
+    expect(late.json().alarms.map((a: any) => a.kind)).toEqual(['drift']);
+    expect((await inject('/v1/nodes/nobody/history')).statusCode).toBe(404);
+    const reversed = await inject('/v1/nodes/ta/history?from=2026-12-02T00:00:00Z&to=2026-12-01T00:00:00Z');
+    expect([reversed.statusCode, reversed.json().error.details.field]).toEqual([400, 'querystring.from']);
+    const openapi = (await app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    expect(openapi.paths['/v1/nodes/{nodeId}/history'].get.parameters.map((p: any) => p.name)).toEqual(expect.arrayContaining(['from', 'to', 'nodeId']));
+
+    const base = await baseUrl();
+    let stdout = '';
+    const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: any) => ((stdout += String(chunk)), true));
+    let code: number;
+    try {
+      code = await historyCommand.run(['ta', '--url', base, '--token', tokens.analyst]);
+    } finally {
+      out.mockRestore();
+    }
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/liveness: 5[\s\S]*dark[\s\S]*inventory: 3[\s\S]*iLO 5 v2\.78[\s\S]*alarms: 2[\s\S]*node-dark/);
   });
 
   it('fleet-ledger replay at WHEN WHAT prints the fleet as of WHEN and the position it reflects', async () => {
-    const base = await app.listen({ port: 0, host: '127.0.0.1' });
+    const base = await baseUrl();
     const run = async (...argv: string[]) => {
       let stdout = '';
       let stderr = '';
@@ -372,52 +411,4 @@ describe('time travel: the fleet as of a point is the fleet as it was live at th
     expect(timeline.stdout).toMatch(/timeline/);
   });
 
-  it('a crash in the middle of a materialization leaves only what the next engine to start drops', async () => {
-    const db = harness.db as Kysely<any>;
-    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./support/as-of-crash-child.ts', import.meta.url)), harness.store.connectionString, String(moments[2]!.point.position)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const key = await new Promise<string>((resolve, reject) => {
-      let stdout = '';
-      child.stdout.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString();
-        const match = /applying (\d+)/.exec(stdout);
-        if (match) resolve(match[1]!);
-      });
-      child.on('exit', (code) => reject(new Error(`the child exited (${code}) before applying: ${stderr}`)));
-    });
-    child.kill('SIGKILL');
-    await new Promise((resolve) => child.once('exit', resolve));
-    const left = async () => (await sql<{ nspname: string }>`SELECT nspname FROM pg_namespace WHERE nspname LIKE ${`as\\_of\\_view\\_${key}\\_%`}`.execute(db)).rows.map((r) => r.nspname);
-    // What the crash left: the view's two schemas (committed before its tables), but none of its tables or views.
-    const schemas = await left();
-    expect(schemas.sort()).toEqual([schemas[0]!, `${schemas[0]!}_w`]);
-    const inside = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ANY(${schemas}) AND c.relkind IN ('r', 'v')`.execute(db);
-    expect(inside.rows[0]!.n).toBe(0);
-
-    // The next engine to start drops it (its owner no longer holds its lock) and nothing else: the live engine's views stay.
-    const runningViews = engine.cachedPositions().length;
-    const next = new AsOfEngine(harness.store, fleetProjections(options));
-    await next.start({ snapshots: false });
-    await next.stop();
-    expect(await left()).toEqual([]);
-    expect(engine.cachedPositions()).toHaveLength(runningViews);
-    expect(await engine.read(moments[3]!.point, ['liveness'], (view) => darkNodes(view))).toEqual(moments[3]!.dark);
-    const snapshots = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_namespace WHERE nspname LIKE 'as\\_of\\_snapshot\\_%'`.execute(db);
-    expect(snapshots.rows[0]!.n).toBe(snapshotPositions.length);
-  });
-
-  it('at stop, an engine drops every view it made', async () => {
-    const db = harness.db as Kysely<any>;
-    const other = new AsOfEngine(harness.store, fleetProjections(options));
-    await other.start({ snapshots: false });
-    await other.read(moments[1]!.point, projectionNames, async () => undefined);
-    const pattern = `as\\_of\\_view\\_${other.engineKey}\\_%`;
-    const count = async () => (await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_namespace WHERE nspname LIKE ${pattern}`.execute(db)).rows[0]!.n;
-    expect(await count()).toBe(2); // the view's schema and its overlay's
-    await other.stop();
-    expect(await count()).toBe(0);
-  });
 });

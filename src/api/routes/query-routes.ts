@@ -2,10 +2,12 @@
  * Queries for analysts: the read models of `projections/`, every list cursor-paged. Routes the dashboard
  * reads also accept `?token=` (marked `queryToken`).
  *
- * Every route also answers as of a point of the log: `?asOf=<position or RFC 3339 instant>` reads the same read models
- * as the as-of engine materializes them at that point (only the projections the route reads), the answer carries
- * `asOf: { position, recordedAt, instant }` and the `fleet-ledger-as-of-position` / `fleet-ledger-as-of-recorded-at`
- * headers, and "seconds since" count to the instant asked. Without `asOf` the answers are unchanged.
+ * Every route also answers as of a point of the log: `?asOf=<position or RFC 3339 instant>` reads the versioned read
+ * models as of that point (`replay/as-of`), the answer carries `asOf: { position, recordedAt, instant }` and the
+ * `fleet-ledger-as-of-position` / `fleet-ledger-as-of-recorded-at` headers, and "seconds since" count to the instant
+ * asked. What history does not keep (last contact and miss counters, which every poll changes) is left out of an as-of
+ * answer, and a route that needs it (overdue nodes, gaps, topology) answers 400 `ASOF_NOT_KEPT`. Without `asOf` the
+ * answers are unchanged.
  *
  * With a read replica (`DATABASE_READ_URL`), answers without `asOf` are read on the replica and carry `readFrom` and
  * the `fleet-ledger-read-from` / `fleet-ledger-position` / `fleet-ledger-replica-*` headers (see `read-replica.ts`);
@@ -96,7 +98,7 @@ function engineOf(ctx: ApiContext): AsOfEngine {
 export function asOfApiError(error: unknown): unknown {
   if (!isAsOfError(error)) return error;
   if (isPointError(error)) return new ApiError('API_INVALID_REQUEST', { field: 'querystring.asOf', reason: `${error.code}: ${error.message}` }, `querystring.asOf ${error.message}`);
-  if (error.code === 'ASOF_STOPPED' || error.code === 'ASOF_PROJECTION_FAILED') return new ApiError('API_NOT_READY', { reasons: [`${error.code}: ${error.message}`] }, error.message);
+  if (error.code === 'ASOF_STOPPED') return new ApiError('API_NOT_READY', { reasons: [`${error.code}: ${error.message}`] }, error.message);
   return error;
 }
 
@@ -117,7 +119,7 @@ export function stateAsOf(reply: FastifyReply, point: AsOfPoint): AsOfAnswer {
   return { position: point.position, recordedAt: point.recordedAt.toISOString(), instant: point.instant.toISOString() };
 }
 
-/** The projections each family of routes reads (as-of materializes only these). */
+/** The projections each family of routes reads (an as-of question names them; one without history is refused). */
 const reads = {
   node: ['liveness', 'inventory', 'drift', 'alarms'],
   liveness: ['liveness'],
@@ -135,16 +137,23 @@ function secondsSince(now: Date, at: Date | null): number | null {
   return at === null ? null : Math.max(0, (now.getTime() - new Date(at).getTime()) / 1000);
 }
 
+/**
+ * The time since last contact, where the answer has the last contact: as of a point of the past it does not (history
+ * does not keep what every poll changes), and the answer leaves out what it cannot state exactly.
+ */
+function sinceLastContact(now: Date, node: { lastContactAt?: Date | null }): { secondsSinceLastContact?: number | null } {
+  return node.lastContactAt === undefined ? {} : { secondsSinceLastContact: secondsSince(now, node.lastContactAt) };
+}
+
 function livenessRow(row: any, now: Date) {
+  const perPoll = 'last_contact_at' in row;
   return {
     nodeId: row.node_id as string,
     site: row.site as string | null,
     rack: row.rack as string | null,
     state: row.state as string,
     expectedIntervalS: row.expected_interval_s as number,
-    lastContactAt: row.last_contact_at as Date | null,
-    secondsSinceLastContact: secondsSince(now, row.last_contact_at),
-    consecutiveMisses: row.consecutive_misses as number,
+    ...(perPoll ? { lastContactAt: row.last_contact_at as Date | null, secondsSinceLastContact: secondsSince(now, row.last_contact_at), consecutiveMisses: row.consecutive_misses as number } : {}),
     darkSince: row.dark_since as Date | null,
     gapCount: row.gap_count as number,
     /** The lockout latch refused the node's last poll: no login until the credentials change or `clear-latch`. */
@@ -274,7 +283,7 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
     schema: { tags, summary: 'dark nodes, longest dark first', querystring: z.object({ ...pageQuery, ...readParameters }) },
     handler: async (request, reply) =>
       answer(request, reply, reads.liveness, async (db, now) => {
-        const dark = (await darkNodes(db)).map((node) => ({ ...node, secondsSinceLastContact: secondsSince(now, node.lastContactAt) }));
+        const dark = (await darkNodes(db)).map((node) => ({ ...node, ...sinceLastContact(now, node) }));
         return pageOf(dark, request.query.cursor, request.query.limit);
       }),
   });
@@ -288,7 +297,7 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
     },
     handler: async (request, reply) =>
       answer(request, reply, reads.liveness, async (db, now) => {
-        const overdue = (await overdueNodes(db, now, request.query.intervals)).map((node) => ({ ...node, secondsSinceLastContact: secondsSince(now, node.lastContactAt) }));
+        const overdue = (await overdueNodes(db, now, request.query.intervals)).map((node) => ({ ...node, ...sinceLastContact(now, node) }));
         return pageOf(overdue, request.query.cursor, request.query.limit);
       }),
   });
@@ -300,7 +309,7 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
       answer(request, reply, reads.liveness, async (db, now) => {
         const node = await nodeLiveness(db, request.params.nodeId);
         if (!node) throw new ApiError('API_NOT_FOUND', { resource: 'node', id: request.params.nodeId }, `no liveness for node ${request.params.nodeId}`);
-        return { ...node, secondsSinceLastContact: secondsSince(now, node.lastContactAt) };
+        return { ...node, ...sinceLastContact(now, node) };
       }),
   });
 

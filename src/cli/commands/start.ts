@@ -56,8 +56,6 @@ const usage = `fleet-ledger start [options]
   --publish-dir DIR where signed checkpoints and Merkle tiles are published for witnesses and auditors
                     (C2SP tlog-tiles layout; default <data-dir>/transparency); keep it outside the database host
   --checkpoint-interval S   seconds between checkpoints while the log grows (default 10)
-  --snapshot-every N        a read-model snapshot every N events, for questions as of an instant (default 50000)
-  --snapshot-minutes M      ... or every M minutes while the log moves, whichever comes first (default 10)
   --shards LIST     poll only these sites or shards (comma-separated; pins them to this process); default: a fair
                     share of the shards no process pinned, balanced across the processes sharing DATABASE_URL
   --site-shards SPEC   split large sites into hash ranges: site-a=4,site-b=2 (every process must be given the same)
@@ -113,8 +111,6 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
       'checkpoint-key': { type: 'string' },
       'publish-dir': { type: 'string' },
       'checkpoint-interval': { type: 'string', default: '10' },
-      'snapshot-every': { type: 'string', default: '50000' },
-      'snapshot-minutes': { type: 'string', default: '10' },
       'kurrent-port': { type: 'string' },
       'kurrent-tls-cert': { type: 'string' },
       'kurrent-tls-key': { type: 'string' },
@@ -216,13 +212,8 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
     store,
     onAlarm: (alarm) => logger.fatal({ component: 'audit', alarm: { code: alarm.code, finding: alarm.finding, detectedAt: alarm.detectedAt } }, `LEDGER INTEGRITY ALARM (${alarm.code}): ${alarm.summary}; checkpoint signing stopped`),
   });
-  // Time travel: read-model snapshots as the log grows, so a question as of any instant replays a short tail.
-  const asOf = new AsOfEngine(store, fleetProjections(), {
-    snapshotEveryEvents: Number(values['snapshot-every']),
-    snapshotEveryMs: Number(values['snapshot-minutes']) * 60_000,
-    log: (message, fields) => logger.warn({ component: 'as-of', ...fields }, message),
-    onSnapshot: (snapshot, pruned) => logger.info({ component: 'as-of', snapshot: snapshot.id, seconds: snapshot.seconds, bytes: snapshot.bytes, pruned }, 'read-model snapshot taken'),
-  });
+  // Time travel: questions as of any point answered from the projections' versioned read models (nothing to take).
+  const asOf = new AsOfEngine(store, { log: (message, fields) => logger.warn({ component: 'as-of', ...fields }, message) });
   started.add('audit', () => audit.stop());
   started.add('as-of', () => asOf.stop());
   await asOf.start();
