@@ -116,7 +116,10 @@ describe("the database's own error text stays in the log", () => {
         get(target, property, receiver) {
           if (property === 'append') return async () => Promise.reject(new LedgerError('LEDGER_STORE_UNAVAILABLE', { operation: 'append', cause: secretText }, `append transaction failed: ${secretText}`));
           if (property === 'head') return async () => Promise.reject(Object.assign(new Error(secretText), { code: 'ECONNREFUSED' }));
-          return Reflect.get(target, property, receiver);
+          // Bound to the store itself: its private fields are not the proxy's (an intent's decider reads the node's
+          // stream before it appends).
+          const value: unknown = Reflect.get(target, property, receiver);
+          return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
         },
       });
       const app = await buildApi({ store: broken, runner: h.runner, tokens: tokenTable });

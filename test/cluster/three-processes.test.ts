@@ -66,8 +66,9 @@ describe('three processes polling one fleet, one killed and one paused', () => {
     // without being a hand-over failure (seen on CI: 60.2 s with take-overs under 40 s).
     expect(result.contact_gap_max_s).toBeLessThan(3 * result.interval_s + result.lease_ttl_s);
     expect(result.duplicate_outcomes).toBe(0);
-    // Not vacuous: most of what a fleet polled every interval_s for run_s records was recorded (a kill and a pause
+    // Not vacuous: most of what a fleet polled every interval_s after its first sweep records was recorded (the first
+    // sweep is the start-up, 48.7 s on a quiet machine and 84.1 s beside the rest of the suite) (a kill and a pause
     // each leave their shards unpolled for a lease's time).
-    expect(result.outcomes).toBeGreaterThan((0.7 * result.bmcs * result.run_s) / result.interval_s);
+    expect(result.outcomes).toBeGreaterThan((0.7 * result.bmcs * (result.run_s - result.first_sweep_s)) / result.interval_s);
   });
 });
