@@ -5,7 +5,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * The longest files start first (a longest-first schedule over the two workers): started last, the rollout kill test
  * alone kept the suite running three minutes after everything else had ended. Seconds on a 2-core CI machine.
  */
-const longestFirst = ['rollout-kill.test.ts', 'three-processes.test.ts', 'crash-safety.test.ts', 'scale.test.ts', 'ledger-outage.test.ts', 'start-outage.test.ts', 'rollout-across-processes.test.ts', 'mixed-fleet.test.ts'];
+const longestFirst = ['operator-walk.test.ts', 'three-processes.test.ts', 'rollout-kill.test.ts', 'crash-safety.test.ts', 'scale.test.ts', 'ledger-outage.test.ts', 'start-outage.test.ts', 'rollout-across-processes.test.ts', 'mixed-fleet.test.ts'];
 
 class LongestFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
@@ -30,7 +30,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
-    maxWorkers: 2,
+    // Three files at a time on two cores: the longest files mostly wait (intervals, outages, a demo's minute), so a third
+    // worker fills those waits. Measured on the 2-core machine, same commit: 2 workers 688.5 s, 3 workers 487.5 s, all
+    // 179 files passing in both.
+    maxWorkers: 3,
     sequence: { sequencer: LongestFirstSequencer },
     reporters: ['default'],
     projects: [
