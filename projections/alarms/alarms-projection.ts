@@ -22,10 +22,10 @@ import {
   type RackTopology,
 } from '../blast-radius/blast-radius-evolve.js';
 import { driftOf, evolveDrift, initialDrift, type FirmwareComparator, type NodeDrift } from '../drift/drift-evolve.js';
-import { driftEventTypes, driftFactOf } from '../drift/drift-facts.js';
+import { driftFactOf } from '../drift/drift-facts.js';
 import { dialectFirmwareComparator } from '../drift/firmware-comparator.js';
 import { advanceLiveness, defaultLivenessOptions, initialLiveness, type LivenessOptions, type LivenessSink, type LivenessTransition, type NodeLiveness } from '../liveness/liveness-evolve.js';
-import { forEachLivenessFact, livenessEventTypes } from '../liveness/liveness-facts.js';
+import { forEachLivenessFact } from '../liveness/liveness-facts.js';
 import type { Projection } from '../projection.js';
 import { createTable, loadRows, nodeIdOfStream, upsertRows, type Row, holdTablesForRebuild, type HeldTables } from '../support/table.js';
 import { AlarmBook } from './alarm-book.js';
@@ -34,7 +34,8 @@ import { createVersionsTable, versionsTableName } from '../support/versions.js';
 import { alarmsHistoryView, alarmsTable, alarmStateTable } from './alarms-table.js';
 import type { DynamicDatabase } from '../../src/ledger/index.js';
 import { iso, kindLabel, openAlarmRow } from './alarm-row.js';
-import { applyCertificateAlarm, certificateAlarmEventTypes } from './certificate-alarms.js';
+import { applyCertificateAlarm } from './certificate-alarms.js';
+import { alarmsEventTypes } from './alarms-event-types.js';
 
 export interface AlarmsOptions {
   liveness?: Partial<LivenessOptions>;
@@ -69,19 +70,6 @@ interface Topology {
   fed: Map<string, number> | null;
 }
 
-export const alarmsEventTypes = [
-  ...livenessEventTypes,
-  ...driftEventTypes,
-  'TopologyDeclared',
-  'GpuXidObserved',
-  'GpuTelemetryObserved',
-  'AlarmAcknowledged',
-  'StepHeld',
-  'StepOperatorAction',
-  'ProjectionEventSetAside',
-  'LedgerIntegrityAlarmRaised',
-  ...certificateAlarmEventTypes,
-] as const;
 const isAlarmsEvent = eventGuard(alarmsEventTypes);
 
 export class AlarmsProjection implements Projection {
