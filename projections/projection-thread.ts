@@ -8,6 +8,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { EventStore, ProjectionRunner, type ProjectionRunnerOptions, type ProjectionStatus } from '../src/ledger/index.js';
 import { fleetProjections, type FleetProjectionOptions } from './index.js';
+import { assertNever } from '../events/index.js';
 
 export interface ProjectionThreadData {
   connectionString: string;
@@ -85,5 +86,7 @@ port.on('message', (message: ToProjectionThread) => {
     case 'stop':
       void stop();
       return;
+    default:
+      assertNever(message, 'message to the projection thread');
   }
 });

@@ -13,6 +13,7 @@ import type { ProjectionRunnerOptions, ProjectionStatus } from '../src/ledger/in
 import { startThread } from '../src/thread.js';
 import type { FleetProjectionOptions } from './index.js';
 import type { FromProjectionThread, ProjectionThreadData, ToProjectionThread } from './projection-thread.js';
+import { assertNever } from '../events/index.js';
 
 export interface ThreadedProjectionRunnerOptions extends Pick<ProjectionRunnerOptions, 'batchSize' | 'standbyRetryMs' | 'onFailure' | 'maxHeldRows' | 'log' | 'onApplied'> {
   connectionString: string;
@@ -81,6 +82,8 @@ export class ThreadedProjectionRunner {
           }
           case 'stopped':
             return;
+          default:
+            assertNever(message, 'message from the projection thread');
         }
       });
       worker.on('error', (error) => log?.('the projection thread failed', { error: String(error) }));

@@ -89,20 +89,20 @@ export async function openAlarmLinesOf<DB>(db: Kysely<DB>, nodeId: string, limit
  * of time and opened by `through` (`closedIn`), and those with the given ids (`byIds`: id, kind, summary, node).
  */
 export const alarmRowsFor = {
-  async ofNode(db: Kysely<any>, nodeId: string, through: number, fromAt: Date | null): Promise<Array<Record<string, any>>> {
+  async ofNode(db: Kysely<AlarmsTables>, nodeId: string, through: number, fromAt: Date | null): Promise<Array<AlarmsTables['alarms']>> {
     let query = db.selectFrom('alarms').selectAll().where('node_id', '=', nodeId).where('opened_position', '<=', through);
     if (fromAt) query = query.where(sql<boolean>`(closed_at IS NULL OR closed_at > ${fromAt})`);
     return query.orderBy('opened_position').orderBy('alarm_id').execute();
   },
-  async openedIn(db: Kysely<any>, after: number, through: number): Promise<Array<Record<string, any>>> {
+  async openedIn(db: Kysely<AlarmsTables>, after: number, through: number): Promise<Array<AlarmsTables['alarms']>> {
     return db.selectFrom('alarms').selectAll().where('opened_position', '>', after).where('opened_position', '<=', through).orderBy('opened_position').orderBy('alarm_id').execute();
   },
-  async closedIn(db: Kysely<any>, fromAt: Date | null, toAt: Date, through: number): Promise<Array<Record<string, any>>> {
+  async closedIn(db: Kysely<AlarmsTables>, fromAt: Date | null, toAt: Date, through: number): Promise<Array<AlarmsTables['alarms']>> {
     let query = db.selectFrom('alarms').selectAll().where('closed_at', 'is not', null).where('closed_at', '<=', toAt).where('opened_position', '<=', through);
     if (fromAt) query = query.where('closed_at', '>', fromAt);
     return query.orderBy('closed_at').orderBy('alarm_id').execute();
   },
-  async byIds(db: Kysely<any>, alarmIds: readonly string[]): Promise<Array<{ alarm_id: string; kind: string; summary: string; node_id: string | null }>> {
-    return db.selectFrom('alarms').select(['alarm_id', 'kind', 'summary', 'node_id']).where('alarm_id', 'in', [...alarmIds]).execute() as Promise<Array<{ alarm_id: string; kind: string; summary: string; node_id: string | null }>>;
+  async byIds(db: Kysely<AlarmsTables>, alarmIds: readonly string[]): Promise<Array<{ alarm_id: string; kind: string; summary: string; node_id: string | null }>> {
+    return db.selectFrom('alarms').select(['alarm_id', 'kind', 'summary', 'node_id']).where('alarm_id', 'in', [...alarmIds]).execute();
   },
 };

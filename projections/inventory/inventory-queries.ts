@@ -67,17 +67,23 @@ export async function heterogeneityReport(db: Kysely<InventoryTables>): Promise<
 }
 
 /** One node's row of `inventory_nodes` as stored (column names), or undefined. */
-export async function inventoryNodeRow(db: Kysely<any>, nodeId: string): Promise<Record<string, any> | undefined> {
+export async function inventoryNodeRow(db: Kysely<InventoryTables>, nodeId: string): Promise<InventoryTables['inventory_nodes'] | undefined> {
   return db.selectFrom('inventory_nodes').selectAll().where('node_id', '=', nodeId).executeTakeFirst();
 }
 
 /** One node's rows of `inventory_firmware` as stored, by component. */
-export async function firmwareRowsOfNode(db: Kysely<any>, nodeId: string): Promise<Array<Record<string, any>>> {
+export async function firmwareRowsOfNode(db: Kysely<InventoryTables>, nodeId: string): Promise<Array<InventoryTables['inventory_firmware']>> {
   return db.selectFrom('inventory_firmware').selectAll().where('node_id', '=', nodeId).orderBy('component').execute();
 }
 
+/** The columns of `inventory_nodes` a page may be filtered on by equality. */
+export type InventoryTextColumn = 'site' | 'rack' | 'manufacturer' | 'model' | 'dialect' | 'source' | 'gpu_model' | 'bmc_model' | 'bmc_firmware' | 'bios_version';
+
 /** Rows of `inventory_nodes` as stored, by node id after `after`, each filter an equal column; at most `limit`. */
-export async function inventoryNodeRows(db: Kysely<any>, filter: { after: string | null; equal: ReadonlyArray<[string, string | undefined]>; limit: number }): Promise<Array<Record<string, any>>> {
+export async function inventoryNodeRows(
+  db: Kysely<InventoryTables>,
+  filter: { after: string | null; equal: ReadonlyArray<[InventoryTextColumn, string | undefined]>; limit: number },
+): Promise<Array<InventoryTables['inventory_nodes']>> {
   let query = db.selectFrom('inventory_nodes').selectAll();
   if (filter.after !== null) query = query.where('node_id', '>', filter.after);
   for (const [column, value] of filter.equal) if (value !== undefined) query = query.where(column, '=', value);

@@ -91,13 +91,13 @@ export async function overdueNodes(db: Kysely<LivenessTables>, now: Date, interv
 }
 
 /** How many nodes are in each liveness state (states with no node are absent). */
-export async function livenessStateCounts(db: Kysely<any>): Promise<Record<string, number>> {
+export async function livenessStateCounts(db: Kysely<LivenessTables>): Promise<Record<string, number>> {
   const rows = await db.selectFrom('liveness_nodes').select(['state', sql<number>`count(*)::int`.as('nodes')]).groupBy('state').execute();
   return Object.fromEntries(rows.map((row: { state: string; nodes: number | string }) => [row.state, Number(row.nodes)]));
 }
 
 /** One node's row of `liveness_nodes` as stored (column names), or undefined. */
-export async function livenessNodeRow(db: Kysely<any>, nodeId: string): Promise<Record<string, any> | undefined> {
+export async function livenessNodeRow(db: Kysely<LivenessTables>, nodeId: string): Promise<LivenessTables['liveness_nodes'] | undefined> {
   return db.selectFrom('liveness_nodes').selectAll().where('node_id', '=', nodeId).executeTakeFirst();
 }
 
@@ -114,7 +114,7 @@ export interface LivenessPageFilter {
 }
 
 /** Rows of `liveness_nodes` as stored, by node id, filtered; at most `limit` rows. */
-export async function livenessNodeRows(db: Kysely<any>, filter: LivenessPageFilter): Promise<Array<Record<string, any>>> {
+export async function livenessNodeRows(db: Kysely<LivenessTables>, filter: LivenessPageFilter): Promise<Array<LivenessTables['liveness_nodes']>> {
   let query = db.selectFrom('liveness_nodes').selectAll();
   if (filter.after !== null) query = query.where('node_id', '>', filter.after);
   if (filter.state) query = query.where('state', '=', filter.state);

@@ -11,7 +11,7 @@
  * - Event ids come from the caller (`eventId`), so a retried request with the same key is answered by the store's
  *   idempotent append rather than recorded twice.
  */
-import type { Actor, FleetEvent, ProposedEvent, RecordedEvent } from '../../events/index.js';
+import { assertNever, type Actor, type FleetEvent, type ProposedEvent, type RecordedEvent } from '../../events/index.js';
 import { isLedgerError, type AppendResult, type EventStore, type ExpectedVersion } from '../../src/ledger/index.js';
 import type { Decider, Placement } from '../decider.js';
 
@@ -79,6 +79,8 @@ export async function handleCommand<Command, Event, State, Refusal>(
         return { kind: 'refused', stream, refusal: decision.refusal, streamVersion: read.version, state: read.state };
       case 'record':
         break;
+      default:
+        assertNever(decision, 'decision');
     }
     const proposed = decision.events.map((event, index): ProposedEvent => {
       const eventId = options.eventId?.(index);

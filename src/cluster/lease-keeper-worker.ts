@@ -6,6 +6,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { ClusterMember, type ClusterMemberOptions, type HeldLease } from './cluster-member.js';
+import { assertNever } from '../../events/index.js';
 
 export type ToKeeper = { kind: 'known'; shard: string; site: string } | { kind: 'drained'; shard: string } | { kind: 'fenced'; shard: string; epoch: number } | { kind: 'stop' };
 export type FromKeeper =
@@ -81,6 +82,8 @@ port.on('message', (message: ToKeeper) => {
         port.close();
       });
       return;
+    default:
+      assertNever(message, 'message to the lease keeper');
   }
 });
 

@@ -6,6 +6,7 @@ import { type ClusterMemberOptions, type ClusterStats, type HeldLease } from './
 import type { FromKeeper, KeeperData, ToKeeper } from './lease-keeper-worker.js';
 import { leaseAllowsRequest, leaseSlotWidth, readLeaseSlot, type LeaseInSlot, type PollerClusterView } from '../poller/index.js';
 import { shardOf, type ShardConfig } from './shards.js';
+import { assertNever } from '../../events/index.js';
 
 const maxShards = 4096;
 /** How long a clean stop waits for the shards to be drained and released (the visits of a shard are cut at once). */
@@ -113,6 +114,8 @@ export class ThreadedClusterMember implements PollerClusterView {
       case 'stopped':
         this.#stoppedSignal?.();
         return;
+      default:
+        assertNever(message, 'message from the lease keeper');
     }
   }
 

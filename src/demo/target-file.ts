@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { parse } from 'yaml';
 import { z } from 'zod';
-import { nodeIdSchema, siteIdSchema } from '../../events/index.js';
+import { isEventOf, nodeIdSchema, siteIdSchema } from '../../events/index.js';
 import type { EventStore } from '../ledger/index.js';
 import { protocolOfAddress, type CredentialProvider } from '../poller/index.js';
 
@@ -48,8 +48,8 @@ export async function registerTargets(store: EventStore, file: TargetFile, opera
     await Promise.all(
       targets.slice(from, from + chunk).map(async (target) => {
         const stream = `node-${target.nodeId}`;
-        const last = (await store.readStream(stream, { direction: 'backward', limit: 50 })).find((e) => e.type === 'NodeRegistered');
-        if (last && (last.data as { bmc: { address: string } }).bmc.address === target.bmc) return;
+        const last = (await store.readStream(stream, { direction: 'backward', limit: 50 })).find((e) => isEventOf(e, 'NodeRegistered'));
+        if (last && isEventOf(last, 'NodeRegistered') && last.data.bmc.address === target.bmc) return;
         await store.append(stream, [
           {
             type: 'NodeRegistered',

@@ -13,6 +13,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import {
+  assertNever,
   bmcEndpointSchema,
   certificateSummarySchema,
   driverObservationEvents,
@@ -109,6 +110,8 @@ async function decideIntent<Command, State, Refusal>(
       return { position: outcome.position, stream, streamVersion: outcome.streamVersion, idempotentReplay: false, unchanged: true };
     case 'refused':
       return refused(outcome.refusal);
+    default:
+      return assertNever(outcome, 'intent outcome');
   }
 }
 

@@ -33,6 +33,7 @@ import {
   inventoryDimensions,
   inventoryNodeRow,
   inventoryNodeRows,
+  type InventoryTextColumn,
   livenessNodeRow,
   livenessNodeRows,
   livenessStateCounts,
@@ -360,7 +361,7 @@ export function queryRoutes(app: ZodApp, ctx: ApiContext): void {
       answer(request, reply, reads.inventory, async (db) => {
         const q = request.query;
         const after = keyAfter(q.cursor);
-        const filters: Array<[string, string | undefined]> = [
+        const filters: Array<[InventoryTextColumn, string | undefined]> = [
           ['site', q.site],
           ['rack', q.rack],
           ['manufacturer', q.manufacturer],
