@@ -1,6 +1,7 @@
 /** The per-target poll scheduler and poll-outcome recording. */
 export * from './poll-target.js';
 export * from './poll-policy.js';
+export * from './poll-timers.js';
 export * from './poller.js';
 export { IpmiVisitor, ProtocolVisitor, RedfishVisitor, SnmpVisitor, type Visitor, type VisitOptions, type VisitResult } from './redfish-visitor.js';
 export { OutcomeRecorder } from './outcome-recorder.js';

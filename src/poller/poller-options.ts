@@ -2,6 +2,7 @@ import type { PollOutcomeKind } from '../../events/index.js';
 import type { EventStore } from '../ledger/index.js';
 import type { SiteTlsPolicy } from './bmc-transports.js';
 import type { PollPolicy } from './poll-policy.js';
+import type { PollTimers } from './poll-timers.js';
 import type { CredentialProvider, PollWork } from './poll-target.js';
 import type { Visitor } from './redfish-visitor.js';
 
@@ -12,6 +13,8 @@ export interface PollerOptions {
   visitor?: Visitor;
   /** Milliseconds since the epoch; injected so tests and replays control time. */
   clock?: () => number;
+  /** The timers that drive the poller (default: the process's); a test's manual clock supplies both. */
+  timers?: PollTimers;
   random?: () => number;
   log?: (message: string, fields?: Record<string, unknown>) => void;
   /** Most poll outcomes kept while the ledger cannot take them (default 1,000,000, about 60 MB). */

@@ -8,6 +8,7 @@ import { clusterVisitOptions, cutByHandOver, leaseAllows } from './lease-guard.j
 import { ObservationAppender } from './observation-appender.js';
 import { OutcomeRecorder } from './outcome-recorder.js';
 import { defaultPollPolicy, type PollPolicy } from './poll-policy.js';
+import { delay, systemTimers, type PollTimers, type TimerHandle } from './poll-timers.js';
 import { pollWorks, type PollTarget, type PollWork } from './poll-target.js';
 import { applyPollerIntent, pollerIntentTypes, type PollerIntentSink } from './poller-intents.js';
 import type { PollerOptions } from './poller-options.js';
@@ -71,8 +72,9 @@ export class Poller {
   #visits = 0;
   #tokens = 0;
   #lastRefill = 0;
-  #timer: NodeJS.Timeout | null = null;
-  #flushTimer: NodeJS.Timeout | null = null;
+  readonly #timers: PollTimers;
+  #timer: TimerHandle | null = null;
+  #flushTimer: TimerHandle | null = null;
   #running = false;
   readonly #pending = new Set<Promise<void>>();
   /** Cluster mode: every registered target, polled or not, and the shards being polled. */
@@ -101,6 +103,7 @@ export class Poller {
   constructor(private readonly options: PollerOptions) {
     this.#policy = { ...defaultPollPolicy, ...options.policy, intervals: { ...defaultPollPolicy.intervals, ...options.policy?.intervals } };
     this.#clock = options.clock ?? Date.now;
+    this.#timers = options.timers ?? systemTimers;
     this.#transports = new BmcTransports({
       store: options.store,
       ...(options.siteTls ? { sites: options.siteTls } : {}),
@@ -266,8 +269,8 @@ export class Poller {
     if (this.#running) return;
     this.#running = true;
     this.#lastRefill = this.#clock();
-    this.#timer = setInterval(() => this.#dispatch(), 20);
-    this.#flushTimer = setInterval(() => void Promise.all([this.#recorder.flush(), this.#latches.record(), this.#transports.record()]), this.#policy.flushIntervalMs);
+    this.#timer = this.#timers.setInterval(() => this.#dispatch(), 20);
+    this.#flushTimer = this.#timers.setInterval(() => void Promise.all([this.#recorder.flush(), this.#latches.record(), this.#transports.record()]), this.#policy.flushIntervalMs);
   }
 
   /**
@@ -276,11 +279,11 @@ export class Poller {
    */
   async stop(graceMs = 5000): Promise<void> {
     this.#running = false;
-    if (this.#timer) clearInterval(this.#timer);
-    if (this.#flushTimer) clearInterval(this.#flushTimer);
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.all([...this.#pending]), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
-    clearTimeout(timer);
+    if (this.#timer) this.#timers.clearInterval(this.#timer);
+    if (this.#flushTimer) this.#timers.clearInterval(this.#flushTimer);
+    let timer: TimerHandle | undefined;
+    await Promise.race([Promise.all([...this.#pending]), new Promise((resolve) => (timer = this.#timers.setTimeout(() => resolve(undefined), graceMs)))]);
+    this.#timers.clearTimeout(timer);
     await Promise.all([this.#recorder.flush(), this.#latches.record(), this.#transports.record()]);
     await this.#transports.close();
   }
@@ -395,7 +398,7 @@ export class Poller {
       const firmwareTimeoutMs = state.firmwareTimeoutMs ?? (state.readOnce.has('firmware') ? this.#policy.firmwareTimeoutMs : this.#policy.visitDeadlineMs);
       const visit = this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(validators ? { validators } : {}), ...(state.readPlain || !this.#policy.expandCollections ? { expand: false } : {}), ...clusterVisitOptions(this.options.cluster, this.#active, state) });
       const boundMs = visitBoundMs(this.#policy, works);
-      const result = await boundedVisit(visit, boundMs, target, works, () => this.#abandoned(target, works, boundMs));
+      const result = await boundedVisit(this.#timers, visit, boundMs, target, works, () => this.#abandoned(target, works, boundMs));
       const done = this.#clock();
       if (!result.ok && cutByHandOver(this.options.cluster, this.#active, state, result.error)) {
         this.#requeueAfterCut(state); // its works are still due
@@ -477,13 +480,13 @@ export class Poller {
       const attempts = async (): Promise<VisitResult> => {
         let result = await this.#visitor.visit(target, credential, works, visitOptions);
         for (let attempt = 1; !result.ok && attempt <= this.#policy.maxRetries && retryWithinVisit(result.error) && !cutByHandOver(this.options.cluster, this.#active, state, result.error); attempt += 1) {
-          await new Promise((resolve) => setTimeout(resolve, this.#policy.retryBaseMs * 2 ** (attempt - 1) * (0.5 + this.#random())));
+          await delay(this.#timers, this.#policy.retryBaseMs * 2 ** (attempt - 1) * (0.5 + this.#random()));
           result = await this.#visitor.visit(target, credential, works, visitOptions);
         }
         return result;
       };
       const boundMs = visitBoundMs(this.#policy, works);
-      const result = await boundedVisit(attempts(), boundMs, target, works, () => this.#abandoned(target, works, boundMs));
+      const result = await boundedVisit(this.#timers, attempts(), boundMs, target, works, () => this.#abandoned(target, works, boundMs));
       const done = this.#clock();
       if (!result.ok && cutByHandOver(this.options.cluster, this.#active, state, result.error)) {
         state.due.liveness = Math.min(state.due.liveness, done);

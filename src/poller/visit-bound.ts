@@ -1,5 +1,6 @@
 import { DriverError, isExpandQuery } from '../drivers/index.js';
 import type { PollPolicy } from './poll-policy.js';
+import type { PollTimers, TimerHandle } from './poll-timers.js';
 import type { PollTarget, PollWork } from './poll-target.js';
 import type { VisitResult } from './redfish-visitor.js';
 
@@ -33,14 +34,14 @@ export function visitBoundMs(policy: PollPolicy, works: readonly PollWork[]): nu
  * `reading`) flag for good, and the node would never be polled again: silent, with no miss recorded to show it.
  * `abandoned` is told (to count and log it) when the bound is reached.
  */
-export function boundedVisit(visit: Promise<VisitResult>, boundMs: number, target: PollTarget, works: readonly PollWork[], abandoned: () => void): Promise<VisitResult> {
-  let timer: NodeJS.Timeout | undefined;
+export function boundedVisit(timers: PollTimers, visit: Promise<VisitResult>, boundMs: number, target: PollTarget, works: readonly PollWork[], abandoned: () => void): Promise<VisitResult> {
+  let timer: TimerHandle | undefined;
   const timedOut = new Promise<VisitResult>((resolve) => {
-    timer = setTimeout(() => {
+    timer = timers.setTimeout(() => {
       abandoned();
       resolve({ ok: false, latencyMs: boundMs, observations: [], error: new DriverError('DRIVER_TIMEOUT', `visit to ${target.nodeId} (${works.join(', ')}) still unsettled after ${boundMs} ms`, { deadlineMs: boundMs }) });
     }, boundMs);
-    timer.unref();
+    timer.unref?.();
   });
-  return Promise.race([visit, timedOut]).finally(() => clearTimeout(timer));
+  return Promise.race([visit, timedOut]).finally(() => timers.clearTimeout(timer));
 }

@@ -3,13 +3,19 @@
  * the same way, and never be inventoried. After the first timeout of an expanded request, the poller reads that BMC
  * member by member (`expand: false`). Any other timeout (a slow firmware inventory, a dark BMC) changes nothing.
  */
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { DriverError } from '../../src/drivers/index.js';
 import { Poller, type Visitor, type VisitOptions, type VisitResult } from '../../src/poller/index.js';
 import { useFreshStore } from '../support/fresh-store.js';
+import { ManualClock } from '../support/manual-clock.js';
 
 describe('reading without $expand after an expanded request timed out', () => {
   const freshStore = useFreshStore();
+  // The poller runs on a manual clock: its seconds pass in milliseconds, the same on a busy machine as on a quiet one.
+  let clock = new ManualClock();
+  beforeEach(() => {
+    clock = new ManualClock(Date.now());
+  });
 
   /** The options of every heavy read, the first of which times out on `firstFailureUrl`. */
   const readsAfterTimeoutOf = async (firstFailureUrl: string): Promise<{ expand: Array<boolean | undefined>; logged: string[] }> => {
@@ -27,6 +33,8 @@ describe('reading without $expand after an expanded request timed out', () => {
       },
     };
     const poller = new Poller({
+      clock: clock.now,
+      timers: clock,
       store: freshStore(),
       visitor,
       credentials: { get: () => ({ username: 'u', password: 'p', version: '1', endpoints: ['*'] }) },
@@ -36,8 +44,8 @@ describe('reading without $expand after an expanded request timed out', () => {
     });
     poller.addTarget({ nodeId: 'n1', site: 'dc1', rack: 'r1', baseUrl: 'http://n1', credentialRef: 'c', sessionLimit: 2, expectedIntervalS: 0.3 });
     poller.start();
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    await poller.stop(0);
+    await clock.advance(1_500);
+    await clock.settle(poller.stop(0));
     return { expand, logged };
   };
 

@@ -4,14 +4,16 @@
  * kind is what the BMC's service root says, asked by the liveness check until it is known; read times are learned from
  * the first reads that succeeded, and a kind not read yet counts as slowest.
  */
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { Poller, type Credential, type PollTarget, type PollWork, type Visitor, type VisitOptions, type VisitResult } from '../../src/poller/index.js';
 import { modelOfRoot } from '../../src/poller/redfish-visitor.js';
 import { useFreshStore } from '../support/fresh-store.js';
+import { ManualClock } from '../support/manual-clock.js';
 
 /** BMCs whose address names their kind: a `slow` one's first read takes 120 ms, a `quick` one's 5 ms. */
 class TwoKindsVisitor implements Visitor {
   readonly reads: string[] = [];
+  constructor(private readonly clock: ManualClock) {}
   readonly described = new Map<string, number>();
   async visit(target: PollTarget, _credential: Credential, works: readonly PollWork[], options: VisitOptions): Promise<VisitResult> {
     const kind = target.baseUrl.includes('slow') ? 'slow' : 'quick';
@@ -22,17 +24,24 @@ class TwoKindsVisitor implements Visitor {
     }
     this.reads.push(target.nodeId);
     const ms = kind === 'slow' ? 120 : 5;
-    await new Promise((resolve) => setTimeout(resolve, ms));
+    await this.clock.sleep(ms);
     return { ok: true, latencyMs: ms, observations: [] };
   }
 }
 
 describe('the order of first reads', () => {
   const freshStore = useFreshStore();
+  // The poller runs on a manual clock: its seconds pass in milliseconds, the same on a busy machine as on a quiet one.
+  let clock = new ManualClock();
+  beforeEach(() => {
+    clock = new ManualClock(Date.now());
+  });
 
   it('first reads of the kind that takes longest start first, once a quicker kind is known; the root is asked until the kind is known', async () => {
-    const visitor = new TwoKindsVisitor();
+    const visitor = new TwoKindsVisitor(clock);
     const poller = new Poller({
+      clock: clock.now,
+      timers: clock,
       store: freshStore(),
       visitor,
       credentials: { get: () => ({ username: 'u', password: 'p', version: '1', endpoints: ['*'] }) },
@@ -44,10 +53,9 @@ describe('the order of first reads', () => {
       for (const kind of ['quick', 'slow']) poller.addTarget({ nodeId: `${kind}-${i}`, site: 'dc1', rack: 'r1', baseUrl: `http://${kind}-${i}`, credentialRef: 'c', sessionLimit: 2, expectedIntervalS: 0.05 });
     }
     poller.start();
-    const deadline = Date.now() + 10_000;
-    while (visitor.reads.length < 12 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    await poller.stop();
+    for (let spent = 0; visitor.reads.length < 12 && spent < 10_000; spent += 20) await clock.advance(20);
+    await clock.advance(200);
+    await clock.settle(poller.stop());
     const order = visitor.reads.map((nodeId) => nodeId.split('-')[0]);
     expect(order).toHaveLength(12);
     // Before any read ended both kinds were unknown (slowest): the first two reads may be of either kind. From then on

@@ -10,9 +10,9 @@ import type { PollOutcomeKind } from '../../events/index.js';
 import { backends, freshDatabase } from '../support/backends.js';
 import { systemTools } from '../support/system-tool.js';
 import { startIpmiSim, type IpmiSim } from '../drivers/support/ipmi-sim.js';
+import { until } from './support/until.js';
 
 const ipmiTools = systemTools(['ipmi_sim', 'ipmitool'], 'apt-get install openipmi ipmitool');
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.skipIf(!ipmiTools.runnable)(ipmiTools.title('the poller over IPMI against real ipmi_sim peers'), () => {
   let store: EventStore;
@@ -61,11 +61,16 @@ describe.skipIf(!ipmiTools.runnable)(ipmiTools.title('the poller over IPMI again
         },
       ]);
     }
-    for (let waited = 0; poller.stats().targets < 2 && waited < 5_000; waited += 100) await sleep(100);
+    await until(() => poller.stats().targets === 2, 5_000, 'both registered');
     expect(poller.stats().targets).toBe(2);
     poller.start();
-    await sleep(6_000);
-    for (const nodeId of ['ipmi-0', 'ipmi-1']) expect(outcomes.get(nodeId) ?? [], nodeId).toContain('success');
+    // Waits for conditions, not for fixed times: each ends as soon as the real BMCs and the ledger have done it.
+    await until(() => ['ipmi-0', 'ipmi-1'].every((nodeId) => (outcomes.get(nodeId) ?? []).includes('success')), 20_000, 'both IPMI BMCs contacted');
+    const readInto = async (): Promise<boolean> => {
+      const events = await store.readStream('node-ipmi-1');
+      return events.some((event) => event.type === 'NodeInventoryObserved') && events.some((event) => event.type === 'SensorsObserved');
+    };
+    await until(readInto, 20_000, 'ipmi-1 read and its observations recorded');
 
     // What the IPMI driver read went into each node's stream: identity from FRU, sensors from the SDR.
     const stream = await store.readStream('node-ipmi-1');
@@ -76,7 +81,8 @@ describe.skipIf(!ipmiTools.runnable)(ipmiTools.title('the poller over IPMI again
     // ipmi-1 goes silent: its checks are misses from then on, while ipmi-0 goes on answering.
     await sims[1]!.stop();
     const before = (outcomes.get('ipmi-1') ?? []).length;
-    await sleep(6_000);
+    const answeredBefore = (outcomes.get('ipmi-0') ?? []).length;
+    await until(() => (outcomes.get('ipmi-1') ?? []).length >= before + 2 && (outcomes.get('ipmi-0') ?? []).slice(answeredBefore).includes('success'), 20_000, 'two checks of the silent BMC');
     const after = (outcomes.get('ipmi-1') ?? []).slice(before);
     expect(after.length).toBeGreaterThan(0);
     expect(after.every((outcome) => outcome !== 'success'), after.join(',')).toBe(true);

@@ -5,19 +5,27 @@
  * bound (`visitBoundMs`: every deadline the visit was given, plus a margin) the visit is recorded as a timeout, its slot
  * is given back, and the BMC is polled again on schedule.
  */
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { PollOutcomeKind } from '../../events/index.js';
 import { Poller, visitBoundMs, defaultPollPolicy, type PollWork, type Visitor, type VisitResult } from '../../src/poller/index.js';
 import { useFreshStore } from '../support/fresh-store.js';
+import { ManualClock } from '../support/manual-clock.js';
 
 const never = new Promise<VisitResult>(() => undefined);
 
 describe('a visit that never settles', () => {
   const freshStore = useFreshStore();
+  // The poller runs on a manual clock: its seconds pass in milliseconds, the same on a busy machine as on a quiet one.
+  let clock = new ManualClock();
+  beforeEach(() => {
+    clock = new ManualClock(Date.now());
+  });
 
   const run = async (visitor: Visitor, policy: ConstructorParameters<typeof Poller>[0]['policy'], sessionLimit: number, ms: number) => {
     const outcomes: Array<{ work: PollWork; outcome: PollOutcomeKind; at: number }> = [];
     const poller = new Poller({
+      clock: clock.now,
+      timers: clock,
       store: freshStore(),
       visitor,
       credentials: { get: () => ({ username: 'u', password: 'p', version: '1', endpoints: ['*'] }) },
@@ -26,11 +34,11 @@ describe('a visit that never settles', () => {
       onOutcome: (_nodeId, work, outcome, _latency, at) => outcomes.push({ work, outcome, at }),
     });
     poller.addTarget({ nodeId: 'n1', site: 'dc1', rack: 'r1', baseUrl: 'http://n1', credentialRef: 'c', sessionLimit, expectedIntervalS: 0.3 });
-    const started = Date.now();
+    const started = clock.now();
     poller.start();
-    await new Promise((resolve) => setTimeout(resolve, ms));
+    await clock.advance(ms);
     const stats = poller.stats();
-    await poller.stop(0);
+    await clock.settle(poller.stop(0));
     return { outcomes: outcomes.map((o) => ({ ...o, at: o.at - started })), stats };
   };
 
