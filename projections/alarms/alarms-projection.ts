@@ -10,24 +10,23 @@
  * same ids as the live run.
  */
 import type { Kysely, Transaction } from 'kysely';
-import { assertNever, eventGuard, type GpuTelemetryObservedData, type GpuXidObservedData, type RecordedEvent } from '../../events/index.js';
+import { assertNever, type GpuTelemetryObservedData, type GpuXidObservedData, type RecordedEvent } from '../../events/index.js';
 import {
   componentsOfRack,
   defaultBlastRadiusOptions,
   correlateDark,
   onNodeBack,
   type BlastRadiusOptions,
-  type ComponentWatch,
   type DarkNode,
   type RackTopology,
 } from '../blast-radius/blast-radius-evolve.js';
-import { driftOf, evolveDrift, initialDrift, type FirmwareComparator, type NodeDrift } from '../drift/drift-evolve.js';
+import { driftOf, evolveDrift, initialDrift, type FirmwareComparator } from '../drift/drift-evolve.js';
 import { driftFactOf } from '../drift/drift-facts.js';
 import { dialectFirmwareComparator } from '../drift/firmware-comparator.js';
-import { advanceLiveness, defaultLivenessOptions, initialLiveness, type LivenessOptions, type LivenessSink, type LivenessTransition, type NodeLiveness } from '../liveness/liveness-evolve.js';
+import { advanceLiveness, defaultLivenessOptions, initialLiveness, type LivenessOptions, type LivenessSink, type LivenessTransition } from '../liveness/liveness-evolve.js';
 import { forEachLivenessFact } from '../liveness/liveness-facts.js';
 import type { Projection } from '../projection.js';
-import { createTable, loadRows, nodeIdOfStream, upsertRows, type Row, holdTablesForRebuild, type HeldTables } from '../support/table.js';
+import { createTable, nodeIdOfStream, type Row, holdTablesForRebuild, type HeldTables } from '../support/table.js';
 import { AlarmBook } from './alarm-book.js';
 import { createHistoryView } from '../support/version-views.js';
 import { createVersionsTable, versionsTableName } from '../support/versions.js';
@@ -36,6 +35,8 @@ import type { DynamicDatabase } from '../../src/ledger/index.js';
 import { iso, kindLabel, openAlarmRow } from './alarm-row.js';
 import { applyCertificateAlarm } from './certificate-alarms.js';
 import { alarmsEventTypes } from './alarms-event-types.js';
+import { isAlarmsEvent, loadAlarmsBatch, saveAlarmsBatch, type AlarmDriftState, type AlarmNodeState, type AlarmsBatch, type Topology } from './alarms-batch.js';
+import { integrityAlarm, sagaHoldAlarm, setAsideAlarm } from './recorded-alarms.js';
 
 export interface AlarmsOptions {
   liveness?: Partial<LivenessOptions>;
@@ -43,34 +44,8 @@ export interface AlarmsOptions {
   compareFirmware?: FirmwareComparator;
 }
 
-/** Per node, kept under `node:<id>`: what liveness and GPU alarms need. */
-interface AlarmNodeState {
-  liveness: NodeLiveness;
-  darkAlarmId: string | null;
-  gpuAlarms: Record<string, { alarmId: string; occurrences: number }>;
-  /** The changed-certificate alarm open for the node (`certificate-alarms.ts`); absent in states written before it. */
-  certificateAlarmId?: string | null;
-}
-
-/** Per node, kept apart under `drift:<id>` (it is larger, and most batches do not touch it). */
-interface AlarmDriftState {
-  drift: NodeDrift;
-  driftAlarmId: string | null;
-}
-
-interface RackState extends RackTopology {
-  components: string[];
-  nodeCount: number;
-}
-
-interface Topology {
-  racks: Map<string, RackState>;
-  watches: Map<string, ComponentWatch>;
-  dirty: Set<string>;
-  fed: Map<string, number> | null;
-}
-
-const isAlarmsEvent = eventGuard(alarmsEventTypes);
+/** A node that went dark in the event being applied: correlated with the others of that event once it is done. */
+type PendingDark = { state: AlarmNodeState; at: number; lastContactAt: number | null; alarmId: string };
 
 export class AlarmsProjection implements Projection {
   readonly name = 'alarms';
@@ -105,249 +80,117 @@ export class AlarmsProjection implements Projection {
   }
 
   async apply(trx: Transaction<DynamicDatabase>, events: readonly RecordedEvent[]): Promise<void> {
-    // Pass 1: every node the batch touches, so that states load in one query each.
-    const touched = new Set<string>();
-    const driftTouched = new Set<string>();
-    let needsTopology = false;
-    for (const event of events) {
-      if (!isAlarmsEvent(event)) continue;
-      switch (event.type) {
-        case 'PollOutcomesRecorded':
-          for (const nodeId of event.data.nodeIds) touched.add(nodeId);
-          needsTopology = true;
-          break;
-        case 'NodeRegistered':
-        case 'MaintenanceWindowSet':
-        case 'NodeDecommissioned':
-          touched.add(event.data.nodeId);
-          needsTopology = true;
-          break;
-        case 'TopologyDeclared':
-          needsTopology = true;
-          break;
-        case 'GpuXidObserved':
-        case 'GpuTelemetryObserved': {
-          const nodeId = nodeIdOfStream(event.stream);
-          if (nodeId) touched.add(nodeId);
-          break;
-        }
-        case 'StepHeld': {
-          const nodeId = event.data.nodeId;
-          if (nodeId) touched.add(nodeId);
-          break;
-        }
-        case 'BmcCertificateChanged':
-        case 'BmcCertificateAccepted':
-          touched.add(event.data.nodeId);
-          break;
-        case 'NodeDeclared':
-        case 'NodeInventoryObserved':
-        case 'FirmwareInventoryObserved': {
-          const drift = driftFactOf(event);
-          if (drift) driftTouched.add(drift.nodeId);
-          break;
-        }
-        case 'AlarmAcknowledged':
-        case 'StepOperatorAction':
-        case 'ProjectionEventSetAside':
-        case 'LedgerIntegrityAlarmRaised':
-          // They change alarms by id or stream, not a node's state.
-          break;
-        default:
-          assertNever(event);
-      }
-    }
-    const nodes = new Map<string, AlarmNodeState>();
-    const drifts = new Map<string, AlarmDriftState>();
-    const keys = [...[...touched].map((id) => `node:${id}`), ...[...driftTouched].map((id) => `drift:${id}`)];
-    for (const row of await loadRows(trx, alarmStateTable, 'key', keys)) {
-      if (row.scope === 'node') {
-        const state = row.state as AlarmNodeState;
-        nodes.set(state.liveness.nodeId, state);
-      } else {
-        const state = row.state as AlarmDriftState;
-        drifts.set(state.drift.nodeId, state);
-      }
-    }
-    const topology: Topology = { racks: new Map(), watches: new Map(), dirty: new Set(), fed: null };
-    if (needsTopology) {
-      for (const row of await loadRows(trx, alarmStateTable, 'scope', ['rack', 'component'])) {
-        if (row.scope === 'rack') {
-          const rack = row.state as RackState;
-          topology.racks.set(rack.rack, rack);
-        } else {
-          const watch = row.state as ComponentWatch;
-          topology.watches.set(watch.component, watch);
-        }
-      }
-    }
-    const nodeState = (nodeId: string): AlarmNodeState => {
-      let state = nodes.get(nodeId);
-      if (!state) {
-        state = { liveness: initialLiveness(nodeId, this.#liveness), darkAlarmId: null, gpuAlarms: {} };
-        nodes.set(nodeId, state);
-      }
-      return state;
-    };
+    const batch = await loadAlarmsBatch(trx, events);
     const book = new AlarmBook();
     const sink: LivenessSink = { transitions: [], gaps: new Map() };
-
-    // Pass 2: the events in order. Nodes that went dark in one event are correlated together after it.
-    const pending: Array<{ state: AlarmNodeState; at: number; lastContactAt: number | null; alarmId: string }> = [];
-    for (const event of events) {
-      const position = event.position;
-      book.at(event);
-      const correlate = (): void => {
-        if (pending.length > 0) this.#correlate(pending.splice(0), position, book, topology);
-      };
-      forEachLivenessFact(event, (nodeId, fact) => {
-        const state = nodeState(nodeId);
-        const previousRack = state.liveness.rack;
-        sink.transitions.length = 0;
-        advanceLiveness(state.liveness, fact, this.#liveness, sink);
-        if (fact.kind === 'registered' && previousRack !== fact.rack) this.#moveNode(topology, previousRack, fact.rack, fact.site);
-        for (const transition of sink.transitions) {
-          if (transition.kind === 'went-dark') {
-            pending.push({ state, at: transition.at, lastContactAt: transition.lastContactAt, alarmId: this.#openDark(transition, state, position, book) });
-          } else {
-            correlate();
-            this.#onBack(transition, state, book, topology);
-          }
-        }
-      });
-      correlate();
-      sink.gaps.clear();
-      if (!isAlarmsEvent(event)) continue;
-      const at = (event.observedAt ?? event.recordedAt).getTime();
-      switch (event.type) {
-        case 'TopologyDeclared': {
-          const d = event.data;
-          const declared: RackTopology = { site: d.site, rack: d.rack, pdu: d.pdu, tor: d.tor, cdu: d.cdu ?? null };
-          const existing = topology.racks.get(d.rack);
-          topology.racks.set(d.rack, { ...declared, components: componentsOfRack(declared), nodeCount: existing?.nodeCount ?? 0 });
-          topology.dirty.add(`rack:${d.rack}`);
-          topology.fed = null;
-          break;
-        }
-        case 'GpuXidObserved': {
-          const nodeId = nodeIdOfStream(event.stream);
-          if (nodeId) this.#onXid(nodeState(nodeId), event.data, position, at, book);
-          break;
-        }
-        case 'GpuTelemetryObserved': {
-          const nodeId = nodeIdOfStream(event.stream);
-          if (nodeId) this.#onGpuTelemetry(nodeState(nodeId), event.data, position, at, book);
-          break;
-        }
-        case 'StepHeld': {
-          // A saga step that cannot go on by itself: an alarm an operator sees, closed when they act on the step.
-          const d = event.data;
-          const node = d.nodeId ? nodeState(d.nodeId) : undefined;
-          book.open(
-            openAlarmRow({
-              alarmId: `saga-hold:${event.stream}`,
-              kind: 'saga-hold',
-              severity: 'warning',
-              nodeId: d.nodeId ?? null,
-              component: event.stream,
-              site: node?.liveness.site ?? null,
-              rack: node?.liveness.rack ?? null,
-              summary: `${d.nodeId ?? event.stream}: ${d.hold} (${d.reason.slice(0, 300)})`,
-              evidence: { hold: d.hold, reason: d.reason, stream: event.stream, position },
-              at,
-              position,
-            }),
-          );
-          break;
-        }
-        case 'StepOperatorAction':
-          book.update(`saga-hold:${event.stream}`, { status: 'closed', closed_at: at, updated_at: at });
-          break;
-        case 'BmcCertificateChanged':
-        case 'BmcCertificateAccepted': {
-          const state = nodeState(event.data.nodeId);
-          const node = { site: state.liveness.site, rack: state.liveness.rack, certificateAlarmId: state.certificateAlarmId ?? null };
-          applyCertificateAlarm(event, node, position, at, book);
-          state.certificateAlarmId = node.certificateAlarmId ?? null;
-          break;
-        }
-        case 'ProjectionEventSetAside': {
-          const d = event.data;
-          const nodeId = nodeIdOfStream(d.stream);
-          book.open(
-            openAlarmRow({
-              alarmId: `set-aside:${d.projection}:${d.position}`,
-              kind: 'projection-set-aside',
-              severity: 'warning',
-              nodeId: nodeId ?? null,
-              component: `projection:${d.projection}`,
-              site: null,
-              rack: null,
-              summary: `projection ${d.projection} set event ${d.position} (${d.type}, ${d.stream}) aside: ${d.reason.slice(0, 300)}`,
-              evidence: { ...d },
-              at,
-              position,
-            }),
-          );
-          break;
-        }
-        case 'LedgerIntegrityAlarmRaised': {
-          const d = event.data;
-          book.open(
-            openAlarmRow({
-              alarmId: `ledger-integrity:${d.code}:${position}`,
-              kind: 'ledger-integrity',
-              severity: 'critical',
-              nodeId: null,
-              component: 'ledger',
-              site: null,
-              rack: null,
-              summary: `ledger integrity (${d.code}): ${d.summary.slice(0, 400)}; checkpoint signing stopped`,
-              evidence: { ...d },
-              at,
-              position,
-            }),
-          );
-          break;
-        }
-        case 'AlarmAcknowledged': {
-          const d = event.data;
-          book.update(d.alarmId, { acknowledged_by: event.actor.id, acknowledged_at: event.recordedAt.getTime(), ack_note: d.note ?? null });
-          break;
-        }
-        case 'NodeDeclared':
-        case 'NodeInventoryObserved':
-        case 'FirmwareInventoryObserved': {
-          const drift = driftFactOf(event);
-          if (!drift) break;
-          let state = drifts.get(drift.nodeId);
-          if (!state) drifts.set(drift.nodeId, (state = { drift: initialDrift(drift.nodeId), driftAlarmId: null }));
-          this.#onDrift(state, drift.fact, position, book);
-          break;
-        }
-        case 'NodeRegistered':
-        case 'PollOutcomesRecorded':
-        case 'MaintenanceWindowSet':
-        case 'NodeDecommissioned':
-          // Liveness facts: applied above, before the switch.
-          break;
-        default:
-          assertNever(event);
-      }
-    }
-
-    const stateRows: Row[] = [
-      ...[...nodes.values()].map((state) => ({ key: `node:${state.liveness.nodeId}`, scope: 'node', state })),
-      ...[...drifts.values()].map((state) => ({ key: `drift:${state.drift.nodeId}`, scope: 'drift', state })),
-    ];
-    for (const key of topology.dirty) {
-      const [scope, ...rest] = key.split(':');
-      const id = rest.join(':');
-      const state = scope === 'rack' ? topology.racks.get(id) : topology.watches.get(id);
-      if (state) stateRows.push({ key, scope, state });
-    }
-    await upsertRows(trx, alarmStateTable, stateRows);
+    const pending: PendingDark[] = [];
+    for (const event of events) this.#applyEvent(event, batch, book, sink, pending);
+    await saveAlarmsBatch(trx, batch);
     await book.flush(trx);
+  }
+
+  #nodeState(batch: AlarmsBatch, nodeId: string): AlarmNodeState {
+    let state = batch.nodes.get(nodeId);
+    if (!state) {
+      state = { liveness: initialLiveness(nodeId, this.#liveness), darkAlarmId: null, gpuAlarms: {} };
+      batch.nodes.set(nodeId, state);
+    }
+    return state;
+  }
+
+  /** One event, in log order: its liveness facts first (nodes that went dark in it are correlated together), then the rest. */
+  #applyEvent(event: RecordedEvent, batch: AlarmsBatch, book: AlarmBook, sink: LivenessSink, pending: PendingDark[]): void {
+    const position = event.position;
+    const topology = batch.topology;
+    book.at(event);
+    const correlate = (): void => {
+      if (pending.length > 0) this.#correlate(pending.splice(0), position, book, topology);
+    };
+    forEachLivenessFact(event, (nodeId, fact) => {
+      const state = this.#nodeState(batch, nodeId);
+      const previousRack = state.liveness.rack;
+      sink.transitions.length = 0;
+      advanceLiveness(state.liveness, fact, this.#liveness, sink);
+      if (fact.kind === 'registered' && previousRack !== fact.rack) this.#moveNode(topology, previousRack, fact.rack, fact.site);
+      for (const transition of sink.transitions) {
+        if (transition.kind === 'went-dark') {
+          pending.push({ state, at: transition.at, lastContactAt: transition.lastContactAt, alarmId: this.#openDark(transition, state, position, book) });
+        } else {
+          correlate();
+          this.#onBack(transition, state, book, topology);
+        }
+      }
+    });
+    correlate();
+    sink.gaps.clear();
+    if (!isAlarmsEvent(event)) return;
+    const at = (event.observedAt ?? event.recordedAt).getTime();
+    switch (event.type) {
+      case 'TopologyDeclared': {
+        const d = event.data;
+        const declared: RackTopology = { site: d.site, rack: d.rack, pdu: d.pdu, tor: d.tor, cdu: d.cdu ?? null };
+        const existing = topology.racks.get(d.rack);
+        topology.racks.set(d.rack, { ...declared, components: componentsOfRack(declared), nodeCount: existing?.nodeCount ?? 0 });
+        topology.dirty.add(`rack:${d.rack}`);
+        topology.fed = null;
+        break;
+      }
+      case 'GpuXidObserved': {
+        const nodeId = nodeIdOfStream(event.stream);
+        if (nodeId) this.#onXid(this.#nodeState(batch, nodeId), event.data, position, at, book);
+        break;
+      }
+      case 'GpuTelemetryObserved': {
+        const nodeId = nodeIdOfStream(event.stream);
+        if (nodeId) this.#onGpuTelemetry(this.#nodeState(batch, nodeId), event.data, position, at, book);
+        break;
+      }
+      case 'StepHeld': {
+        const node = event.data.nodeId ? this.#nodeState(batch, event.data.nodeId).liveness : undefined;
+        book.open(sagaHoldAlarm(event, node, at));
+        break;
+      }
+      case 'StepOperatorAction':
+        book.update(`saga-hold:${event.stream}`, { status: 'closed', closed_at: at, updated_at: at });
+        break;
+      case 'BmcCertificateChanged':
+      case 'BmcCertificateAccepted': {
+        const state = this.#nodeState(batch, event.data.nodeId);
+        const node = { site: state.liveness.site, rack: state.liveness.rack, certificateAlarmId: state.certificateAlarmId ?? null };
+        applyCertificateAlarm(event, node, position, at, book);
+        state.certificateAlarmId = node.certificateAlarmId ?? null;
+        break;
+      }
+      case 'ProjectionEventSetAside':
+        book.open(setAsideAlarm(event.data, nodeIdOfStream(event.data.stream) ?? null, at, position));
+        break;
+      case 'LedgerIntegrityAlarmRaised':
+        book.open(integrityAlarm(event.data, at, position));
+        break;
+      case 'AlarmAcknowledged': {
+        const d = event.data;
+        book.update(d.alarmId, { acknowledged_by: event.actor.id, acknowledged_at: event.recordedAt.getTime(), ack_note: d.note ?? null });
+        break;
+      }
+      case 'NodeDeclared':
+      case 'NodeInventoryObserved':
+      case 'FirmwareInventoryObserved': {
+        const drift = driftFactOf(event);
+        if (!drift) break;
+        let state = batch.drifts.get(drift.nodeId);
+        if (!state) batch.drifts.set(drift.nodeId, (state = { drift: initialDrift(drift.nodeId), driftAlarmId: null }));
+        this.#onDrift(state, drift.fact, position, book);
+        break;
+      }
+      case 'NodeRegistered':
+      case 'PollOutcomesRecorded':
+      case 'MaintenanceWindowSet':
+      case 'NodeDecommissioned':
+        // Liveness facts: applied above, before the switch.
+        break;
+      default:
+        assertNever(event);
+    }
   }
 
   #moveNode(topo: Topology, from: string | null, to: string, site: string): void {
@@ -403,7 +246,7 @@ export class AlarmsProjection implements Projection {
     return alarmId;
   }
 
-  #correlate(pending: ReadonlyArray<{ state: AlarmNodeState; at: number; lastContactAt: number | null; alarmId: string }>, position: number, book: AlarmBook, topo: Topology): void {
+  #correlate(pending: readonly PendingDark[], position: number, book: AlarmBook, topo: Topology): void {
     const darkNodes = pending.flatMap(({ state, at, lastContactAt, alarmId }) => {
       const rack = state.liveness.rack ? topo.racks.get(state.liveness.rack) : undefined;
       if (!rack || rack.components.length === 0) return [];

@@ -1,0 +1,59 @@
+/**
+ * Alarms that an event of the log states outright, rather than a state the projection derives: a saga step held for an
+ * operator, an event a projection set aside, a break in the ledger's integrity. Each opens one alarm row.
+ */
+import type { DataOf, RecordedEvent } from '../../events/index.js';
+import type { Row } from '../support/table.js';
+import { openAlarmRow } from './alarm-row.js';
+
+/** A saga step that cannot go on by itself: open until an operator acts on the step (`saga-hold:<stream>`). */
+export function sagaHoldAlarm(event: RecordedEvent & { data: DataOf<'StepHeld'> }, node: { site: string | null; rack: string | null } | undefined, at: number): Row {
+  const d = event.data;
+  return openAlarmRow({
+    alarmId: `saga-hold:${event.stream}`,
+    kind: 'saga-hold',
+    severity: 'warning',
+    nodeId: d.nodeId ?? null,
+    component: event.stream,
+    site: node?.site ?? null,
+    rack: node?.rack ?? null,
+    summary: `${d.nodeId ?? event.stream}: ${d.hold} (${d.reason.slice(0, 300)})`,
+    evidence: { hold: d.hold, reason: d.reason, stream: event.stream, position: event.position },
+    at,
+    position: event.position,
+  });
+}
+
+/** An event a projection could not apply: the read model it feeds is missing one fact. */
+export function setAsideAlarm(d: DataOf<'ProjectionEventSetAside'>, nodeId: string | null, at: number, position: number): Row {
+  return openAlarmRow({
+    alarmId: `set-aside:${d.projection}:${d.position}`,
+    kind: 'projection-set-aside',
+    severity: 'warning',
+    nodeId,
+    component: `projection:${d.projection}`,
+    site: null,
+    rack: null,
+    summary: `projection ${d.projection} set event ${d.position} (${d.type}, ${d.stream}) aside: ${d.reason.slice(0, 300)}`,
+    evidence: { ...d },
+    at,
+    position,
+  });
+}
+
+/** The ledger found its own history altered: critical, and checkpoint signing has stopped. */
+export function integrityAlarm(d: DataOf<'LedgerIntegrityAlarmRaised'>, at: number, position: number): Row {
+  return openAlarmRow({
+    alarmId: `ledger-integrity:${d.code}:${position}`,
+    kind: 'ledger-integrity',
+    severity: 'critical',
+    nodeId: null,
+    component: 'ledger',
+    site: null,
+    rack: null,
+    summary: `ledger integrity (${d.code}): ${d.summary.slice(0, 400)}; checkpoint signing stopped`,
+    evidence: { ...d },
+    at,
+    position,
+  });
+}
