@@ -48,16 +48,21 @@ const minute = generated?.minutes ?? null;
 const generationSeconds = generated?.seconds ?? null;
 const head = (await store.head()).position;
 
-// Raw read: every event of the log through readAll, in pages as large as the runner's.
-const readStarted = performance.now();
-let read = 0;
-for (let from = 1; from <= head; ) {
-  const page = await store.readAll({ fromPosition: from, limit: 5000 });
-  if (page.length === 0) break;
-  read += page.length;
-  from = page[page.length - 1]!.position + 1;
+// Raw read: every event of the log through readAll, in pages as large as the runner's. Read once before the rebuild
+// and once after, and the rebuild compared with their mean: a machine whose load drifts during the run moves both
+// alike instead of favouring whichever ran first.
+async function rawRead(): Promise<{ events: number; seconds: number }> {
+  const started = performance.now();
+  let read = 0;
+  for (let from = 1; from <= head; ) {
+    const page = await store.readAll({ fromPosition: from, limit: 5000 });
+    if (page.length === 0) break;
+    read += page.length;
+    from = page[page.length - 1]!.position + 1;
+  }
+  return { events: read, seconds: (performance.now() - started) / 1000 };
 }
-const readSeconds = (performance.now() - readStarted) / 1000;
+const readBefore = await rawRead();
 
 // The rebuild: every projection from zero at once, through the real runner: one read of the log shared by all, each
 // projection applying its events into its own scratch schema, side by side.
@@ -67,6 +72,8 @@ const perProjection: Record<string, { events: number; seconds: number }> = {};
 const rebuildStarted = performance.now();
 for (const [name, result] of await runner.rebuildAll()) perProjection[name] = { events: result.events, seconds: round(result.seconds) };
 const seconds = (performance.now() - rebuildStarted) / 1000;
+const readAfter = await rawRead();
+const rawRate = (readBefore.events / readBefore.seconds + readAfter.events / readAfter.seconds) / 2;
 
 const line = {
   scenario: 'replay',
@@ -78,8 +85,9 @@ const line = {
   generate_seconds: generationSeconds === null ? null : round(generationSeconds),
   seconds: round(seconds),
   events_per_s: Math.round(head / seconds),
-  raw_read_events_per_s: Math.round(read / readSeconds),
-  ratio_to_raw_read: round(head / seconds / (read / readSeconds)),
+  raw_read_events_per_s: Math.round(rawRate),
+  raw_read_before_after: [Math.round(readBefore.events / readBefore.seconds), Math.round(readAfter.events / readAfter.seconds)],
+  ratio_to_raw_read: round(head / seconds / rawRate),
   projections: perProjection,
 };
 process.stdout.write(values.json ? `${JSON.stringify(line)}\n` : `${Object.entries(line).map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`).join(' ')}\n`);
