@@ -14,13 +14,15 @@ export interface BearerAnswer {
   /** The face's `fleet-ledger-code` trailer and the `reason` of its `fleet-ledger-details`. */
   code: string | null;
   reason: string | null;
+  /** The KurrentDB `exception` trailer the client's typed errors are made from (`access-denied`, ...). */
+  exception: string | null;
   /** Read: events received, and those of them carrying a payload. */
   events: number;
   withData: number;
 }
 
-function refusal(error: ServiceError | null): Pick<BearerAnswer, 'status' | 'code' | 'reason'> {
-  if (!error) return { status: null, code: null, reason: null };
+function refusal(error: ServiceError | null): Pick<BearerAnswer, 'status' | 'code' | 'reason' | 'exception'> {
+  if (!error) return { status: null, code: null, reason: null, exception: null };
   const details = error.metadata?.get('fleet-ledger-details')[0];
   let reason: string | null = null;
   try {
@@ -30,7 +32,8 @@ function refusal(error: ServiceError | null): Pick<BearerAnswer, 'status' | 'cod
     reason = null;
   }
   const code = error.metadata?.get('fleet-ledger-code')[0];
-  return { status: error.code, code: code === undefined ? null : String(code), reason };
+  const exception = error.metadata?.get('exception')[0];
+  return { status: error.code, code: code === undefined ? null : String(code), reason, exception: exception === undefined ? null : String(exception) };
 }
 
 export function plaintextBearer(port: number, token: string) {
@@ -68,7 +71,7 @@ export function plaintextBearer(port: number, token: string) {
           if ((answer.getEvent()?.getEvent()?.getData_asU8().length ?? 0) > 0) withData += 1;
         });
         call.on('error', (error: ServiceError) => resolve({ ...refusal(error), events, withData }));
-        call.on('end', () => resolve({ status: null, code: null, reason: null, events, withData }));
+        call.on('end', () => resolve({ ...refusal(null), events, withData }));
       });
     },
     close: () => client.close(),

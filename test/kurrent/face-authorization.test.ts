@@ -3,12 +3,11 @@
  * no payloads, credentials sent over plaintext are refused rather than used, and an event goes only to the stream its
  * content derives (`NodeCordoned{nodeId: X}` never to `node-Y`, nothing of an operator's to `polls-*`).
  */
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
+import type { Metadata } from '@grpc/grpc-js';
 import { jsonEvent, START, type EventStoreDBClient, type ResolvedEvent } from '@eventstore/db-client';
 import { buildApi, type ZodApp } from '../../src/api/index.js';
-import { shared, streams, streamsGrpc } from '../../src/kurrent/protocol.js';
+import { plaintextBearer } from '../../bench/support/plaintext-bearer.js';
 import { bearer, tokenTable } from '../api/support/api-harness.js';
 import { openKurrentHarness, openssl, principals, registration, tokens, type KurrentHarness } from './support/kurrent-harness.js';
 
@@ -19,42 +18,6 @@ async function collect(stream: AsyncIterable<ResolvedEvent>): Promise<ResolvedEv
 }
 
 const trailer = (error: unknown, key: string): unknown => (error as { _raw?: { metadata?: Metadata } })._raw?.metadata?.get(key)[0];
-
-/** A Streams.Append and a Streams.Read made by hand with `authorization: Bearer <token>` on a plaintext channel. */
-function rawPlaintextCalls(port: number, token: string) {
-  const client = new streamsGrpc.StreamsClient(`127.0.0.1:${port}`, credentials.createInsecure());
-  const metadata = new Metadata();
-  metadata.set('authorization', `Bearer ${token}`);
-  return {
-    append(stream: string, type: string, data: unknown): Promise<ServiceError | null> {
-      return new Promise((resolve) => {
-        const call = client.append(metadata, (error) => resolve(error));
-        const options = new streams.AppendReq.Options().setStreamIdentifier(new shared.StreamIdentifier().setStreamName(Buffer.from(stream))).setAny(new shared.Empty());
-        call.write(new streams.AppendReq().setOptions(options));
-        const proposed = new streams.AppendReq.ProposedMessage().setId(new shared.UUID().setString(randomUUID())).setData(Buffer.from(JSON.stringify(data)));
-        proposed.getMetadataMap().set('type', type).set('content-type', 'application/json');
-        call.write(new streams.AppendReq().setProposedMessage(proposed));
-        call.end();
-      });
-    },
-    read(): Promise<{ error: ServiceError | null; events: number }> {
-      const options = new streams.ReadReq.Options()
-        .setAll(new streams.ReadReq.Options.AllOptions().setStart(new shared.Empty()))
-        .setReadDirection(streams.ReadReq.Options.ReadDirection.FORWARDS)
-        .setCount('10')
-        .setNoFilter(new shared.Empty())
-        .setUuidOption(new streams.ReadReq.Options.UUIDOption().setString(new shared.Empty()));
-      return new Promise((resolve) => {
-        let events = 0;
-        const call = client.read(new streams.ReadReq().setOptions(options), metadata);
-        call.on('data', (answer: { hasEvent(): boolean }) => (events += answer.hasEvent() ? 1 : 0));
-        call.on('error', (error: ServiceError) => resolve({ error, events }));
-        call.on('end', () => resolve({ error: null, events }));
-      });
-    },
-    close: () => client.close(),
-  };
-}
 
 describe.skipIf(!openssl.runnable)(openssl.title('the KurrentDB face under the API\'s authorization policy'), () => {
   let h: KurrentHarness;
@@ -108,21 +71,19 @@ describe.skipIf(!openssl.runnable)(openssl.title('the KurrentDB face under the A
 
   it('a bearer token presented over plaintext is refused, not used: no append, no read, AccessDenied with API_UNAUTHORIZED (reason plaintext)', async () => {
     await h.plaintextClient({ anonymousReads: 'envelopes' });
-    const raw = rawPlaintextCalls(h.plaintextPort(), tokens.operator);
+    const raw = plaintextBearer(h.plaintextPort(), tokens.operator);
+    const auditor = plaintextBearer(h.plaintextPort(), tokens.auditor);
     const before = (await h.store.head()).position;
     try {
       const appended = await raw.append('node-dc1-r05-n05', 'NodeCordoned', { nodeId: 'dc1-r05-n05', reason: 'over plaintext' });
-      expect(appended).toMatchObject({ code: 16 });
-      expect(appended!.metadata.get('exception')).toEqual(['access-denied']);
-      expect(appended!.metadata.get('fleet-ledger-code')).toEqual(['API_UNAUTHORIZED']);
-      expect(JSON.parse(String(appended!.metadata.get('fleet-ledger-details')[0]))).toEqual({ reason: 'plaintext' });
+      expect(appended).toMatchObject({ status: 16, exception: 'access-denied', code: 'API_UNAUTHORIZED', reason: 'plaintext' });
       expect((await h.store.head()).position).toBe(before);
       // An auditor's token does not turn an anonymous envelope reader into a payload reader either: it is refused.
-      const auditorRead = await rawPlaintextCalls(h.plaintextPort(), tokens.auditor).read();
-      expect(auditorRead.events).toBe(0);
-      expect(auditorRead.error?.metadata.get('fleet-ledger-code')).toEqual(['API_UNAUTHORIZED']);
+      const auditorRead = await auditor.readAll(10);
+      expect(auditorRead).toMatchObject({ events: 0, code: 'API_UNAUTHORIZED' });
     } finally {
       raw.close();
+      auditor.close();
     }
   });
 
