@@ -1,6 +1,7 @@
-import type { CertificateSummary, DataOf, ProposedEvent } from '../../events/index.js';
+import type { CertificateSummary, DataOf, Lease, ProposedEvent } from '../../events/index.js';
 import { BmcConnection, type BmcTrust, type DriverError, type TlsMinVersion, type TrustedCertificate } from '../drivers/index.js';
 import { nameUuid, type EventStore } from '../ledger/index.js';
+import { isStaleEpoch } from './lease-errors.js';
 import type { PollTarget } from './poll-target.js';
 
 /**
@@ -36,6 +37,11 @@ export interface BmcTransportsOptions {
   connectTimeoutMs: number;
   clock: () => number;
   log?: (message: string, fields?: Record<string, unknown>) => void;
+  /**
+   * Cluster mode: the lease the node's shard is polled under here. A certificate event carries it, so the ledger
+   * refuses one taken under a lease this process no longer holds (the shard's new owner sees and records for itself).
+   */
+  leaseOf?: (nodeId: string) => Lease | undefined;
 }
 
 /**
@@ -136,7 +142,7 @@ export class BmcTransports {
       eventId: nameUuid(`bmc-certificate-observed:${nodeId}:${certificate.fingerprint}`),
       type: 'BmcCertificateObserved',
       data: { nodeId, address: origin, certificate, trust, at },
-      actor: { kind: 'system', id: 'poller' },
+      actor: this.#actor(nodeId),
     });
   }
 
@@ -159,8 +165,14 @@ export class BmcTransports {
       eventId: nameUuid(`bmc-certificate-changed:${target.nodeId}:${pinned}:${presented.fingerprint}`),
       type: 'BmcCertificateChanged',
       data: { nodeId: target.nodeId, address: error.details.url ?? target.baseUrl, pinnedFingerprint: pinned, presented, at: new Date(this.options.clock()).toISOString() },
-      actor: { kind: 'system', id: 'poller' },
+      actor: this.#actor(target.nodeId),
     });
+  }
+
+  /** The poller, under the node's shard lease when it polls by lease. */
+  #actor(nodeId: string): CertificateEvent['actor'] {
+    const lease = this.options.leaseOf?.(nodeId);
+    return { kind: 'system', id: 'poller', ...(lease ? { lease } : {}) };
   }
 
   #keep(nodeId: string, event: CertificateEvent): void {
@@ -191,6 +203,12 @@ export class BmcTransports {
                 this.#unrecorded.delete(id);
                 return true;
               } catch (failure) {
+                if (isStaleEpoch(failure)) {
+                  // Taken under a lease since superseded: the shard's owner now records what it sees itself.
+                  this.#unrecorded.delete(id);
+                  this.options.log?.('a BMC certificate event taken under a superseded lease is dropped', { nodeId, type: event.type });
+                  return true;
+                }
                 this.options.log?.('could not record a BMC certificate event yet; retried at the next flush', { nodeId, type: event.type, error: String(failure) });
                 return false;
               }

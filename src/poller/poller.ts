@@ -112,6 +112,10 @@ export class Poller {
       connectTimeoutMs: this.#policy.requestTimeoutMs,
       clock: this.#clock,
       ...(options.log ? { log: options.log } : {}),
+      leaseOf: (nodeId) => {
+        const state = this.#states.get(nodeId);
+        return state ? leaseOf(state) : undefined;
+      },
     });
     this.#visitor = options.visitor ?? new ProtocolVisitor(new RedfishVisitor(this.#transports));
     this.#random = options.random ?? Math.random;
