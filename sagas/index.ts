@@ -28,5 +28,6 @@ export * from './provisioning/provision-decide.js';
 export * from './provisioning/burn-in-alarms.js';
 export * from './provisioning/provision-verb-decide.js';
 export * from './engine/provisioning-engine.js';
+export { sagaBmcTls } from './engine/bmc-trust.js';
 export { SagaOwnership, waitForSagaLease, type SagaLease } from './engine/saga-ownership.js';
 export { runWithSagaLease, type SagaLeaseShellOptions } from './engine/saga-lease-shell.js';

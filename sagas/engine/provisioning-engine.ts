@@ -19,6 +19,7 @@ import { burnInAlarmProblems, type OpenAlarm } from '../provisioning/burn-in-ala
 import { evolveProvision, initialProvision, provisionStream, type ProvisionState } from '../provisioning/provision-evolve.js';
 import { nameUuid } from '../../src/ledger/index.js';
 import { driveFirmwareStep, loadStepState, type BmcAccess } from './step-driver.js';
+import { sagaBmcTls } from './bmc-trust.js';
 import type { SagaOwnership, SagaLease } from './saga-ownership.js';
 import { runWithSagaLease } from './saga-lease-shell.js';
 
@@ -114,7 +115,9 @@ export class ProvisioningEngine {
       state = await loadProvision(store, nodeId);
     };
     const access = this.options.access(nodeId);
-    const driver = access ? new RedfishDriver({ ...access, authMode: 'basic', requestTimeoutMs: this.options.requestTimeoutMs ?? 30_000 } as RedfishDriverOptions) : undefined;
+    // The certificate trusted as the poller trusts it; a node latched by a changed certificate gets no credential.
+    const tls = await sagaBmcTls(store, nodeId, access).catch((error: unknown) => error);
+    const driver = access && !(tls instanceof Error) ? new RedfishDriver({ ...access, ...(tls ? { tls } : {}), authMode: 'basic', requestTimeoutMs: this.options.requestTimeoutMs ?? 30_000 } as RedfishDriverOptions) : undefined;
     const site = state.spec?.site ?? 'unknown';
     const slotId = (pass: number) => `provision-${nodeId}:${pass}`;
     try {
@@ -134,6 +137,7 @@ export class ProvisioningEngine {
         try {
           switch (action.kind) {
             case 'verify-access':
+              if (tls instanceof Error) throw tls; // latched by a changed certificate: nothing is sent
               if (!driver) throw new DriverError('DRIVER_UNREACHABLE', `no BMC address or credentials for ${nodeId}`);
               await driver.readFirmwareVersion('BMC');
               await append([{ type: 'BmcAccessVerified', data: { nodeId } }]);

@@ -4,19 +4,22 @@
  * `rollout-engine.ts` for why that order makes kill -9 safe.
  */
 import { assertNever, type ProposedEvent, type SagaLeaseStamp } from '../../events/index.js';
-import { DriverError, RedfishDriver, type RedfishDriverOptions } from '../../src/drivers/index.js';
+import { DriverError, RedfishDriver, type BmcTlsOptions, type RedfishDriverOptions } from '../../src/drivers/index.js';
 import type { EventStore } from '../../src/ledger/index.js';
 import type { RolloutPlan } from '../firmware-rollout/rollout-planner.js';
 import { decideStep, probeVerdict, versionMatches, type StepContext, type StepTiming } from '../firmware-rollout/step-decide.js';
 import { evolveStep, initialStep, isNewTaskReading, stepStream, type StepState } from '../firmware-rollout/step-evolve.js';
 import { isPermanentRefusal } from '../firmware-rollout/permanent-refusal.js';
 import { nameUuid } from '../../src/ledger/index.js';
+import { sagaBmcTls } from './bmc-trust.js';
 
 export interface BmcAccess {
   baseUrl: string;
   username: string;
   password: string;
   insecure?: boolean;
+  /** The site's TLS policy for this BMC (default: the certificate the log pinned for the node; `bmc-trust.ts`). */
+  tls?: BmcTlsOptions;
 }
 
 export interface StepDriverOptions {
@@ -53,11 +56,14 @@ export async function driveFirmwareStep(options: StepDriverOptions): Promise<voi
   const actor = { kind: 'saga' as const, id: `rollout:${rolloutId}`, ...(options.lease ? { lease: options.lease } : {}) };
   const access = options.access;
   let driver: RedfishDriver | undefined;
-  const bmc = (): RedfishDriver => {
+  const bmc = async (): Promise<RedfishDriver> => {
     if (!access) throw new DriverError('DRIVER_UNREACHABLE', `no BMC address or credentials for ${nodeId}`);
+    if (driver) return driver;
+    // The certificate trusted as the poller trusts it (the pin the log holds); a latched node gets no credential.
+    const tls = await sagaBmcTls(store, nodeId, access);
     // Basic auth, not a Redfish session: an engine killed mid-step would leak its session, and a BMC with 4 to 8
     // slots and a 30-minute idle timeout is then locked out of updates (and of polling) for half an hour.
-    driver ??= new RedfishDriver({ ...access, authMode: 'basic', requestTimeoutMs: options.requestTimeoutMs } as RedfishDriverOptions);
+    driver ??= new RedfishDriver({ ...access, ...(tls ? { tls } : {}), authMode: 'basic', requestTimeoutMs: options.requestTimeoutMs } as RedfishDriverOptions);
     return driver;
   };
   const append = async (events: Array<Omit<ProposedEvent, 'actor'>>): Promise<void> => {
@@ -96,7 +102,7 @@ export async function driveFirmwareStep(options: StepDriverOptions): Promise<voi
             break;
           }
           case 'preflight': {
-            const version = await bmc().readFirmwareVersion(plan.firmware.component);
+            const version = await (await bmc()).readFirmwareVersion(plan.firmware.component);
             await append([{ type: 'VersionObserved', data: { version, matches: versionMatches(version, plan.firmware.version, plan.firmware.component), readNo: 0 } }]);
             break;
           }
@@ -104,7 +110,7 @@ export async function driveFirmwareStep(options: StepDriverOptions): Promise<voi
             // Intent first, acknowledged; only then the request.
             await append([{ type: 'UpdateIntentRecorded', data: { idempotencyKey: action.key, attempt: action.attempt, method: plan.firmware.method, imageUri: plan.firmware.imageUri, applyTime: plan.firmware.applyTime, at: options.now() } }]);
             try {
-              const submitted = await bmc().submitFirmwareUpdate({ imageUri: plan.firmware.imageUri, component: plan.firmware.component, applyTime: plan.firmware.applyTime, method: plan.firmware.method, intentKey: action.key });
+              const submitted = await (await bmc()).submitFirmwareUpdate({ imageUri: plan.firmware.imageUri, component: plan.firmware.component, applyTime: plan.firmware.applyTime, method: plan.firmware.method, intentKey: action.key });
               await append([{ type: 'UpdateSubmitted', data: { idempotencyKey: action.key, taskMonitor: submitted.taskMonitor, httpStatus: submitted.httpStatus, adopted: false } }]);
             } catch (error) {
               if (!(error instanceof DriverError)) throw error;
@@ -122,7 +128,7 @@ export async function driveFirmwareStep(options: StepDriverOptions): Promise<voi
             break;
           }
           case 'poll-task': {
-            const reading = await bmc().readUpdateTask(action.taskMonitor);
+            const reading = await (await bmc()).readUpdateTask(action.taskMonitor);
             if (reading === 'vanished') await append([{ type: 'BmcTaskVanished', data: { taskMonitor: action.taskMonitor } }]);
             else {
               // "Already recorded" is read from the step's state (folded from the log), not kept in this process: a
@@ -135,12 +141,12 @@ export async function driveFirmwareStep(options: StepDriverOptions): Promise<voi
             break;
           }
           case 'activate': {
-            const activation = await bmc().activateFirmware(plan.firmware.component);
+            const activation = await (await bmc()).activateFirmware(plan.firmware.component);
             await append([{ type: 'ActivationRequested', data: { resetType: activation.resetType, target: activation.target, at: options.now() } }]);
             break;
           }
           case 'read-version': {
-            const version = await bmc().readFirmwareVersion(plan.firmware.component);
+            const version = await (await bmc()).readFirmwareVersion(plan.firmware.component);
             await append([{ type: 'VersionObserved', data: { version, matches: versionMatches(version, plan.firmware.version, plan.firmware.component), readNo: step.readNo + 1 } }]);
             break;
           }
@@ -153,8 +159,8 @@ export async function driveFirmwareStep(options: StepDriverOptions): Promise<voi
           case 'probe': {
             let observed: { reachable: boolean; version: string | null; matchingTask: string | null } = { reachable: false, version: null, matchingTask: null };
             try {
-              const version = await bmc().readFirmwareVersion(plan.firmware.component);
-              const matchingTask = versionMatches(version, plan.firmware.version, plan.firmware.component) ? null : await bmc().findUpdateTask(plan.firmware.imageUri, step.intentAt ?? step.startedAt ?? 0);
+              const version = await (await bmc()).readFirmwareVersion(plan.firmware.component);
+              const matchingTask = versionMatches(version, plan.firmware.version, plan.firmware.component) ? null : await (await bmc()).findUpdateTask(plan.firmware.imageUri, step.intentAt ?? step.startedAt ?? 0);
               observed = { reachable: true, version, matchingTask };
             } catch (error) {
               if (!(error instanceof DriverError)) throw error;

@@ -322,7 +322,14 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
       const secret = target ? credentials.get(target.credentialRef) : undefined;
       // Power and firmware actions send the secret under the same rule as the poller: bound address, https.
       const allowed = target && secret && credentialRefusal(secret, target.bmc, httpSites.some((site) => site === '*' || site === target.site)) === null;
-      return target && secret && allowed ? { baseUrl: target.bmc, username: secret.username, password: secret.password } : undefined;
+      if (!target || !secret || !allowed) return undefined;
+      // Power and firmware actions trust the BMC's certificate as the poller does: the site's CA or insecure choice,
+      // else the pin the log holds (sagas/engine/bmc-trust.ts).
+      const policy = siteTls[target.site] ?? siteTls['*'];
+      const minVersion = policy?.minVersion ? { minVersion: policy.minVersion } : {};
+      if (policy?.trust === 'insecure') return { baseUrl: target.bmc, username: secret.username, password: secret.password, insecure: true, tls: { trust: { kind: 'insecure' }, ...minVersion } };
+      const trust = policy && typeof policy.trust === 'object' ? { kind: 'site-ca' as const, ca: policy.trust.caBundle } : { kind: 'pin' as const, fingerprint: undefined };
+      return { baseUrl: target.bmc, username: secret.username, password: secret.password, tls: { trust, ...minVersion } };
     };
     poller = new ThreadedPoller({
       connectionString: ledger.connectionString,
