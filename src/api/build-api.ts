@@ -30,6 +30,8 @@ import { historyRoutes } from './routes/history-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
 import { intentRoutes } from './routes/intent-routes.js';
+import { ebomRoutes } from './routes/ebom-routes.js';
+import { observationRoutes } from './routes/observation-routes.js';
 import { queryRoutes } from './routes/query-routes.js';
 import { provisioningRoutes, rolloutRoutes } from './routes/rollout-routes.js';
 import { streamAppendRoutes } from './routes/stream-append-routes.js';
@@ -234,6 +236,8 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   healthRoutes(app, ctx, metrics);
   intentRoutes(app, ctx);
+  ebomRoutes(app, ctx);
+  observationRoutes(app, ctx);
   queryRoutes(app, ctx);
   rolloutRoutes(app, ctx);
   provisioningRoutes(app, ctx);

@@ -16,20 +16,16 @@ import {
   assertNever,
   bmcEndpointSchema,
   certificateSummarySchema,
-  driverObservationEvents,
   instantSchema,
   nodeIdSchema,
   siteIdSchema,
   type FleetEvent,
   type ProposedEvent,
 } from '../../../events/index.js';
-import { appendEbom } from '../../ebom/index.js';
 import { nameUuid, type ExpectedVersion } from '../../ledger/index.js';
-
 import { alarmById } from '../../../projections/index.js';
 import { alarmAckDecider, eventOfNodeIntent, handleCommand, nodeDecider, nodeStream, type CommandOutcome, type Decider, type NodeIntent } from '../../../sagas/index.js';
 import { ApiError } from '../api-error.js';
-import { bodyCaps } from '../body-caps.js';
 import { intentRoles, type ApiContext, type ZodApp } from '../api-context.js';
 import { alarmStream, appendRefusal } from '../authorization-policy.js';
 import { registrationDecider } from '../intent-deciders/registration-decide.js';
@@ -45,10 +41,11 @@ export const intentResult = z.object({
   unchanged: z.boolean(),
 });
 type IntentResult = z.output<typeof intentResult>;
-const idempotencyHeaders = z.object({ 'idempotency-key': z.string().min(1).max(200).optional().describe('retrying with the same key returns the original position') });
+export const idempotencyHeaders = z.object({ 'idempotency-key': z.string().min(1).max(200).optional().describe('retrying with the same key returns the original position') });
 const nodeParams = z.object({ nodeId: nodeIdSchema });
 const reason = z.string().min(1).max(500);
-const access = { access: { roles: intentRoles } };
+export const intentAccess = { access: { roles: intentRoles } };
+const access = intentAccess;
 /** 201 when recorded now; 200 when an Idempotency-Key repeats a request already recorded, or nothing changed. */
 const intentResponses = { 200: intentResult, 201: intentResult };
 
@@ -119,8 +116,6 @@ async function decideIntent<Command, State, Refusal>(
 const nodeUnknown = (refusal: { nodeId: string }): never => {
   throw new ApiError('API_NOT_FOUND', { resource: 'stream', id: nodeStream(refusal.nodeId) }, `${nodeStream(refusal.nodeId)} has no events: register or declare the node first`);
 };
-
-const observationTypes = driverObservationEvents.map((d) => d.type) as [string, ...string[]];
 
 export function intentRoutes(app: ZodApp, ctx: ApiContext): void {
   const tags = ['intents'];
@@ -231,112 +226,6 @@ export function intentRoutes(app: ZodApp, ctx: ApiContext): void {
       const data = { alarmId: request.params.alarmId, ...(request.body.note !== undefined ? { note: request.body.note } : {}) };
       const command = { ...data, openedAt: alarm.openedAt.getTime() };
       return decideIntent(ctx, request, reply, alarmStream(request.params.alarmId), alarmAckDecider, command, { type: 'AlarmAcknowledged', data }, (refusal: never) => refusal);
-    },
-  });
-
-  // The EBOM arrives as the file itself (CSV or JSON), read as text so its digest is the file's own; it is read and
-  // validated on the body thread (seconds for tens of megabytes), never on the request thread.
-  app.register(async (ebom: ZodApp) => {
-    ebom.removeAllContentTypeParsers();
-    ebom.addContentTypeParser(['text/csv', 'text/plain', 'application/json'], { parseAs: 'string' }, (_request, body, done) => done(null, body));
-    ebom.post('/v1/ebom', {
-      config: access,
-      bodyLimit: bodyCaps.ebomBodyBytes,
-      schema: {
-        tags,
-        summary: 'import an EBOM (CSV with a header row, or a JSON array of rows): one decision, all rows or none',
-        querystring: z.object({ source: z.string().max(500).optional(), importId: z.string().min(1).max(200).regex(/^[A-Za-z0-9._:-]+$/).optional() }),
-        body: z.string().min(1),
-      },
-      handler: async (request, reply) => {
-        const contentType = String(request.headers['content-type'] ?? '');
-        const format = contentType.includes('json') ? 'json' : 'csv';
-        const { parse, sha256 } = await ctx.bodies.parseEbom(request.body, format);
-        const result = !parse.ok
-          ? parse
-          : await ctx.timeAppend(() =>
-              appendEbom(ctx.store, {
-                rows: parse.rows,
-                sha256,
-                source: request.query.source ?? `api:${request.principal!.id}`,
-                operatorId: request.principal!.id,
-                ...(request.query.importId ? { importId: request.query.importId } : {}),
-              }),
-            );
-        if (!result.ok) {
-          const first = result.problems[0]!;
-          throw new ApiError(
-            'API_INVALID_REQUEST',
-            { field: `body[line ${first.line}]${first.field ? `.${first.field}` : ''}`, reason: first.reason, problems: result.problems },
-            `EBOM refused, nothing imported: line ${first.line}${first.field ? ` ${first.field}` : ''}: ${first.reason}${result.problems.length > 1 ? ` (and ${result.problems.length - 1} more problems)` : ''}`,
-          );
-        }
-        reply.code(result.alreadyImported ? 200 : 201);
-        const stream = `ebom-${result.importId}`;
-        return {
-          position: result.positions[result.positions.length - 1]!,
-          stream,
-          streamVersion: 1,
-          idempotentReplay: result.alreadyImported,
-          importId: result.importId,
-          rows: result.rows,
-          sha256: result.sha256,
-        };
-      },
-    });
-  });
-
-  app.post('/v1/observations', {
-    config: { access: { roles: ['agent', 'operator'] } },
-    schema: {
-      tags,
-      summary: 'observations from an in-band agent (GpuTelemetryObserved, GpuXidObserved, ...), appended to node-<nodeId>',
-      headers: idempotencyHeaders,
-      body: z.object({
-        nodeId: nodeIdSchema,
-        source: z.string().min(1).max(64).regex(/^[A-Za-z0-9._-]+$/),
-        observedAt: instantSchema.optional(),
-        observations: z.array(z.object({ type: z.enum(observationTypes), data: z.unknown() })).min(1).max(200),
-      }),
-    },
-    handler: async (request, reply) => {
-      const { nodeId, source, observations, observedAt } = request.body;
-      const principal = request.principal!;
-      // An agent reports what it sees in-band on its own host; what the BMC says (firmware, inventory, health) is the
-      // poller's, so an agent token cannot forge drift or compliance, nor speak for another node (`appendRefusal`,
-      // the rule the KurrentDB face applies too).
-      observations.forEach((observation, index) => {
-        const refusal = appendRefusal({ principal, type: observation.type, stream: `node-${nodeId}`, data: observation.data });
-        if (refusal) {
-          refusal.message = `body.observations.${index}.type is ${observation.type}: ${refusal.message}`;
-          throw refusal;
-        }
-      });
-      // Validate every payload here so the answer names the field as the client sent it.
-      observations.forEach((observation, index) => {
-        const check = ctx.store.catalogue.check(observation.type, observation.data);
-        if (!check.ok) {
-          const issue = check.issues[0];
-          const field = `body.observations.${index}.data${issue?.path ? `.${issue.path}` : ''}`;
-          throw new ApiError('API_INVALID_REQUEST', { field, reason: issue?.message ?? 'is invalid', issues: check.issues.map((i) => ({ field: `body.observations.${index}.data.${i.path}`, reason: i.message })) }, `${field} ${issue?.message ?? 'is invalid'}`);
-        }
-      });
-      const key = request.headers['idempotency-key'];
-      const stream = `node-${nodeId}`;
-      const result = await ctx.timeAppend(() =>
-        ctx.store.append(
-          stream,
-          observations.map((observation, index) => ({
-            ...(typeof key === 'string' ? { eventId: nameUuid(`${principal.id}\u0000${key}\u0000POST /v1/observations#${index}`) } : {}),
-            type: observation.type,
-            data: observation.data,
-            ...(observedAt ? { observedAt } : {}),
-            actor: { kind: 'driver' as const, id: `${source}:${nodeId}@${principal.id}` },
-          })),
-        ),
-      );
-      reply.code(result.idempotentReplay ? 200 : 201);
-      return { position: result.positions[result.positions.length - 1]!, stream, streamVersion: result.nextExpectedVersion, idempotentReplay: result.idempotentReplay, positions: result.positions };
     },
   });
 }
