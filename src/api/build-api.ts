@@ -28,6 +28,7 @@ import { dashboardRoutes } from './routes/dashboard-routes.js';
 import { nodeHistoryRoutes } from './routes/node-history-routes.js';
 import { historyRoutes } from './routes/history-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
+import { liveFeedRoutes } from './routes/live-feed-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
 import { intentRoutes } from './routes/intent-routes.js';
 import { ebomRoutes } from './routes/ebom-routes.js';
@@ -242,6 +243,7 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
   rolloutRoutes(app, ctx);
   provisioningRoutes(app, ctx);
   eventRoutes(app, ctx);
+  liveFeedRoutes(app, ctx);
   streamAppendRoutes(app, ctx);
   auditRoutes(app, ctx);
   historyRoutes(app, ctx);

@@ -65,9 +65,14 @@ function toApiError(error: unknown): never {
 }
 
 export function rolloutRoutes(app: ZodApp, ctx: ApiContext): void {
+  rolloutCommandRoutes(app, ctx);
+  rolloutViewRoutes(app, ctx);
+}
+
+/** Preview (appends nothing), request (freezes the plan), and the operator verbs on a rollout and on one of its nodes. */
+function rolloutCommandRoutes(app: ZodApp, ctx: ApiContext): void {
   const tags = ['rollouts'];
   const operator = { access: { roles: intentRoles } };
-  const reader = { access: { roles: [...intentRoles, ...queryRoles] } };
   const toRequest = (body: z.output<typeof requestBody>): RolloutRequest => ({ ...body, seed: body.seed ?? Math.floor(Math.random() * 2 ** 31) }) as RolloutRequest;
 
   app.post('/v1/rollouts/preview', {
@@ -144,6 +149,12 @@ export function rolloutRoutes(app: ZodApp, ctx: ApiContext): void {
       }
     },
   });
+}
+
+/** The rollouts as they stand: every one (as of a point of the log too), and one with its steps. */
+function rolloutViewRoutes(app: ZodApp, ctx: ApiContext): void {
+  const tags = ['rollouts'];
+  const reader = { access: { roles: [...intentRoles, ...queryRoles] } };
 
   app.get('/v1/rollouts', {
     config: reader,
