@@ -130,13 +130,10 @@ function scenarioOf(options: SimulatorOptions): Scenario {
   });
 }
 
-/** Starts the simulator; resolves once every BMC is listening. */
-export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
-  const scenario = scenarioOf(options);
-  const seed = options.seed ?? scenario.seed;
-  const clock = options.clock ?? scaledClock(options.clockFactor ?? scenario.clockFactor);
+/** The fleet's behaviour: the defaults, then the scenario's, then the caller's. */
+function behaviourOf(scenario: Scenario, options: SimulatorOptions): SimBehaviour {
   const fromScenario = scenario.behaviour;
-  const behaviour: SimBehaviour = {
+  return {
     ...DEFAULT_BEHAVIOUR,
     ...definedOnly({
       overloadAfterMs: fromScenario.overloadAfter,
@@ -152,7 +149,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     }),
     ...definedOnly(options.behaviour ?? {}),
   };
+}
 
+/** The simulated BMCs the scenario plans, each from its profile or capture, and how they are addressed. */
+function fleetOf(scenario: Scenario, options: SimulatorOptions, seed: number): { origins: Map<string, CaptureOrigin>; profiles: VendorProfile[]; bmcs: SimBmc[]; addressing: Addressing } {
   // One tree per profile or capture folder, generated or parsed once and shared by every BMC (and every mix
   // entry) built from it.
   const origins = new Map<string, CaptureOrigin>();
@@ -200,6 +200,112 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       address: addressing === 'path-prefix' ? undefined : loopbackAddress(planned.index),
     });
   });
+  return { origins, profiles, bmcs, addressing };
+}
+
+/** The scenario's faults on their schedule, and its random faults at exponential gaps; `fired` counts each. */
+function scheduleFaults(scenario: Scenario, clock: SimClock, faults: FaultEngine, seed: number, fired: () => void): Array<{ cancel(): void }> {
+  const timers: Array<{ cancel(): void }> = [];
+  for (const event of scenario.events) {
+    const { at, ...spec } = event;
+    faults.resolve(spec.target); // a scenario naming a rack or PDU that does not exist fails at start, not at 120 s
+    timers.push(
+      clock.schedule(at, () => {
+        fired();
+        faults.inject(spec);
+      }),
+    );
+  }
+
+  // Random faults: exponential gaps (a Poisson process), each occurrence on one BMC drawn from the target.
+  const chaos = seededRandom(seed ^ 0xc4a05);
+  scenario.randomFaults.forEach((random) => {
+    const { every, target, ...spec } = random;
+    const candidates = faults.resolve(target ?? { all: true });
+    const slot = timers.length;
+    const next = (): void => {
+      const gap = -Math.log(1 - chaos()) * every;
+      // One pending timer per random fault, replaced at each occurrence.
+      timers[slot] = clock.schedule(gap, () => {
+        const victim = candidates[Math.floor(chaos() * candidates.length)];
+        if (victim) {
+          fired();
+          faults.inject({ ...spec, target: { bmc: [victim.id] } });
+        }
+        next();
+      });
+    };
+    next();
+  });
+  return timers;
+}
+
+/**
+ * Listens where the BMCs are addressed (one wildcard listener, or the control port and one listener per BMC address),
+ * plus the port BMCs whose service moved answer on; every connection goes to `adopt`. On failure nothing is left open.
+ */
+async function openListeners(bmcs: readonly SimBmc[], addressing: Addressing, requestedPort: number, adopt: (socket: Socket) => void, service: ServiceContext): Promise<{ port: number; listeners: NetServer[] }> {
+  const listeners: NetServer[] = [];
+  const listen = (host: string, port: number, filter?: (socket: Socket) => boolean): Promise<NetServer> =>
+    new Promise((resolve, reject) => {
+      const server = createNetServer((socket) => (filter && !filter(socket) ? socket.destroy() : adopt(socket)));
+      server.once('error', reject);
+      server.listen({ host, port, backlog: 511 }, () => {
+        server.off('error', reject);
+        listeners.push(server);
+        resolve(server);
+      });
+    });
+
+  let port: number;
+  try {
+    if (addressing === 'wildcard') {
+      const server = await listen('0.0.0.0', requestedPort, (socket) => (socket.remoteAddress ?? '').replace(/^::ffff:/, '').startsWith('127.'));
+      port = (server.address() as { port: number }).port;
+    } else {
+      const control = await listen('127.0.0.1', requestedPort);
+      port = (control.address() as { port: number }).port;
+      if (addressing === 'per-address') {
+        // In batches, so 20,000 listens do not all wait on the event loop at once.
+        for (let at = 0; at < bmcs.length; at += 512) {
+          await Promise.all(bmcs.slice(at, at + 512).map((bmc) => listen(bmc.address as string, port)));
+        }
+      }
+    }
+    // BMCs whose service moved to another port (`serving: { redirect: other-port }`) answer there too: one more port
+    // on the same addresses, picked free, the same for all of them.
+    const moved = bmcs.filter((bmc) => bmc.profile.serving?.redirect === 'other-port');
+    if (moved.length > 0) {
+      if (addressing === 'wildcard') {
+        const server = await listen('0.0.0.0', 0, (socket) => (socket.remoteAddress ?? '').replace(/^::ffff:/, '').startsWith('127.'));
+        service.alternatePort = (server.address() as { port: number }).port;
+      } else if (addressing === 'path-prefix') {
+        service.alternatePort = ((await listen('127.0.0.1', 0)).address() as { port: number }).port;
+      } else {
+        const first = await listen(moved[0]!.address as string, 0);
+        const alternatePort = (first.address() as { port: number }).port;
+        service.alternatePort = alternatePort;
+        await Promise.all(moved.slice(1).map((bmc) => listen(bmc.address as string, alternatePort)));
+      }
+    }
+  } catch (error) {
+    await Promise.all(listeners.map((server) => new Promise((resolve) => server.close(resolve))));
+    throw new SimError('SIM_ADDRESSING_UNAVAILABLE', `cannot listen for ${addressing} addressing on port ${requestedPort}: ${(error as Error).message}`, {
+      addressing,
+      port: requestedPort,
+    });
+  }
+  return { port, listeners };
+}
+
+/** Starts the simulator; resolves once every BMC is listening. */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const scenario = scenarioOf(options);
+  const seed = options.seed ?? scenario.seed;
+  const clock = options.clock ?? scaledClock(options.clockFactor ?? scenario.clockFactor);
+  const behaviour = behaviourOf(scenario, options);
+
+  const { origins, profiles, bmcs, addressing } = fleetOf(scenario, options, seed);
   const byAddress = new Map<string, SimBmc>();
   const byId = new Map<string, SimBmc>();
   for (const bmc of bmcs) {
@@ -240,57 +346,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     if (tls?.adopt(socket)) return;
     http.emit('connection', socket);
   };
-  const listeners: NetServer[] = [];
-  const listen = (host: string, port: number, filter?: (socket: Socket) => boolean): Promise<NetServer> =>
-    new Promise((resolve, reject) => {
-      const server = createNetServer((socket) => (filter && !filter(socket) ? socket.destroy() : adopt(socket)));
-      server.once('error', reject);
-      server.listen({ host, port, backlog: 511 }, () => {
-        server.off('error', reject);
-        listeners.push(server);
-        resolve(server);
-      });
-    });
-
   const requestedPort = options.port ?? scenario.port ?? 0;
-  let port: number;
-  try {
-    if (addressing === 'wildcard') {
-      const server = await listen('0.0.0.0', requestedPort, (socket) => (socket.remoteAddress ?? '').replace(/^::ffff:/, '').startsWith('127.'));
-      port = (server.address() as { port: number }).port;
-    } else {
-      const control = await listen('127.0.0.1', requestedPort);
-      port = (control.address() as { port: number }).port;
-      if (addressing === 'per-address') {
-        // In batches, so 20,000 listens do not all wait on the event loop at once.
-        for (let at = 0; at < bmcs.length; at += 512) {
-          await Promise.all(bmcs.slice(at, at + 512).map((bmc) => listen(bmc.address as string, port)));
-        }
-      }
-    }
-    // BMCs whose service moved to another port (`serving: { redirect: other-port }`) answer there too: one more port
-    // on the same addresses, picked free, the same for all of them.
-    const moved = bmcs.filter((bmc) => bmc.profile.serving?.redirect === 'other-port');
-    if (moved.length > 0) {
-      if (addressing === 'wildcard') {
-        const server = await listen('0.0.0.0', 0, (socket) => (socket.remoteAddress ?? '').replace(/^::ffff:/, '').startsWith('127.'));
-        service.alternatePort = (server.address() as { port: number }).port;
-      } else if (addressing === 'path-prefix') {
-        service.alternatePort = ((await listen('127.0.0.1', 0)).address() as { port: number }).port;
-      } else {
-        const first = await listen(moved[0]!.address as string, 0);
-        const alternatePort = (first.address() as { port: number }).port;
-        service.alternatePort = alternatePort;
-        await Promise.all(moved.slice(1).map((bmc) => listen(bmc.address as string, alternatePort)));
-      }
-    }
-  } catch (error) {
-    await Promise.all(listeners.map((server) => new Promise((resolve) => server.close(resolve))));
-    throw new SimError('SIM_ADDRESSING_UNAVAILABLE', `cannot listen for ${addressing} addressing on port ${requestedPort}: ${(error as Error).message}`, {
-      addressing,
-      port: requestedPort,
-    });
-  }
+  const { port, listeners } = await openListeners(bmcs, addressing, requestedPort, adopt, service);
 
   const controlUrl = `http://127.0.0.1:${port}`;
   for (const bmc of bmcs) {
@@ -317,38 +374,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     ...bmc.placement,
   });
 
-  const timers: Array<{ cancel(): void }> = [];
-  for (const event of scenario.events) {
-    const { at, ...spec } = event;
-    faults.resolve(spec.target); // a scenario naming a rack or PDU that does not exist fails at start, not at 120 s
-    timers.push(
-      clock.schedule(at, () => {
-        eventsFired++;
-        faults.inject(spec);
-      }),
-    );
-  }
-
-  // Random faults: exponential gaps (a Poisson process), each occurrence on one BMC drawn from the target.
-  const chaos = seededRandom(seed ^ 0xc4a05);
-  scenario.randomFaults.forEach((random) => {
-    const { every, target, ...spec } = random;
-    const candidates = faults.resolve(target ?? { all: true });
-    const slot = timers.length;
-    const next = (): void => {
-      const gap = -Math.log(1 - chaos()) * every;
-      // One pending timer per random fault, replaced at each occurrence.
-      timers[slot] = clock.schedule(gap, () => {
-        const victim = candidates[Math.floor(chaos() * candidates.length)];
-        if (victim) {
-          eventsFired++;
-          faults.inject({ ...spec, target: { bmc: [victim.id] } });
-        }
-        next();
-      });
-    };
-    next();
-  });
+  const timers = scheduleFaults(scenario, clock, faults, seed, () => eventsFired++);
 
   let closed = false;
   const simulator: Simulator = {
