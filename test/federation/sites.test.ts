@@ -1,0 +1,153 @@
+/**
+ * Two site ledgers and a centre, each on its own PostgreSQL, the centre subscribed to each site through PostgreSQL's
+ * logical replication, one site's link through a TCP fault proxy. A cut of a few heartbeat intervals: the site goes on
+ * alone, the centre shows it partitioned since its last heartbeat (a site alarm; its nodes "as of T"), and after the
+ * link is back every event the site appended is at the centre, the read models equal a rebuild, the checkpoints are
+ * witnessed. Then a site restarted during a cut, and a site whose log was rewritten during a cut (the centre refuses it
+ * and keeps what it witnessed).
+ */
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fleetNodes, fleetSites, type SiteView } from '../../src/federation/index.js';
+import { query, startTestCentre, startTestSite, waitFor, type TestCentre, type TestSite } from '../support/site-harness.js';
+
+const intervalS = 1;
+
+describe('sites federated by logical replication', () => {
+  let base: string;
+  let a: TestSite;
+  let b: TestSite;
+  let centre: TestCentre;
+
+  const view = async (site: string): Promise<SiteView> => (await fleetSites(centre.centre.pool)).find((v) => v.site === site)!;
+  const stateOf = async (site: string): Promise<string> => (await view(site)).state;
+  /** Positions and hashes the site holds up to `through`, against the centre's copy: the rows missing or differing there. */
+  const lostAtCentre = async (site: TestSite, through: number): Promise<number> => {
+    const local = await query<{ position: string; hash: Buffer }>(site.superuserUrl, 'SELECT position, hash FROM ledger_events WHERE position <= $1 ORDER BY position', [through]);
+    const central = new Map((await query<{ position: string; hash: Buffer }>(centre.server.connectionString, 'SELECT position, hash FROM ledger_events WHERE site = $1 AND position <= $2', [site.name, through])).map((row) => [Number(row.position), row.hash.toString('hex')]));
+    return local.filter((row) => central.get(Number(row.position)) !== row.hash.toString('hex')).length;
+  };
+  /** The site is live at the centre and the centre verified everything the site held at `head` (now, by default). */
+  const caughtUp = async (site: TestSite, head?: number): Promise<number | undefined> => {
+    const through = head ?? (await site.head());
+    const v = await view(site.name);
+    return v.state === 'live' && v.verifiedPosition >= through ? through : undefined;
+  };
+
+  beforeAll(async () => {
+    base = mkdtempSync(join(tmpdir(), 'fleet-ledger-sites-'));
+    chmodSync(base, 0o755); // as root, each PostgreSQL runs as the postgres user, which must enter the folder
+    [a, b] = await Promise.all([startTestSite('ams1', join(base, 'ams1'), { intervalS }), startTestSite('fra2', join(base, 'fra2'), { intervalS })]);
+    centre = await startTestCentre(join(base, 'centre'));
+    await centre.centre.addSite(a.card);
+    await centre.centre.addSite(b.card);
+    centre.centre.start();
+    await waitFor('both sites live', 20_000, async () => ((await stateOf('ams1')) === 'live' && (await stateOf('fra2')) === 'live' ? true : undefined));
+  }, 120_000);
+
+  afterAll(async () => {
+    await centre?.stop();
+    await Promise.allSettled([a?.stop(), b?.stop()]);
+    await Promise.allSettled([a?.proxy.close(), b?.proxy.close()]);
+    if (base) rmSync(base, { recursive: true, force: true });
+  });
+
+  it('a cut site goes on alone, is shown partitioned since its last heartbeat, and catches up with nothing lost', async () => {
+    b.startLoad(100);
+    await b.appendOutcomes(3);
+    await waitFor('fra2 replicated before the cut', 10_000, () => caughtUp(b));
+    const cutAt = Date.now();
+    b.proxy.cutLink('blackhole');
+    const headAtCut = await b.head();
+
+    const partitioned = await waitFor('fra2 shown partitioned', 10_000, async () => {
+      const v = await view('fra2');
+      return v.state === 'partitioned' ? v : undefined;
+    });
+    const shownS = (Date.now() - cutAt) / 1000;
+    expect(shownS).toBeLessThanOrEqual(2 * intervalS + 1.5);
+    expect(partitioned.partitionedSince).not.toBeNull();
+    expect(partitioned.partitionPosition).toBeLessThanOrEqual(headAtCut);
+    expect(partitioned.alarms.map((alarm) => alarm.code)).toEqual(['SITE_PARTITIONED']);
+    // Its nodes are labelled as of the last heartbeat; the other site's are live.
+    const { nodes } = await fleetNodes(centre.centre.pool, centre.centre.readModels.db);
+    expect(nodes.filter((n) => n.site === 'fra2').every((n) => n.siteState === 'partitioned' && n.asOf === partitioned.asOf)).toBe(true);
+    expect(nodes.filter((n) => n.site === 'ams1').every((n) => n.siteState === 'live' && n.asOf === null)).toBe(true);
+    expect(nodes.filter((n) => n.site === 'fra2').length).toBe(4);
+    expect(await stateOf('ams1')).toBe('live');
+
+    // The site keeps appending alone for a few intervals.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const duringCut = (await b.head()) - headAtCut;
+    expect(duringCut).toBeGreaterThan(10);
+
+    const headAtRestore = await b.head();
+    b.proxy.restore();
+    const restoredAt = Date.now();
+    const head = await waitFor('fra2 caught up', 30_000, () => caughtUp(b, headAtRestore));
+    const catchupS = (Date.now() - restoredAt) / 1000;
+    await b.stopLoad();
+    const through = await waitFor('the rest replicated', 10_000, async () => {
+      const h = await b.head();
+      return (await view('fra2')).verifiedPosition >= h ? h : undefined;
+    });
+    expect(through).toBeGreaterThanOrEqual(head);
+    expect(await lostAtCentre(b, through)).toBe(0);
+    const v = await view('fra2');
+    expect(v.alarms).toEqual([]);
+    expect(v.refusals).toEqual([]);
+    expect(v.checkpointsWitnessed).toBeGreaterThan(0);
+    expect(catchupS).toBeLessThan(30);
+
+    // The read models the centre keeps equal a rebuild from the replicated logs.
+    await waitFor('read models at the verified prefix', 10_000, async () => ((await view('fra2')).readModelPosition >= through ? true : undefined));
+    const comparisons = await centre.centre.compareWithRebuild();
+    expect(comparisons.map((c) => ({ site: c.site, matches: c.matches }))).toEqual([
+      { site: 'ams1', matches: true },
+      { site: 'fra2', matches: true },
+    ]);
+  }, 60_000);
+
+  it('a site restarted during the cut loses nothing: its slot keeps the backlog', async () => {
+    b.proxy.cutLink('reset');
+    await b.appendOutcomes(5);
+    const proxy = b.proxy;
+    await b.stop();
+    b = await startTestSite('fra2', b.dir, { intervalS, proxy });
+    await b.appendOutcomes(5);
+    await waitFor('fra2 partitioned', 10_000, async () => ((await stateOf('fra2')) === 'partitioned' ? true : undefined));
+    proxy.restore();
+    const head = await waitFor('fra2 caught up after its restart', 30_000, () => caughtUp(b));
+    expect(await lostAtCentre(b, head)).toBe(0);
+    expect((await view('fra2')).refusals).toEqual([]);
+  }, 60_000);
+
+  it('a site whose log was rewritten during the cut is refused: the centre keeps what it witnessed', async () => {
+    const head = await waitFor('fra2 caught up', 20_000, () => caughtUp(b));
+    const target = head - 3;
+    const [held] = await query<{ hash: Buffer; data: unknown }>(centre.server.connectionString, 'SELECT hash, data FROM ledger_events WHERE site = $1 AND position = $2', ['fra2', target]);
+    b.proxy.cutLink('blackhole');
+    // Only a superuser can step past the site's append-only triggers.
+    await query(b.superuserUrl, `SET session_replication_role = replica; UPDATE ledger_events SET data = jsonb_set(data, '{site}', '"elsewhere"') WHERE position = ${target}; SET session_replication_role = origin`);
+    await b.appendOutcomes(2);
+    b.proxy.restore();
+    const refused = await waitFor('fra2 refused', 30_000, async () => {
+      const v = await view('fra2');
+      return v.state === 'refused' ? v : undefined;
+    });
+    expect(refused.refusals[0]).toMatchObject({ kind: 'rewrite', position: target });
+    expect(refused.alarms.map((alarm) => alarm.code)).toContain('SITE_LOG_REFUSED');
+    const [kept] = await query<{ hash: Buffer; data: unknown }>(centre.server.connectionString, 'SELECT hash, data FROM ledger_events WHERE site = $1 AND position = $2', ['fra2', target]);
+    expect(kept!.hash.equals(held!.hash)).toBe(true);
+    expect(kept!.data).toEqual(held!.data);
+    await waitFor('the subscription stopped', 10_000, async () => {
+      const [sub] = await query<{ subenabled: boolean }>(centre.server.connectionString, "SELECT subenabled FROM pg_subscription WHERE subname = 'fleet_site_fra2'");
+      return sub && !sub.subenabled ? true : undefined;
+    });
+    // The other site is untouched.
+    expect(await stateOf('ams1')).toBe('live');
+    expect((await view('ams1')).refusals).toEqual([]);
+  }, 60_000);
+});
