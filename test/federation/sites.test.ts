@@ -20,6 +20,7 @@ describe('sites federated by logical replication', () => {
   let a: TestSite;
   let b: TestSite;
   let centre: TestCentre;
+  let fresh: TestCentre | undefined;
 
   const view = async (site: string): Promise<SiteView> => (await fleetSites(centre.centre.pool)).find((v) => v.site === site)!;
   const stateOf = async (site: string): Promise<string> => (await view(site)).state;
@@ -39,8 +40,8 @@ describe('sites federated by logical replication', () => {
   beforeAll(async () => {
     base = mkdtempSync(join(tmpdir(), 'fleet-ledger-sites-'));
     chmodSync(base, 0o755); // as root, each PostgreSQL runs as the postgres user, which must enter the folder
-    [a, b] = await Promise.all([startTestSite('ams1', join(base, 'ams1'), { intervalS }), startTestSite('fra2', join(base, 'fra2'), { intervalS })]);
-    centre = await startTestCentre(join(base, 'centre'));
+    // The second centre (the last test's, rebuilt from scratch) starts its server now, beside the others.
+    [a, b, centre, fresh] = await Promise.all([startTestSite('ams1', join(base, 'ams1'), { intervalS }), startTestSite('fra2', join(base, 'fra2'), { intervalS }), startTestCentre(join(base, 'centre')), startTestCentre(join(base, 'fresh-centre'))]);
     await centre.centre.addSite(a.card);
     await centre.centre.addSite(b.card);
     centre.centre.start();
@@ -48,7 +49,7 @@ describe('sites federated by logical replication', () => {
   }, 120_000);
 
   afterAll(async () => {
-    await centre?.stop();
+    await Promise.allSettled([centre?.stop(), fresh?.stop()]);
     await Promise.allSettled([a?.stop(), b?.stop()]);
     await Promise.allSettled([a?.proxy.close(), b?.proxy.close()]);
     if (base) rmSync(base, { recursive: true, force: true });
@@ -149,5 +150,29 @@ describe('sites federated by logical replication', () => {
     // The other site is untouched.
     expect(await stateOf('ams1')).toBe('live');
     expect((await view('ams1')).refusals).toEqual([]);
+  }, 60_000);
+
+  it('a centre rebuilt from scratch holds the same logs and answers, and finds the rewrite on its own', async () => {
+    // Beside the first centre: its slots on the sites are its own.
+    await fresh!.centre.addSite(a.card);
+    await fresh!.centre.addSite(b.card);
+    fresh!.centre.start();
+    const freshView = async (site: string): Promise<SiteView> => (await fleetSites(fresh!.centre.pool)).find((v) => v.site === site)!;
+    const head = await a.head();
+    await waitFor('ams1 at the fresh centre', 20_000, async () => {
+      const v = await freshView('ams1');
+      return v.state === 'live' && v.readModelPosition >= head ? true : undefined;
+    });
+    const [comparison] = await fresh!.centre.compareWithRebuild('ams1');
+    expect(comparison!.matches).toBe(true);
+    const counts = async (c: TestCentre) => (await query<{ n: string }>(c.server.connectionString, 'SELECT count(*) AS n FROM ledger_events WHERE site = $1 AND position <= $2', ['ams1', head]))[0]!.n;
+    expect(await counts(fresh!)).toBe(await counts(centre));
+    // fra2's copy carries the row rewritten on the site: its hash no longer matches its content, and the fresh centre refuses it.
+    const refused = await waitFor('fra2 refused by the fresh centre', 20_000, async () => {
+      const v = await freshView('fra2');
+      return v.state === 'refused' ? v : undefined;
+    });
+    expect(refused.refusals[0]).toMatchObject({ kind: 'chain' });
+    expect(refused.verifiedPosition).toBeLessThan(refused.refusals[0]!.position!);
   }, 60_000);
 });

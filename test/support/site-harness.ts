@@ -35,6 +35,9 @@ export interface TestSite {
   stop(): Promise<void>;
 }
 
+/** These servers live for one test file: nothing is synced to disk (a server that crashes is not started again). */
+const throwaway = { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' };
+
 const nodes = (site: string): string[] => [1, 2, 3, 4].map((n) => `${site}-n${n}`);
 
 /** Starts (or starts again, on the same folder) a site ledger named `name`. */
@@ -47,7 +50,7 @@ export async function startTestSite(name: string, dir: string, options: { interv
   const ledger = await openLedger({
     dataDir: dir,
     ...(kept ? { port: kept.port } : {}),
-    postgresSettings: sitePostgresSettings(options.maxSlotWalKeepSize ? { maxSlotWalKeepSize: options.maxSlotWalKeepSize } : {}),
+    postgresSettings: { ...sitePostgresSettings(options.maxSlotWalKeepSize ? { maxSlotWalKeepSize: options.maxSlotWalKeepSize } : {}), ...throwaway },
     prepare: (ownerUrl) => prepareSitePublication(ownerUrl, name, password),
   });
   const audit = await AuditService.start({ connectionString: ledger.connectionString, dataDir: dir, publishDir: false, checkpointIntervalMs: options.checkpointIntervalMs ?? 1000, store: ledger.store, log: () => undefined });
@@ -119,7 +122,7 @@ export interface TestCentre {
 }
 
 export async function startTestCentre(dir: string, options: Omit<CentreOptions, 'connectionString'> = {}): Promise<TestCentre> {
-  const server = await startEmbeddedPostgres({ dataDir: dir, database: 'fleet_centre', settings: centrePostgresSettings(), ...(process.env.FLEET_LEDGER_DEBUG_SITES ? { log: (m: string) => console.log('centre-pg', m) } : {}) });
+  const server = await startEmbeddedPostgres({ dataDir: dir, database: 'fleet_centre', settings: { ...centrePostgresSettings(), ...throwaway }, ...(process.env.FLEET_LEDGER_DEBUG_SITES ? { log: (m: string) => console.log('centre-pg', m) } : {}) });
   const debug = process.env.FLEET_LEDGER_DEBUG_SITES ? (message: string, fields?: Record<string, unknown>) => console.log(new Date().toISOString(), message, JSON.stringify(fields ?? {})) : undefined;
   const centre = await Centre.open({ connectionString: server.connectionString, checkMs: 250, ...(debug ? { log: debug } : {}), ...options });
   return {
