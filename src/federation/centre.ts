@@ -111,6 +111,8 @@ export class Centre {
   readonly #loops: Array<Promise<void>> = [];
   /** Per site: a rebuild comparison in progress holds the site's read models still. */
   readonly #busy = new Map<string, Promise<unknown>>();
+  /** When each partitioned site's publisher was last asked about its slot. */
+  readonly #probedAt = new Map<string, number>();
   /** This centre's id (its slots on the sites are named after it). */
   centreId = '';
 
@@ -317,6 +319,11 @@ export class Centre {
       await this.#clear(site, 'SITE_PARTITIONED');
     }
     await this.#judgeSlots(site, row);
+    if (state === 'partitioned' && Date.now() - (this.#probedAt.get(site) ?? 0) > 10_000) {
+      // Not awaited: a link that drops packets holds the probe until its timeout, and the states must not wait for it.
+      this.#probedAt.set(site, Date.now());
+      void this.#probeSlot(site).catch((error: unknown) => this.#options.log?.(`asking site ${site} about its slot failed`, { site, error: String(error) }));
+    }
     if (row.state === state) {
       await this.pool.query('UPDATE fleet_site_state SET as_of = $2, as_of_position = $3, detail = $4 WHERE site = $1', [site, asOf, asOfPosition, detail]);
       return null;
@@ -347,6 +354,32 @@ export class Centre {
       await this.#raise(site, 'SITE_SLOT_AT_RISK', `site ${site}: its replication slot holds ${Math.round(share * 100)}% of its bound (${slot.retainedBytes} of ${slot.limitBytes} bytes)`, { slot });
     } else if (share < warnShare / 2) {
       await this.#clear(site, 'SITE_SLOT_AT_RISK');
+    }
+  }
+
+  /**
+   * A partitioned site may be reachable with its slot gone (invalidated past its bound, dropped, or a site restored
+   * from a backup): the subscription then fails for ever while the link is up. Asked directly, the site's server says
+   * so, and the centre raises `SITE_SLOT_LOST` (the site is re-synchronised with `--resync`). Unreachable, it is a
+   * partition, and nothing more is known.
+   */
+  async #probeSlot(site: string): Promise<void> {
+    const sub = (await this.pool.query<{ subconninfo: string; subslotname: string | null }>('SELECT subconninfo, subslotname FROM pg_subscription WHERE subname = $1', [siteSubscription(site)])).rows[0];
+    if (!sub?.subslotname) return;
+    const publisher = new pg.Client({ connectionString: sub.subconninfo, connectionTimeoutMillis: 5_000 });
+    publisher.on('error', () => undefined);
+    try {
+      await publisher.connect();
+    } catch {
+      return;
+    }
+    try {
+      const slot = (await publisher.query<{ wal_status: string | null }>('SELECT wal_status FROM pg_replication_slots WHERE slot_name = $1', [sub.subslotname])).rows[0];
+      if (!slot || slot.wal_status === 'lost') {
+        await this.#raise(site, 'SITE_SLOT_LOST', `site ${site} answers, but its replication slot ${sub.subslotname} is ${slot ? 'lost (past its bound)' : 'gone'}: re-synchronise it from its log (fleet-ledger centre --resync ${site})`, { slot: sub.subslotname, walStatus: slot?.wal_status ?? null });
+      }
+    } finally {
+      await publisher.end().catch(() => undefined);
     }
   }
 

@@ -125,6 +125,34 @@ describe('sites federated by logical replication', () => {
     expect((await view('fra2')).refusals).toEqual([]);
   }, 60_000);
 
+  it('a site whose slot was lost is re-synchronised from its log, every row the centre held compared as it arrives', async () => {
+    const witnessedBefore = (await view('fra2')).checkpointsWitnessed;
+    b.proxy.cutLink('reset');
+    await b.appendOutcomes(5);
+    // The slot is dropped on the site (as a slot past its bound is invalidated): the backlog it held is gone.
+    const slot = `fleet_${centre.centre.centreId}_fra2`;
+    await waitFor("the centre's slot released on fra2", 10_000, async () => {
+      const [row] = await query<{ active: boolean }>(b.superuserUrl, 'SELECT active FROM pg_replication_slots WHERE slot_name = $1', [slot]);
+      return row && !row.active ? true : undefined;
+    });
+    await query(b.superuserUrl, 'SELECT pg_drop_replication_slot($1)', [slot]);
+    b.proxy.restore();
+    const lost = await waitFor('SITE_SLOT_LOST at the centre', 20_000, async () => {
+      const v = await view('fra2');
+      return v.alarms.some((alarm) => alarm.code === 'SITE_SLOT_LOST') ? v : undefined;
+    });
+    expect(lost.state).toBe('partitioned');
+    await b.appendOutcomes(5);
+    await centre.centre.resync('fra2');
+    const head = await waitFor('fra2 caught up after the re-synchronisation', 30_000, () => caughtUp(b));
+    expect(await lostAtCentre(b, head)).toBe(0);
+    const v = await view('fra2');
+    // The copy matched every row the centre held (nothing refused), and what the site signed since is proven against it.
+    expect(v.refusals).toEqual([]);
+    expect(v.alarms).toEqual([]);
+    await waitFor('a checkpoint witnessed after the re-synchronisation', 10_000, async () => ((await view('fra2')).checkpointsWitnessed > witnessedBefore ? true : undefined));
+  }, 60_000);
+
   it('a site whose log was rewritten during the cut is refused: the centre keeps what it witnessed', async () => {
     const head = await waitFor('fra2 caught up', 20_000, () => caughtUp(b));
     const target = head - 3;
