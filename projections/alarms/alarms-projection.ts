@@ -72,6 +72,16 @@ interface Topology {
 
 const isAlarmsEvent = eventGuard(alarmsEventTypes);
 
+/** A site's replication backlog alarm: one per site and slot. */
+const backlogAlarmId = (site: string, slot: string): string => `replication-backlog:${site}:${slot}`;
+/** A backlog alarm closes when a heartbeat shows the slot holding less than this share of its bound. */
+const backlogClearShare = 0.25;
+/** The share of its bound a slot holds (as the site's heartbeat computes it): 1 when lost, 0 when unbounded. */
+function backlogShare(slot: { walStatus: string | null; retainedBytes: number; limitBytes: number | null }): number {
+  if (slot.walStatus === 'lost') return 1;
+  return slot.limitBytes ? slot.retainedBytes / slot.limitBytes : 0;
+}
+
 export class AlarmsProjection implements Projection {
   readonly name = 'alarms';
   // 2: a saga step held by name (past its deadline, outcome unknown) is an alarm until an operator acts on it.
@@ -107,6 +117,8 @@ export class AlarmsProjection implements Projection {
   async apply(trx: Transaction<DynamicDatabase>, events: readonly RecordedEvent[]): Promise<void> {
     // Pass 1: every node the batch touches, so that states load in one query each.
     const touched = new Set<string>();
+    // Backlog alarms a heartbeat of the batch may clear: which of them are open is read once.
+    const backlogCandidates = new Set<string>();
     const driftTouched = new Set<string>();
     let needsTopology = false;
     for (const event of events) {
@@ -151,7 +163,11 @@ export class AlarmsProjection implements Projection {
         case 'StepOperatorAction':
         case 'ProjectionEventSetAside':
         case 'LedgerIntegrityAlarmRaised':
+        case 'SiteReplicationBacklogWarned':
           // They change alarms by id or stream, not a node's state.
+          break;
+        case 'SiteHeartbeat':
+          for (const slot of event.data.slots) if (backlogShare(slot) < backlogClearShare) backlogCandidates.add(backlogAlarmId(event.data.site, slot.slot));
           break;
         default:
           assertNever(event);
@@ -190,6 +206,11 @@ export class AlarmsProjection implements Projection {
       return state;
     };
     const book = new AlarmBook();
+    // The backlog alarms open now (of those a heartbeat of the batch may clear), kept up to date through the batch.
+    const openBacklog = new Set<string>();
+    if (backlogCandidates.size > 0) {
+      for (const row of await loadRows(trx, alarmsTable, 'alarm_id', [...backlogCandidates])) if (row.status === 'open') openBacklog.add(row.alarm_id as string);
+    }
     const sink: LivenessSink = { transitions: [], gaps: new Map() };
 
     // Pass 2: the events in order. Nodes that went dark in one event are correlated together after it.
@@ -289,6 +310,34 @@ export class AlarmsProjection implements Projection {
               position,
             }),
           );
+          break;
+        }
+        case 'SiteReplicationBacklogWarned': {
+          const d = event.data;
+          const alarmId = backlogAlarmId(d.site, d.slot.slot);
+          book.open(
+            openAlarmRow({
+              alarmId,
+              kind: 'replication-backlog',
+              severity: d.slot.walStatus === 'lost' ? 'critical' : 'warning',
+              nodeId: null,
+              component: d.slot.slot,
+              site: d.site,
+              rack: null,
+              summary: d.summary.slice(0, 500),
+              evidence: { ...d },
+              at,
+              position,
+            }),
+          );
+          openBacklog.add(alarmId);
+          break;
+        }
+        case 'SiteHeartbeat': {
+          for (const slot of event.data.slots) {
+            const alarmId = backlogAlarmId(event.data.site, slot.slot);
+            if (backlogShare(slot) < backlogClearShare && openBacklog.delete(alarmId)) book.update(alarmId, { status: 'closed', closed_at: at, updated_at: at });
+          }
           break;
         }
         case 'LedgerIntegrityAlarmRaised': {
