@@ -13,9 +13,10 @@
  * a witness. A row rewritten or deleted on the site, a second row at a position the centre holds with another hash
  * (a fork, a rolled-back site appending again), a row whose chain link disagrees with its neighbours, a checkpoint at
  * a size already witnessed with another root: each is refused (the centre keeps what it held) and recorded with its
- * evidence in `fleet_site_refusals`. Once a site was refused, any later change of it is an error, so its subscription
- * stops (`disable_on_error`) and its slot keeps the rest for the investigation. The same row again (a re-synchronised
- * site's copy) is skipped.
+ * evidence in `fleet_site_refusals`. Once a site was refused, any later change of it is an error (the apply worker
+ * stops on it, the rest stays in the site's slot) and the centre disables the subscription (src/federation/centre.ts),
+ * so the slot keeps the rest for the investigation. The same row again (a re-synchronised site's copy) is skipped.
+ * (`disable_on_error` is not used: a subscription would be disabled by the first network error of a WAN cut.)
  */
 import pg from 'pg';
 import { siteName, siteSchema } from './site-names.js';

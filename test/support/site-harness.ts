@@ -129,7 +129,6 @@ export async function startTestCentre(dir: string, options: Omit<CentreOptions, 
     centre,
     server,
     async stop() {
-      // The subscriptions go first: a stopped centre must not leave slots that hold the sites' WAL in a test.
       await centre.stop().catch(() => undefined);
       await server.stop();
     },

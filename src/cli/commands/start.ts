@@ -75,6 +75,8 @@ const usage = `fleet-ledger start [options]
   --publish-listen ADDRS   with --site (embedded): the addresses PostgreSQL listens on for a centre on another
                     machine (listen_addresses; default 127.0.0.1); allow the centre in pg_hba.conf
   --advertise HOST[:PORT]  with --site: the address the centre reaches the site's PostgreSQL at (the card's)
+  FLEET_LEDGER_REPLICATOR_PASSWORD  with --site: the replicator role's password (default: generated once and kept in
+                    <data-dir>/replication.json); give the same to every process of a site that shares DATABASE_URL
   DATABASE_URL      use that PostgreSQL server instead of the embedded one; several processes may share one
                     (README: Running on more than one machine)
   DATABASE_READ_URL a streaming replica of it: the query routes read there, each answer stating the position it
@@ -219,6 +221,8 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
   if (site) {
     mkdirSync(siteDataDir, { recursive: true });
     replication = existsSync(replicationFile) ? (JSON.parse(readFileSync(replicationFile, 'utf8')) as { password: string; port?: number }) : { password: randomBytes(18).toString('base64url') };
+    // Several processes of one site on one DATABASE_URL share the replicator's password (each start sets it).
+    if (process.env.FLEET_LEDGER_REPLICATOR_PASSWORD) replication.password = process.env.FLEET_LEDGER_REPLICATOR_PASSWORD;
   }
   const pinnedOrSite = site ? [site] : pinnedShards;
   let kurrentTls: { certChain: Buffer; privateKey: Buffer } | null = null;
