@@ -42,7 +42,7 @@ const floors = [
   ['events', 'src/firmware'],
   ['src/drivers', 'src/ledger', 'src/sim', 'src/logger.ts', 'src/log-format.ts', 'src/thread.ts', 'src/within.ts'],
   ['projections', 'src/poller', 'sagas', 'replay/as-of', 'replay/audit', 'replay/history', 'replay/checkpoint', 'replay/merkle', 'src/ebom'],
-  ['src/api', 'src/kurrent', 'src/cluster', 'src/cli', 'src/demo'],
+  ['src/api', 'src/kurrent', 'src/cluster', 'src/cli', 'src/demo', 'src/federation'],
 ];
 const floorOf = new Map(floors.flatMap((units, floor) => units.map((unit) => [unit, floor])));
 

@@ -38,4 +38,55 @@ export const LedgerIntegrityAlarmRaised = defineEvent({
   }),
 });
 
-export const systemEvents = [ProjectionEventSetAside, LedgerIntegrityAlarmRaised] as const;
+/** The state of one logical replication slot on a site, as its heartbeat reports it (src/federation). */
+const slotStatus = z.object({
+  slot: z.string().min(1).max(200),
+  /** `reserved`, `extended`, `unreserved` or `lost` (pg_replication_slots.wal_status); null: not known yet. */
+  walStatus: z.string().max(40).nullable(),
+  /** WAL the slot holds back, in bytes (from its restart position to the current write position). */
+  retainedBytes: z.number().int().min(0),
+  /** How much more WAL may be written before the slot is at risk of losing what it holds (null: unbounded). */
+  safeWalBytes: z.number().int().nullable(),
+  /** The bound (`max_slot_wal_keep_size`) in bytes; null when unbounded. */
+  limitBytes: z.number().int().min(0).nullable(),
+  /** Whether a subscriber is connected to the slot now. */
+  active: z.boolean(),
+});
+
+/**
+ * A site ledger says it is alive, at its interval (src/federation): the centre that federates the sites through
+ * logical replication marks a site it has not heard from for two intervals as partitioned since the last heartbeat it
+ * received, and labels that site's answers as of then. The site's replication slots ride along, so the centre (and
+ * the site) see the backlog a cut is holding.
+ */
+export const SiteHeartbeat = defineEvent({
+  family: 'system',
+  type: 'SiteHeartbeat',
+  description: 'A site ledger is alive: its interval and the replication slots that hold its backlog for the centre.',
+  schema: z.object({
+    site: z.string().min(1).max(64),
+    intervalS: z.number().positive().max(86_400),
+    slots: z.array(slotStatus).max(64),
+  }),
+});
+
+/**
+ * A site's replication slot holds more than the warning share of its bound (`max_slot_wal_keep_size`): the centre has
+ * been cut off for long, and if the cut lasts until the bound is reached the slot is lost and the centre must
+ * re-synchronise the site from its log. Recorded once per episode, on the site (which is where the operator who can
+ * act on it is while the centre cannot hear).
+ */
+export const SiteReplicationBacklogWarned = defineEvent({
+  family: 'system',
+  type: 'SiteReplicationBacklogWarned',
+  description: "A site's replication slot holds most of what its bound allows: the centre is cut off and the slot is at risk.",
+  schema: z.object({
+    site: z.string().min(1).max(64),
+    slot: slotStatus,
+    /** The share of the bound that triggered the warning (0.5 = half). */
+    threshold: z.number().min(0).max(1),
+    summary: z.string().max(2000),
+  }),
+});
+
+export const systemEvents = [ProjectionEventSetAside, LedgerIntegrityAlarmRaised, SiteHeartbeat, SiteReplicationBacklogWarned] as const;

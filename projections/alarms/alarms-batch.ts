@@ -14,7 +14,8 @@ import { driftFactOf } from '../drift/drift-facts.js';
 import type { NodeLiveness } from '../liveness/liveness-evolve.js';
 import { loadRows, nodeIdOfStream, upsertRows, type Row } from '../support/table.js';
 import { alarmsEventTypes } from './alarms-event-types.js';
-import { alarmStateTable } from './alarms-table.js';
+import { alarmStateTable, alarmsTable } from './alarms-table.js';
+import { backlogAlarmId, backlogClearShare, backlogShare } from './recorded-alarms.js';
 
 export const isAlarmsEvent = eventGuard(alarmsEventTypes);
 
@@ -50,17 +51,21 @@ export interface AlarmsBatch {
   nodes: Map<string, AlarmNodeState>;
   drifts: Map<string, AlarmDriftState>;
   topology: Topology;
+  /** The backlog alarms open now, of those a heartbeat of the batch may clear; kept up to date through the batch. */
+  openBacklog: Set<string>;
 }
 
 interface BatchScope {
   touched: Set<string>;
   driftTouched: Set<string>;
   needsTopology: boolean;
+  /** Backlog alarms a heartbeat of the batch may clear: which of them are open is read once. */
+  backlogCandidates: Set<string>;
 }
 
 /** Every node the batch touches, so that their states load in one query each. */
 function scopeOf(events: readonly RecordedEvent[]): BatchScope {
-  const scope: BatchScope = { touched: new Set(), driftTouched: new Set(), needsTopology: false };
+  const scope: BatchScope = { touched: new Set(), driftTouched: new Set(), needsTopology: false, backlogCandidates: new Set() };
   for (const event of events) {
     if (!isAlarmsEvent(event)) continue;
     switch (event.type) {
@@ -101,7 +106,11 @@ function scopeOf(events: readonly RecordedEvent[]): BatchScope {
       case 'StepOperatorAction':
       case 'ProjectionEventSetAside':
       case 'LedgerIntegrityAlarmRaised':
+      case 'SiteReplicationBacklogWarned':
         // They change alarms by id or stream, not a node's state.
+        break;
+      case 'SiteHeartbeat':
+        for (const slot of event.data.slots) if (backlogShare(slot) < backlogClearShare) scope.backlogCandidates.add(backlogAlarmId(event.data.site, slot.slot));
         break;
       default:
         assertNever(event);
@@ -113,7 +122,7 @@ function scopeOf(events: readonly RecordedEvent[]): BatchScope {
 /** The states the batch's events touch, as stored (a node never seen has none yet). */
 export async function loadAlarmsBatch(trx: Transaction<DynamicDatabase>, events: readonly RecordedEvent[]): Promise<AlarmsBatch> {
   const scope = scopeOf(events);
-  const batch: AlarmsBatch = { nodes: new Map(), drifts: new Map(), topology: { racks: new Map(), watches: new Map(), dirty: new Set(), fed: null } };
+  const batch: AlarmsBatch = { nodes: new Map(), drifts: new Map(), topology: { racks: new Map(), watches: new Map(), dirty: new Set(), fed: null }, openBacklog: new Set() };
   const keys = [...[...scope.touched].map((id) => `node:${id}`), ...[...scope.driftTouched].map((id) => `drift:${id}`)];
   for (const row of await loadRows(trx, alarmStateTable, 'key', keys)) {
     if (row.scope === 'node') {
@@ -134,6 +143,9 @@ export async function loadAlarmsBatch(trx: Transaction<DynamicDatabase>, events:
         batch.topology.watches.set(watch.component, watch);
       }
     }
+  }
+  if (scope.backlogCandidates.size > 0) {
+    for (const row of await loadRows(trx, alarmsTable, 'alarm_id', [...scope.backlogCandidates])) if (row.status === 'open') batch.openBacklog.add(String(row.alarm_id));
   }
   return batch;
 }

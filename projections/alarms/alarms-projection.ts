@@ -36,7 +36,7 @@ import { iso, kindLabel, openAlarmRow } from './alarm-row.js';
 import { applyCertificateAlarm } from './certificate-alarms.js';
 import { alarmsEventTypes } from './alarms-event-types.js';
 import { isAlarmsEvent, loadAlarmsBatch, saveAlarmsBatch, type AlarmDriftState, type AlarmNodeState, type AlarmsBatch, type Topology } from './alarms-batch.js';
-import { integrityAlarm, sagaHoldAlarm, setAsideAlarm } from './recorded-alarms.js';
+import { backlogAlarm, backlogAlarmId, backlogClearShare, backlogShare, integrityAlarm, sagaHoldAlarm, setAsideAlarm } from './recorded-alarms.js';
 
 export interface AlarmsOptions {
   liveness?: Partial<LivenessOptions>;
@@ -166,6 +166,18 @@ export class AlarmsProjection implements Projection {
         break;
       case 'LedgerIntegrityAlarmRaised':
         book.open(integrityAlarm(event.data, at, position));
+        break;
+      case 'SiteReplicationBacklogWarned': {
+        const alarm = backlogAlarm(event.data, at, position);
+        book.open(alarm);
+        batch.openBacklog.add(String(alarm.alarm_id));
+        break;
+      }
+      case 'SiteHeartbeat':
+        for (const slot of event.data.slots) {
+          const alarmId = backlogAlarmId(event.data.site, slot.slot);
+          if (backlogShare(slot) < backlogClearShare && batch.openBacklog.delete(alarmId)) book.update(alarmId, { status: 'closed', closed_at: at, updated_at: at });
+        }
         break;
       case 'AlarmAcknowledged': {
         const d = event.data;

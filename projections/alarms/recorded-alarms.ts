@@ -1,6 +1,7 @@
 /**
  * Alarms that an event of the log states outright, rather than a state the projection derives: a saga step held for an
- * operator, an event a projection set aside, a break in the ledger's integrity. Each opens one alarm row.
+ * operator, an event a projection set aside, a break in the ledger's integrity, a site's replication backlog. Each
+ * opens one alarm row.
  */
 import type { DataOf, RecordedEvent } from '../../events/index.js';
 import type { Row } from '../support/table.js';
@@ -52,6 +53,33 @@ export function integrityAlarm(d: DataOf<'LedgerIntegrityAlarmRaised'>, at: numb
     site: null,
     rack: null,
     summary: `ledger integrity (${d.code}): ${d.summary.slice(0, 400)}; checkpoint signing stopped`,
+    evidence: { ...d },
+    at,
+    position,
+  });
+}
+
+/** A site's replication backlog alarm: one per site and slot. */
+export const backlogAlarmId = (site: string, slot: string): string => `replication-backlog:${site}:${slot}`;
+/** A backlog alarm closes when a heartbeat shows the slot holding less than this share of its bound. */
+export const backlogClearShare = 0.25;
+/** The share of its bound a slot holds (as the site's heartbeat computes it): 1 when lost, 0 when unbounded. */
+export function backlogShare(slot: { walStatus: string | null; retainedBytes: number; limitBytes: number | null }): number {
+  if (slot.walStatus === 'lost') return 1;
+  return slot.limitBytes ? slot.retainedBytes / slot.limitBytes : 0;
+}
+
+/** A site's replication slot holds half its bound or more (or was lost): the centre may soon have to re-synchronise. */
+export function backlogAlarm(d: DataOf<'SiteReplicationBacklogWarned'>, at: number, position: number): Row {
+  return openAlarmRow({
+    alarmId: backlogAlarmId(d.site, d.slot.slot),
+    kind: 'replication-backlog',
+    severity: d.slot.walStatus === 'lost' ? 'critical' : 'warning',
+    nodeId: null,
+    component: d.slot.slot,
+    site: d.site,
+    rack: null,
+    summary: d.summary.slice(0, 500),
     evidence: { ...d },
     at,
     position,

@@ -48,6 +48,7 @@ const reservedPrefixes: ReadonlyArray<{ prefix: string; owner: string }> = [
   { prefix: 'ebom-', owner: 'the EBOM import (POST /v1/ebom)' },
   { prefix: 'projection-', owner: 'the projections' },
   { prefix: 'witness-', owner: 'the checkpoint witnesses' },
+  { prefix: 'site-', owner: 'the site heartbeat (a site ledger federated by a centre)' },
   { prefix: '$', owner: 'the server' },
 ];
 

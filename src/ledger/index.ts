@@ -8,7 +8,7 @@ export { migrateToLatest } from './migrations/index.js';
 export { historyMigrations, nodeIndexesPresent, nodeIndexNames } from './migrations/0004-history-node-index.js';
 export type { DynamicDatabase, LedgerDatabase } from './database.js';
 export { canonicalJson, chainHash, firstUnstorablePart, genesisHash } from './canonical-json.js';
-export { canonicalEvent, storedEvent } from './event-row.js';
+export { canonicalEvent, recordedEvent, storedEvent } from './event-row.js';
 export { fastTimestamptzParser, parseIsoTimestamptz, pgTimestamptzParser } from './timestamp-parser.js';
 export { DataDirLock, processStartTime } from './data-dir-lock.js';
 export * from './projection-runner.js';

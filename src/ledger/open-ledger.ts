@@ -15,6 +15,13 @@ export interface OpenLedgerOptions extends Omit<EventStoreOptions, 'connectionSt
    * Default 128 MiB.
    */
   minFreeBytes?: number;
+  /** On the embedded backend, server settings for the postmaster (`-c name=value`; src/federation's site needs logical replication). */
+  postgresSettings?: Readonly<Record<string, string>>;
+  /**
+   * Run once the schema is migrated, before the store opens, on a connection that owns the log's tables: the embedded
+   * superuser, or `databaseUrl` itself (which must then own them). A site's publication is made here (src/federation).
+   */
+  prepare?: (ownerConnectionString: string) => Promise<void>;
 }
 
 /** The free space the embedded backend keeps on its disk unless told otherwise. */
@@ -37,7 +44,7 @@ export async function openLedger(options: OpenLedgerOptions = {}): Promise<OpenL
   let embedded: EmbeddedPostgresHandle | null = null;
   let connectionString = options.databaseUrl;
   if (!connectionString) {
-    embedded = await startEmbeddedPostgres({ dataDir: options.dataDir, port: options.port, log: options.log });
+    embedded = await startEmbeddedPostgres({ dataDir: options.dataDir, port: options.port, log: options.log, ...(options.postgresSettings ? { settings: options.postgresSettings } : {}) });
     connectionString = embedded.roles.app.connectionString;
   }
   try {
@@ -52,6 +59,14 @@ export async function openLedger(options: OpenLedgerOptions = {}): Promise<OpenL
       } finally {
         await client.end();
       }
+    }
+    if (options.prepare) {
+      if (!embedded) {
+        // On a server the schema is migrated by the store's open; the preparation needs the tables.
+        const migrated = await EventStore.open({ ...options, connectionString, poolSize: 1 });
+        await migrated.close();
+      }
+      await options.prepare(embedded ? embedded.connectionString : connectionString);
     }
     const store = await EventStore.open({
       ...options,

@@ -98,6 +98,27 @@ for (const backend of backends()) {
       expect(alarm!.summary).toContain('AUDIT_LEAF_MISMATCH');
     });
 
+    it("a site's replication backlog is a site alarm, closed by the heartbeat that shows it drained", async () => {
+      const slot = (retainedBytes: number) => ({ slot: 'fleet_c1_bk1', walStatus: 'extended', retainedBytes, safeWalBytes: 2 ** 30 - retainedBytes, limitBytes: 2 ** 30, active: false });
+      const actor = { kind: 'system', id: 'site-heartbeat' } as const;
+      await harness.store.append('site-bk1', [
+        { type: 'SiteHeartbeat', data: { site: 'bk1', intervalS: 5, slots: [slot(2 ** 28)] }, actor },
+        { type: 'SiteReplicationBacklogWarned', data: { site: 'bk1', slot: slot(2 ** 29 + 1), threshold: 0.5, summary: 'replication slot fleet_c1_bk1 holds 50% of its bound' }, actor },
+        { type: 'SiteHeartbeat', data: { site: 'bk1', intervalS: 5, slots: [slot(2 ** 29 + 2)] }, actor },
+      ]);
+      await project(harness.store, [new AlarmsProjection(), new TopologyProjection()]);
+      const [open] = (await openAlarms(harness.db, { kind: 'replication-backlog' })).filter((alarm) => alarm.component === 'fleet_c1_bk1');
+      expect(open).toMatchObject({ status: 'open', severity: 'warning', nodeId: null });
+      // Drained (the centre is back), in a later batch: closed, and further heartbeats change nothing.
+      await harness.store.append('site-bk1', [
+        { type: 'SiteHeartbeat', data: { site: 'bk1', intervalS: 5, slots: [slot(2 ** 20)] }, actor },
+        { type: 'SiteHeartbeat', data: { site: 'bk1', intervalS: 5, slots: [slot(2 ** 20)] }, actor },
+      ]);
+      await project(harness.store, [new AlarmsProjection(), new TopologyProjection()]);
+      expect((await openAlarms(harness.db, { kind: 'replication-backlog' })).filter((alarm) => alarm.component === 'fleet_c1_bk1')).toEqual([]);
+      expect(await alarmById(harness.db, 'replication-backlog:bk1:fleet_c1_bk1')).toMatchObject({ status: 'closed' });
+    });
+
     it('independent failures raise no root-cause alarm', async () => {
       const nodes = await fleet('if', [
         { rack: 'r1', pdu: 'P1', tor: 'T1' },

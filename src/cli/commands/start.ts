@@ -16,6 +16,10 @@ import { siteTlsFromFlags } from '../site-tls-flags.js';
 import { parseShardsPerSite, ThreadedClusterMember } from '../../cluster/index.js';
 import { loadScenario, type Simulator } from '../../sim/index.js';
 import { SagaSupervisor, type BmcAccess } from '../../../sagas/index.js';
+import { prepareSitePublication, replicatorUrl, SiteHeartbeat, siteName, sitePostgresSettings, type SiteCard } from '../../federation/index.js';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 export const summary = 'start the ledger (embedded PostgreSQL or DATABASE_URL) with a simulated fleet, the poller and the projections';
 
@@ -61,6 +65,18 @@ const usage = `fleet-ledger start [options]
   --site-shards SPEC   split large sites into hash ranges: site-a=4,site-b=2 (every process must be given the same)
   --lease-ttl S     how long a poll lease lasts without renewal (default 15): a dead process's shards are taken
                     over after it (plus 2 s), renewed every third of it
+  --site NAME       run a site ledger: everything for site NAME on its own PostgreSQL (its log, checkpoints and
+                    key), polling only NAME's BMCs, recording a heartbeat every --interval, and publishing its log
+                    and checkpoints for a centre (logical replication; wal_level=logical). Writes the site's card
+                    for the centre to <data-dir>/site-card.json (0600: it holds the replication password). Nothing in
+                    it needs the centre (docs/architecture.md, "Sites and the centre")
+  --slot-keep SIZE  with --site: the most WAL a centre's replication slot may hold through a cut (default 1GB;
+                    max_slot_wal_keep_size); the heartbeat warns at half of it, past it the centre re-synchronises
+  --publish-listen ADDRS   with --site (embedded): the addresses PostgreSQL listens on for a centre on another
+                    machine (listen_addresses; default 127.0.0.1); allow the centre in pg_hba.conf
+  --advertise HOST[:PORT]  with --site: the address the centre reaches the site's PostgreSQL at (the card's)
+  FLEET_LEDGER_REPLICATOR_PASSWORD  with --site: the replicator role's password (default: generated once and kept in
+                    <data-dir>/replication.json); give the same to every process of a site that shares DATABASE_URL
   DATABASE_URL      use that PostgreSQL server instead of the embedded one; several processes may share one
                     (README: Running on more than one machine)
   DATABASE_READ_URL a streaming replica of it: the query routes read there, each answer stating the position it
@@ -118,6 +134,10 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
       shards: { type: 'string' },
       'site-shards': { type: 'string' },
       'lease-ttl': { type: 'string', default: '15' },
+      site: { type: 'string' },
+      'slot-keep': { type: 'string', default: '1GB' },
+      'publish-listen': { type: 'string' },
+      advertise: { type: 'string' },
     },
     usage,
     false,
@@ -174,6 +194,37 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
     process.stderr.write('fleet-ledger start: --shards needs at least one site or shard name\n');
     return 2;
   }
+  let site: string | null = null;
+  if (values.site !== undefined) {
+    try {
+      site = siteName(values.site);
+    } catch (error) {
+      process.stderr.write(`fleet-ledger start: --site: ${error instanceof Error ? error.message : String(error)}\n`);
+      return 2;
+    }
+    if (pinnedShards) {
+      process.stderr.write('fleet-ledger start: --site polls its own site only; leave out --shards\n');
+      return 2;
+    }
+    if (!/^\d+(\.\d+)?\s*(kB|MB|GB|TB)$/.test(values['slot-keep']!)) {
+      process.stderr.write(`fleet-ledger start: --slot-keep must be a size such as 512MB or 4GB, got '${values['slot-keep']}'\n`);
+      return 2;
+    }
+  } else if (values['publish-listen'] || values.advertise) {
+    process.stderr.write('fleet-ledger start: --publish-listen and --advertise go with --site\n');
+    return 2;
+  }
+  const siteDataDir = values['data-dir'] ?? process.env.FLEET_LEDGER_DATA_DIR ?? '.fleet-ledger';
+  // A site keeps its replication password and its port across restarts: the centre's subscription names both.
+  const replicationFile = join(siteDataDir, 'replication.json');
+  let replication: { password: string; port?: number } | null = null;
+  if (site) {
+    mkdirSync(siteDataDir, { recursive: true });
+    replication = existsSync(replicationFile) ? (JSON.parse(readFileSync(replicationFile, 'utf8')) as { password: string; port?: number }) : { password: randomBytes(18).toString('base64url') };
+    // Several processes of one site on one DATABASE_URL share the replicator's password (each start sets it).
+    if (process.env.FLEET_LEDGER_REPLICATOR_PASSWORD) replication.password = process.env.FLEET_LEDGER_REPLICATOR_PASSWORD;
+  }
+  const pinnedOrSite = site ? [site] : pinnedShards;
   let kurrentTls: { certChain: Buffer; privateKey: Buffer } | null = null;
   if (values['kurrent-tls-cert'] && values['kurrent-tls-key']) {
     try {
@@ -186,8 +237,14 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
   const ledger = await openLedger({
     databaseUrl: process.env.DATABASE_URL,
     dataDir: values['data-dir'] ?? process.env.FLEET_LEDGER_DATA_DIR,
-    port: values['pg-port'] ? Number(values['pg-port']) : undefined,
+    port: values['pg-port'] ? Number(values['pg-port']) : replication?.port,
     minFreeBytes: minFreeMb * 2 ** 20,
+    ...(site && replication
+      ? {
+          postgresSettings: sitePostgresSettings({ maxSlotWalKeepSize: values['slot-keep']!.replace(/\s+/g, ''), ...(values['publish-listen'] ? { listenAddresses: values['publish-listen'] } : {}) }),
+          prepare: (ownerUrl: string) => prepareSitePublication(ownerUrl, site, replication.password),
+        }
+      : {}),
     // The server's own lines are detail; the supervisor's (it stopped, it is started again) are for the operator.
     log: (message) => (message.startsWith('embedded PostgreSQL') ? logger.warn({ component: 'postgres' }, message) : logger.debug({ component: 'postgres' }, message)),
   });
@@ -219,6 +276,20 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
   await asOf.start();
   logger.info({ origin: audit.origin, publicKey: audit.signer.verifierKey, publishDir: audit.publishDir, keyFile: audit.signer.path }, `checkpoints signed by ${audit.signer.verifierKey}${audit.publishDir ? `, published to ${audit.publishDir}` : ''}`);
 
+  // A site: its heartbeat, and the card a centre subscribes with.
+  let heartbeat: SiteHeartbeat | null = null;
+  if (site && replication) {
+    const port = Number(new URL(ledger.connectionString).port);
+    writeFileSync(replicationFile, JSON.stringify({ password: replication.password, port }), { mode: 0o600 });
+    const card: SiteCard = { site, publisherUrl: replicatorUrl(ledger.connectionString, replication.password, values.advertise), verifierKey: audit.signer.verifierKey, intervalS };
+    const cardFile = join(siteDataDir, 'site-card.json');
+    writeFileSync(cardFile, `${JSON.stringify(card, null, 2)}\n`, { mode: 0o600 });
+    heartbeat = new SiteHeartbeat({ store, site, intervalS, log: (message, fields) => logger.warn({ component: 'site', ...fields }, message) });
+    started.add('heartbeat', () => heartbeat?.stop());
+    heartbeat.start();
+    logger.info({ site, card: cardFile, slotKeep: values['slot-keep'] }, `site ${site}: publishing its log for a centre (card: ${cardFile}); heartbeat every ${intervalS} s`);
+  }
+
   let sim: Simulator | null = null;
   let poller: ThreadedPoller | null = null;
   // Several processes may share the database: each polls only the shards it holds a lease on (src/cluster).
@@ -226,7 +297,7 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
   const cluster = new ThreadedClusterMember({
     connectionString: ledger.connectionString,
     apiUrl: `http://${process.env.FLEET_LEDGER_API_HOST ?? '127.0.0.1'}:${apiPort}`,
-    ...(pinnedShards ? { pinned: pinnedShards } : {}),
+    ...(pinnedOrSite ? { pinned: pinnedOrSite } : {}),
     shards: { shardsPerSite },
     leaseTtlMs: leaseTtlS * 1000,
     log: (message, fields) => logger.info({ component: 'cluster', ...fields }, message),
@@ -240,7 +311,7 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
     },
     onLost: (shard) => void poller?.deactivateShard(shard),
   });
-  logger.info({ component: 'cluster', processId: cluster.processId, pinned: pinnedShards ?? null }, `cluster member ${cluster.processId}`);
+  logger.info({ component: 'cluster', processId: cluster.processId, pinned: pinnedOrSite ?? null }, `cluster member ${cluster.processId}`);
   let access: ((nodeId: string) => BmcAccess | undefined) | undefined;
   const intents = new AbortController();
   let following: Promise<void> = Promise.resolve();
@@ -256,16 +327,22 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
       simulatorState.stop();
       await simulator.close();
     });
-    const { registered, unchanged, decommissioned, racks } = await registerSimulatedFleet(store, sim.bmcs, intervalS, { recorded });
+    // A site registers and polls only its own BMCs (the simulator serves the whole scenario; the others are idle).
+    const ownBmcs = site ? sim.bmcs.filter((bmc) => bmc.site === site) : sim.bmcs;
+    if (site && ownBmcs.length === 0) {
+      const sites = [...new Set(sim.bmcs.map((bmc) => bmc.site))].join(', ');
+      throw new Error(`--site ${site}: the simulated fleet has no BMC in site ${site} (its sites: ${sites}); give --scenario with that site, or --no-sim --targets`);
+    }
+    const { registered, unchanged, decommissioned, racks } = await registerSimulatedFleet(store, ownBmcs, intervalS, { recorded });
     logger.info(
-      { bmcs: sim.bmcs.length, registered, unchanged, decommissioned, racks, control: sim.controlUrl, firmwareStateRestored: simulatorState.restored },
-      `simulated fleet: ${sim.bmcs.length} BMCs in ${racks} racks (${registered} registered, ${unchanged} as recorded, ${decommissioned} no longer simulated and decommissioned); simulator control at ${sim.controlUrl}`,
+      { bmcs: ownBmcs.length, registered, unchanged, decommissioned, racks, control: sim.controlUrl, firmwareStateRestored: simulatorState.restored, site },
+      `simulated fleet: ${ownBmcs.length} BMCs in ${racks} racks (${registered} registered, ${unchanged} as recorded, ${decommissioned} no longer simulated and decommissioned); simulator control at ${sim.controlUrl}`,
     );
     // The poller runs on a thread of its own: nothing a caller of the API sends can delay a liveness check.
     poller = new ThreadedPoller({
       connectionString: ledger.connectionString,
       credentials: simulatorCredentials(sim),
-      credentialRefs: () => simulator.fleet().map((bmc) => `sim:${bmc.id}`),
+      credentialRefs: () => simulator.fleet().filter((bmc) => !site || bmc.site === site).map((bmc) => `sim:${bmc.id}`),
       // Heavy reads sooner than in production, so a newcomer sees the inventory fill within minutes. (More reads at
       // once do not help: on BMCs with room for one session the liveness check waits for the read, and checks start
       // to miss.)
@@ -277,7 +354,7 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
       cluster,
     });
     await poller.ready();
-    following = Promise.all([poller.followIntents(intents.signal), declareDemoEbom(store, sim.bmcs, intents.signal)]).then(() => undefined);
+    following = Promise.all([poller.followIntents(intents.signal), declareDemoEbom(store, ownBmcs, intents.signal)]).then(() => undefined);
     started.add('poller', () => poller?.stop());
     poller.start();
     await cluster.start();
@@ -312,9 +389,12 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
       await ledger.close();
       return 2;
     }
-    const registered = await registerTargets(store, loadTargetFile(values.targets), process.env.USER ?? 'operator');
-    logger.info({ targets: values.targets, registered }, `polling the BMCs of ${values.targets} (${registered} newly registered)`);
-    const targets = loadTargetFile(values.targets).targets;
+    const targetFile = loadTargetFile(values.targets);
+    // A site registers and polls only its own targets.
+    const siteTargets = site ? { ...targetFile, targets: targetFile.targets.filter((target) => target.site === site) } : targetFile;
+    const registered = await registerTargets(store, siteTargets, process.env.USER ?? 'operator');
+    logger.info({ targets: values.targets, registered, site }, `polling the BMCs of ${values.targets}${site ? ` in site ${site}` : ''} (${registered} newly registered)`);
+    const targets = siteTargets.targets;
     const byNode = new Map(targets.map((target) => [target.nodeId, target]));
     const httpSites = values['allow-http-site'] ?? [];
     access = (nodeId) => {
@@ -369,6 +449,7 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
     started.handOver();
     intents.abort();
     await quietly('sagas', () => sagas?.stop());
+    await quietly('heartbeat', () => heartbeat?.stop());
     await quietly('intents', () => following);
     // Shards are drained and released first, so the other processes take them over at once, not after the lease.
     await quietly('cluster', () => (poller ? cluster.stop() : undefined));
