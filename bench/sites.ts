@@ -73,7 +73,7 @@ let proxy: FaultProxy | null = null;
 const pools: pg.Pool[] = [];
 
 async function sitesView(): Promise<SiteView[]> {
-  const response = await fetch(`${centre!.url}/v1/fleet/sites`, { signal: AbortSignal.timeout(10_000) });
+  const response = await fetch(`${centre!.url}/v1/fleet/sites`, { headers: centre!.headers, signal: AbortSignal.timeout(10_000) });
   return ((await response.json()) as { sites: SiteView[] }).sites;
 }
 const viewOf = (views: SiteView[], site: string): SiteView => views.find((v) => v.site === site)!;
@@ -173,7 +173,7 @@ try {
           log(`${cutSite} found ${dark} nodes of ${darkRack} dark on its own, ${round(siteDarkDetectedS)} s into the cut`);
         }
       }
-      const nodes = await fetch(`${centre.url}/v1/fleet/nodes?site=${cutSite}&state=dark`).then((r) => r.json() as Promise<{ nodes: unknown[] }>).catch(() => ({ nodes: [] }));
+      const nodes = await fetch(`${centre.url}/v1/fleet/nodes?site=${cutSite}&state=dark`, { headers: centre.headers }).then((r) => r.json() as Promise<{ nodes: unknown[] }>).catch(() => ({ nodes: [] }));
       centreShowedDark = Math.max(centreShowedDark, nodes.nodes.length);
       retainedPeak = Math.max(retainedPeak, await retained());
     }
@@ -203,13 +203,13 @@ try {
 
   // What the site found on its own reaches the centre with the backlog.
   const darkAfter = await waitFor('the dark rack at the centre', 120_000, async () => {
-    const nodes = (await fetch(`${centre!.url}/v1/fleet/nodes?site=${cutSite}&state=dark`).then((r) => r.json())) as { nodes: Array<{ rack: string }> };
+    const nodes = (await fetch(`${centre!.url}/v1/fleet/nodes?site=${cutSite}&state=dark`, { headers: centre!.headers }).then((r) => r.json())) as { nodes: Array<{ rack: string }> };
     const n = nodes.nodes.filter((node) => node.rack === darkRack).length;
     return siteDarkDetectedS === null || n > 0 ? n : undefined;
   }).catch(() => 0);
 
   log('rebuilding the centre read models from the replicated logs to compare');
-  const rebuild = (await fetch(`${centre.url}/v1/fleet/rebuild-check`, { signal: AbortSignal.timeout(30 * 60_000) }).then((r) => r.json())) as { matches: boolean; sites: Array<{ site: string; position: number; matches: boolean; seconds: number; tables: Array<{ table: string; differing: number }> }> };
+  const rebuild = (await fetch(`${centre.url}/v1/fleet/rebuild-check`, { headers: centre.headers, signal: AbortSignal.timeout(30 * 60_000) }).then((r) => r.json())) as { matches: boolean; sites: Array<{ site: string; position: number; matches: boolean; seconds: number; tables: Array<{ table: string; differing: number }> }> };
   const views = await sitesView();
   const row = {
     bench: 'sites',

@@ -3,11 +3,14 @@
  * ready once `/healthz` answers.
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { cliArguments } from './cli-entry.js';
 import { freePort } from './free-port.js';
 
 export interface CentreProcess {
   url: string;
+  /** An auditor's bearer token for its API (`Authorization` header). */
+  headers: Record<string, string>;
   output: () => string;
   stop: (graceMs?: number) => Promise<number | null>;
   kill: () => void;
@@ -15,7 +18,9 @@ export interface CentreProcess {
 
 export async function startCentreProcess(args: string[], timeoutMs = 120_000): Promise<CentreProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...cliArguments(), 'centre', '--port', String(port), ...args], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+  const token = `fl_${randomBytes(18).toString('base64url')}`;
+  const env = { ...process.env, FLEET_LEDGER_TOKENS: `${token}=bench-auditor:auditor` };
+  const child = spawn(process.execPath, [...cliArguments(), 'centre', '--port', String(port), ...args], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
   let output = '';
   const keep = (chunk: Buffer): void => {
     output += chunk.toString('utf8');
@@ -40,6 +45,7 @@ export async function startCentreProcess(args: string[], timeoutMs = 120_000): P
   const url = `http://127.0.0.1:${port}`;
   const started: CentreProcess = {
     url,
+    headers: { authorization: `Bearer ${token}` },
     output: () => output,
     async stop(graceMs = 60_000) {
       if (exitCode !== undefined) return exitCode;

@@ -11,13 +11,36 @@
  *                           compares them with the live ones (holding each site's still meanwhile): the proof that
  *                           the answers are what the logs say
  *   GET /healthz
+ *
+ * Every answer but `/healthz` needs a bearer token of a role that reads read models (the API's tokens: analysts,
+ * auditors, operators); `rebuild-check`, which rebuilds every site's read models, needs an operator or an auditor and
+ * runs one at a time (429 while one runs).
  */
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { queryRoles, type Role, type TokenTable } from '../api/index.js';
 import type { Centre } from './centre.js';
 import { fleetAlarms, fleetLiveness, fleetNodes, fleetSites, fleetVector } from './fleet-answers.js';
 
-export async function serveCentreApi(centre: Centre, options: { port: number; host?: string }): Promise<FastifyInstance> {
+const refuse = (reply: FastifyReply, status: number, code: string, message: string, details: Record<string, unknown>): FastifyReply => reply.code(status).send({ error: { code, message, details } });
+
+/** The roles each route admits (`admin` everywhere); `/healthz` is public. */
+function rolesFor(url: string): readonly Role[] | null {
+  if (url === '/healthz') return null;
+  if (url === '/v1/fleet/rebuild-check') return ['operator', 'auditor'];
+  return queryRoles;
+}
+
+export async function serveCentreApi(centre: Centre, options: { port: number; host?: string; tokens: TokenTable }): Promise<FastifyInstance> {
   const app = Fastify({ logger: false });
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    const roles = rolesFor(request.routeOptions.url ?? request.url.split('?')[0] ?? '');
+    if (!roles) return;
+    const token = /^Bearer\s+(\S+)\s*$/i.exec(String(request.headers.authorization ?? ''))?.[1];
+    if (!token) return refuse(reply, 401, 'API_UNAUTHORIZED', 'this route needs a bearer token (Authorization: Bearer <token>)', { reason: 'missing' });
+    const principal = options.tokens.resolve(token);
+    if (!principal) return refuse(reply, 401, 'API_UNAUTHORIZED', 'the bearer token is not known', { reason: 'unknown' });
+    if (principal.role !== 'admin' && !roles.includes(principal.role)) return refuse(reply, 403, 'API_FORBIDDEN', `role ${principal.role} may not GET ${request.routeOptions.url}`, { role: principal.role, allowed: [...roles, 'admin'] });
+  });
   app.get('/healthz', async () => ({ ok: true }));
   app.get('/v1/fleet/sites', async () => ({ sites: await fleetSites(centre.pool) }));
   app.get('/v1/fleet/vector', async () => ({ vector: await fleetVector(centre.pool) }));
@@ -26,9 +49,16 @@ export async function serveCentreApi(centre: Centre, options: { port: number; ho
     const limit = request.query.limit === undefined ? 1000 : Math.max(1, Math.min(10_000, Number(request.query.limit) || 1000));
     return fleetNodes(centre.pool, centre.readModels.db, { ...(request.query.state ? { state: request.query.state } : {}), ...(request.query.site ? { site: request.query.site } : {}), limit });
   });
-  app.get('/v1/fleet/rebuild-check', async () => {
-    const sites = await centre.compareWithRebuild();
-    return { matches: sites.every((site) => site.matches), sites };
+  let rebuilding = false;
+  app.get('/v1/fleet/rebuild-check', async (_request, reply) => {
+    if (rebuilding) return refuse(reply, 429, 'API_TOO_MANY_REQUESTS', 'a rebuild check is running; try again when it is done', { resource: 'rebuild-check', limit: 1 });
+    rebuilding = true;
+    try {
+      const sites = await centre.compareWithRebuild();
+      return { matches: sites.every((site) => site.matches), sites };
+    } finally {
+      rebuilding = false;
+    }
   });
   app.get('/v1/fleet/alarms', async () => fleetAlarms(centre.pool, centre.readModels.db));
   await app.listen({ port: options.port, host: options.host ?? '127.0.0.1' });
