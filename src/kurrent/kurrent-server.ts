@@ -10,6 +10,7 @@ import { Server, ServerCredentials, type sendUnaryData, type ServerUnaryCall } f
 import type { AnonymousReads, TokenTable } from '../api/index.js';
 import type { EventStore } from '../ledger/index.js';
 import { AppendService } from './append-service.js';
+import { ApplicationStreams } from './application-streams.js';
 import { uuidMessage } from './event-mapping.js';
 import { gossip, gossipGrpc, serverFeatures, serverFeaturesGrpc, streamsGrpc } from './protocol.js';
 import { ReadService } from './read-service.js';
@@ -53,6 +54,8 @@ const supportedMethods: Array<{ service: string; method: string; features?: stri
   { service: 'event_store.client.streams.streams', method: 'read' },
   { service: 'event_store.client.streams.streams', method: 'append' },
   { service: 'event_store.client.streams.streams', method: 'batchappend' },
+  { service: 'event_store.client.streams.streams', method: 'delete' },
+  { service: 'event_store.client.streams.streams', method: 'tombstone' },
   { service: 'event_store.client.server_features.serverfeatures', method: 'getsupportedmethods' },
   { service: 'event_store.client.gossip.gossip', method: 'read' },
 ];
@@ -63,10 +66,13 @@ export async function serveKurrent(options: KurrentServerOptions): Promise<Kurre
   const stopping = new AbortController();
   const anonymousReads = options.anonymousReads ?? 'none';
   const tls = Boolean(options.tls);
-  const server = new Server({ 'grpc.max_receive_message_length': (options.maxAppendBytes ?? 4 * 2 ** 20) + 2 ** 20 });
-  const reads = new ReadService({ store: options.store, tokens: options.tokens, tls, anonymousReads, stopping: stopping.signal, maxSubscriptions: options.maxSubscriptions ?? 64 });
-  const appends = new AppendService({ store: options.store, tokens: options.tokens, tls, maxAppendBytes: options.maxAppendBytes ?? 4 * 2 ** 20 });
-  server.addService(streamsGrpc.StreamsService, { read: reads.read, append: appends.append, batchAppend: appends.batchAppend });
+  // One message may be larger than one append's limit: BatchAppend clients send up to 3 MiB of events per request
+  // (`batchAppendSize`), which the face must read to answer MaximumAppendSizeExceeded rather than drop the call.
+  const server = new Server({ 'grpc.max_receive_message_length': Math.max((options.maxAppendBytes ?? 4 * 2 ** 20) + 2 ** 20, 16 * 2 ** 20) });
+  const applicationStreams = new ApplicationStreams(options.store);
+  const reads = new ReadService({ store: options.store, tokens: options.tokens, tls, anonymousReads, stopping: stopping.signal, maxSubscriptions: options.maxSubscriptions ?? 64, applicationStreams });
+  const appends = new AppendService({ store: options.store, tokens: options.tokens, tls, maxAppendBytes: options.maxAppendBytes ?? 4 * 2 ** 20, applicationStreams });
+  server.addService(streamsGrpc.StreamsService, { read: reads.read, append: appends.append, batchAppend: appends.batchAppend, delete: appends.delete, tombstone: appends.tombstone });
   server.addService(serverFeaturesGrpc.ServerFeaturesService, {
     getSupportedMethods: (_call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
       const answer = new serverFeatures.SupportedMethods().setEventStoreServerVersion(kurrentCompatibleVersion);

@@ -36,3 +36,4 @@ export type AppendResp = import('@eventstore/db-client/generated/streams_pb.js')
 export type BatchAppendReq = import('@eventstore/db-client/generated/streams_pb.js').BatchAppendReq;
 export type BatchAppendResp = import('@eventstore/db-client/generated/streams_pb.js').BatchAppendResp;
 export type UUID = import('@eventstore/db-client/generated/shared_pb.js').UUID;
+export type StreamIdentifier = import('@eventstore/db-client/generated/shared_pb.js').StreamIdentifier;
