@@ -46,12 +46,15 @@ const kurrentSuiteProject = kurrentSuite.dir
         test: {
           name: 'kurrent-client-suite',
           dir: kurrentSuite.dir,
-          include: ['streams/**/*.test.ts', 'extra/**/*.test.ts'],
+          include: ['streams/**/*.test.ts', 'extra/**/*.test.ts', 'persistentSubscription/**/*.test.ts'],
           globals: true,
+          // The files share their worker's modules (the client and the face load once per worker, not once per file:
+          // most of each file's time was importing them); each file starts its own node over its own database.
+          isolate: false,
           setupFiles: [here('./test/kurrent-client-suite/harness/jest-compat.ts')],
           globalSetup: [here('./test/support/global-setup.ts')],
           // No test of the suite may hold the run: one that has not ended after this fails (and is counted a hang).
-          testTimeout: 15_000,
+          testTimeout: 30_000,
           hookTimeout: 30_000,
         },
       },

@@ -356,7 +356,7 @@ export class AppendService {
     const stream = ledgerStreamName(name);
     const expected = deleteExpectation(options);
     return this.#streams.exclusive(stream, async () => {
-      if (await this.#streams.tombstoned(stream)) throw streamDeleted(text);
+      if (await this.#streams.tombstoned(stream, true)) throw streamDeleted(text);
       const version = (await this.#options.store.streamVersion(stream)) ?? 0;
       const matches = expected === 'any' || (expected === 'no_stream' ? version === 0 : expected === 'stream_exists' ? version > 0 : version === expected);
       if (!matches) throw wrongExpectedVersion(text, expected, version);
@@ -403,7 +403,7 @@ export class AppendService {
     const stream = ledgerStreamName(name);
     const expected = deleteExpectation(options);
     return this.#streams.exclusive(stream, async () => {
-      if (await this.#streams.tombstoned(stream)) throw streamDeleted(text);
+      if (await this.#streams.tombstoned(stream, true)) throw streamDeleted(text);
       const event: ProposedEvent = {
         type: ApplicationEvent.type,
         data: { type: tombstoneType, contentType: 'application/octet-stream', data: storedBytes(new Uint8Array(0)), metadata: storedBytes(new Uint8Array(0)) },

@@ -89,19 +89,41 @@ export class ApplicationStreams {
   readonly #locks = new Map<string, SharedLock>();
   /** Tombstone checks in flight, one per stream: appenders to one stream at once share one read. */
   readonly #checks = new Map<string, Promise<boolean>>();
+  /**
+   * Streams seen without a tombstone, and when: appends within `aliveForMs` of a check take its answer instead of
+   * reading again (a flood of appends to one stream reads it once a second, not once an append). A tombstone written
+   * here clears the stream's entry before any append is admitted again; one written by another process is seen here
+   * within `aliveForMs`.
+   */
+  readonly #alive = new Map<string, number>();
+  static readonly aliveForMs = 1000;
 
   constructor(store: EventStore) {
     this.#store = store;
   }
 
-  /** Whether the stream (its ledger name) ends with a tombstone. */
-  tombstoned(stream: string): Promise<boolean> {
+  /** Whether the stream (its ledger name) ends with a tombstone; `fresh`: read it now, whatever was seen before. */
+  tombstoned(stream: string, fresh = false): Promise<boolean> {
+    const seen = this.#alive.get(stream);
+    if (!fresh && seen !== undefined && Date.now() - seen < ApplicationStreams.aliveForMs) return Promise.resolve(false);
     const inFlight = this.#checks.get(stream);
-    if (inFlight) return inFlight;
+    if (inFlight && !fresh) return inFlight;
+    const started = Date.now();
     const check = this.#store
       .readStream(stream, { direction: 'backward', limit: 1 })
-      .then((events) => events.length > 0 && isTombstone(events[0]!))
-      .finally(() => this.#checks.delete(stream));
+      .then((events) => {
+        const tombstoned = events.length > 0 && isTombstone(events[0]!);
+        if (tombstoned) this.#alive.delete(stream);
+        else {
+          this.#alive.set(stream, started);
+          // Bounded: the oldest entries go first (a Map keeps insertion order).
+          if (this.#alive.size > 10_000) for (const key of [...this.#alive.keys()].slice(0, 1_000)) this.#alive.delete(key);
+        }
+        return tombstoned;
+      })
+      .finally(() => {
+        if (this.#checks.get(stream) === check) this.#checks.delete(stream);
+      });
     this.#checks.set(stream, check);
     return check;
   }
@@ -132,11 +154,19 @@ export class ApplicationStreams {
     }
   }
 
-  /** Runs `run` with no append to `stream` under way or admitted meanwhile (a tombstone). */
+  /** Runs `run` with no append to `stream` under way or admitted meanwhile (a tombstone, a delete). */
   async exclusive<T>(stream: string, run: () => Promise<T>): Promise<T> {
     const lock = this.#lock(stream);
     try {
-      return await lock.exclusive(run);
+      return await lock.exclusive(async () => {
+        // Appends admitted after this read the stream again: it may now end with a tombstone.
+        this.#alive.delete(stream);
+        try {
+          return await run();
+        } finally {
+          this.#alive.delete(stream);
+        }
+      });
     } finally {
       this.#release(stream, lock);
     }

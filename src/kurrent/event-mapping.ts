@@ -105,7 +105,27 @@ export function envelopeMetadata(event: RecordedEvent): Record<string, unknown> 
  * as the HTTP live feed's `data: null`: the reader learns that something happened, not the payload.
  */
 export function readEventMessage(event: RecordedEvent, structuredIds: boolean, view: 'payloads' | 'envelopes'): ReadResp {
-  const record = new streams.ReadResp.ReadEvent.RecordedEvent();
+  const record = fillRecord(new streams.ReadResp.ReadEvent.RecordedEvent(), event, structuredIds, view);
+  const read = new streams.ReadResp.ReadEvent();
+  read.setEvent(record);
+  read.setCommitPosition(String(event.position));
+  return new streams.ReadResp().setEvent(read);
+}
+
+/** What a recorded-event message of either service (Streams, PersistentSubscriptions) is filled through. */
+export interface RecordMessage {
+  setId(value?: UUID): unknown;
+  setStreamIdentifier(value?: import('./protocol.js').StreamIdentifier): unknown;
+  setStreamRevision(value: string): unknown;
+  setCommitPosition(value: string): unknown;
+  setPreparePosition(value: string): unknown;
+  getMetadataMap(): { set(key: string, value: string): unknown };
+  setData(value: Uint8Array | string): unknown;
+  setCustomMetadata(value: Uint8Array | string): unknown;
+}
+
+/** Fills a recorded-event message with one ledger event, as the caller's view shows it. */
+export function fillRecord<R extends RecordMessage>(record: R, event: RecordedEvent, structuredIds: boolean, view: 'payloads' | 'envelopes'): R {
   record.setId(uuidMessage(event.eventId, structuredIds));
   record.setStreamIdentifier(streamIdentifier(event.stream));
   record.setStreamRevision(String(event.streamVersion - 1));
@@ -127,10 +147,7 @@ export function readEventMessage(event: RecordedEvent, structuredIds: boolean, v
     record.setData(Buffer.from(view === 'payloads' ? JSON.stringify(event.data) : 'null', 'utf8'));
     record.setCustomMetadata(Buffer.from(JSON.stringify(envelopeMetadata(event)), 'utf8'));
   }
-  const read = new streams.ReadResp.ReadEvent();
-  read.setEvent(record);
-  read.setCommitPosition(String(event.position));
-  return new streams.ReadResp().setEvent(read);
+  return record;
 }
 
 /** A read answer for a link (`$>`) resolved to its target: the target as `event`, the link itself as `link`. */

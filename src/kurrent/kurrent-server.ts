@@ -12,7 +12,8 @@ import type { EventStore } from '../ledger/index.js';
 import { AppendService } from './append-service.js';
 import { ApplicationStreams } from './application-streams.js';
 import { uuidMessage } from './event-mapping.js';
-import { gossip, gossipGrpc, serverFeatures, serverFeaturesGrpc, streamsGrpc } from './protocol.js';
+import { PersistentSubscriptions } from './persistent-subscriptions.js';
+import { gossip, gossipGrpc, persistentGrpc, serverFeatures, serverFeaturesGrpc, streamsGrpc } from './protocol.js';
 import { ReadService } from './read-service.js';
 
 /** The KurrentDB version this face answers ServerFeatures with: the 6.x client enables BatchAppend from 21.10. */
@@ -45,8 +46,11 @@ export interface KurrentServer {
   port: number;
   host: string;
   tls: boolean;
-  /** Stops accepting calls, ends subscriptions (the clients see UNAVAILABLE and may resubscribe), then closes. */
-  close(): Promise<void>;
+  /**
+   * Stops accepting calls, ends subscriptions (the clients see UNAVAILABLE and may resubscribe), then closes: calls
+   * still open after `graceMs` (default 2 s: a client that never reads its subscription) are cut.
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
 /** The methods this face serves, as ServerFeatures reports them (the client calls only what is listed). */
@@ -56,6 +60,8 @@ const supportedMethods: Array<{ service: string; method: string; features?: stri
   { service: 'event_store.client.streams.streams', method: 'batchappend' },
   { service: 'event_store.client.streams.streams', method: 'delete' },
   { service: 'event_store.client.streams.streams', method: 'tombstone' },
+  ...['create', 'update', 'delete', 'read', 'getinfo', 'replayparked', 'list'].map((method) => ({ service: 'event_store.client.persistent_subscriptions.persistentsubscriptions', method, features: ['stream', 'all'] })),
+  { service: 'event_store.client.persistent_subscriptions.persistentsubscriptions', method: 'restartsubsystem' },
   { service: 'event_store.client.server_features.serverfeatures', method: 'getsupportedmethods' },
   { service: 'event_store.client.gossip.gossip', method: 'read' },
 ];
@@ -73,6 +79,17 @@ export async function serveKurrent(options: KurrentServerOptions): Promise<Kurre
   const reads = new ReadService({ store: options.store, tokens: options.tokens, tls, anonymousReads, stopping: stopping.signal, maxSubscriptions: options.maxSubscriptions ?? 64, applicationStreams });
   const appends = new AppendService({ store: options.store, tokens: options.tokens, tls, maxAppendBytes: options.maxAppendBytes ?? 4 * 2 ** 20, applicationStreams });
   server.addService(streamsGrpc.StreamsService, { read: reads.read, append: appends.append, batchAppend: appends.batchAppend, delete: appends.delete, tombstone: appends.tombstone });
+  const groups = new PersistentSubscriptions({ store: options.store, tokens: options.tokens, tls, anonymousReads, stopping: stopping.signal });
+  server.addService(persistentGrpc.PersistentSubscriptionsService, {
+    create: groups.create,
+    update: groups.update,
+    delete: groups.delete,
+    read: groups.read,
+    getInfo: groups.getInfo,
+    replayParked: groups.replayParked,
+    list: groups.list,
+    restartSubsystem: groups.restartSubsystem,
+  });
   server.addService(serverFeaturesGrpc.ServerFeaturesService, {
     getSupportedMethods: (_call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
       const answer = new serverFeatures.SupportedMethods().setEventStoreServerVersion(kurrentCompatibleVersion);
@@ -101,14 +118,14 @@ export async function serveKurrent(options: KurrentServerOptions): Promise<Kurre
     port,
     host,
     tls: Boolean(options.tls),
-    close: async () => {
+    close: async (graceMs = 2_000) => {
       stopping.abort();
       await new Promise<void>((resolve) => {
         // Calls still open after a grace period (a client that never reads its subscription) are cut.
         const force = setTimeout(() => {
           server.forceShutdown();
           resolve();
-        }, 2_000);
+        }, graceMs);
         server.tryShutdown(() => {
           clearTimeout(force);
           resolve();

@@ -68,10 +68,19 @@ function positionOf(value: string, field: string): number {
   return Number(value);
 }
 
+/** A filter as both services carry it: on stream names or event types, by prefixes or a regex. */
+export interface FilterMessage {
+  hasStreamIdentifier(): boolean;
+  getStreamIdentifier(): { getPrefixList(): string[]; getRegex(): string } | undefined;
+  getEventType(): { getPrefixList(): string[]; getRegex(): string } | undefined;
+}
+
 /** The filter of a read or subscription, as a predicate (and a stream prefix the store can apply in SQL). */
 export function filterOf(options: ReadOptions): { matches: EventFilter; streamPrefix?: string } {
-  if (!options.hasFilter()) return { matches: () => true };
-  const filter = options.getFilter()!;
+  return options.hasFilter() ? filterFrom(options.getFilter()!) : { matches: () => true };
+}
+
+export function filterFrom(filter: FilterMessage): { matches: EventFilter; streamPrefix?: string } {
   const byStream = filter.hasStreamIdentifier();
   const expression = byStream ? filter.getStreamIdentifier() : filter.getEventType();
   if (!expression) throw KurrentCallError.badRequest('filter', 'names neither stream_identifier nor event_type');

@@ -111,13 +111,13 @@ export class TestNode {
     });
   }
 
-  /** Stops the face at `endpoint` (its calls end UNAVAILABLE); the ledger stays. */
+  /** Stops the face at `endpoint` at once, as a killed node stops (its calls are cut); the ledger stays. */
   async killNode(endpoint: EndPoint): Promise<void> {
     const index = this.#ports.indexOf(endpoint.port);
     if (index < 0) throw new Error(`unknown node ${endpoint.address}:${endpoint.port}`);
     const server = this.#servers[index];
     this.#servers[index] = null;
-    await server?.close();
+    await server?.close(0);
   }
 
   /** Starts again every face that was killed, on its port. */
