@@ -9,6 +9,9 @@
  *   (`API_STREAM_MISMATCH`), so a projection that believes the payload's `nodeId` is never lied to by the stream.
  * - Streams the system writes (poll batches, rollouts and their steps, capacity, provisioning, leases, EBOM imports)
  *   refuse every append through a door (`API_STREAM_RESERVED`): their writers are in-process components.
+ * - An application's events (`ApplicationEvent`: a KurrentDB client's own types, JSON or binary) go to application
+ *   streams only, never to a fleet stream and never under a type of the catalogue, by operators and admins, through the
+ *   KurrentDB face only (the door that keeps their streams' metadata, deletes and tombstones).
  * - What the log shows a caller is one of three views (payloads, envelopes without `data`, nothing), by role; a
  *   caller without credentials sees nothing unless the server was started to show anonymous callers envelopes.
  * - Who reads the read models (nodes, liveness, alarms, drift, compliance, inventory, rollouts) is answered here too

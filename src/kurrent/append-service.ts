@@ -45,6 +45,8 @@ export interface AppendServiceOptions {
   maxAppendBytes: number;
   /** Metadata, deletes and tombstones of application streams (shared with the reads). */
   applicationStreams: ApplicationStreams;
+  /** Aborted when the server stops: an Append still receiving its events is answered UNAVAILABLE, nothing stored. */
+  stopping?: AbortSignal;
 }
 
 /** What an append came to: stored, or refused because the stream was not at the expected version. */
@@ -195,7 +197,21 @@ export class AppendService {
       else if (!deadline.signal.aborted) messages.push(message);
     });
     call.on('error', () => undefined);
+    // The server stopping while the client is still sending: the append is answered UNAVAILABLE (retryable), unstored.
+    let answered = false;
+    const stopping = this.#options.stopping;
+    const onStop = (): void => {
+      if (answered) return;
+      answered = true;
+      deadline.dispose();
+      callback(serviceError(new KurrentCallError(status.UNAVAILABLE, 'the server is stopping; nothing of the append was stored', { 'fleet-ledger-code': 'KURRENT_STOPPING' })) as Parameters<sendUnaryData<AppendResp>>[0]);
+    };
+    if (stopping?.aborted) return onStop();
+    stopping?.addEventListener('abort', onStop, { once: true });
     call.on('end', () => {
+      if (answered) return;
+      answered = true;
+      stopping?.removeEventListener('abort', onStop);
       this.#appendCall(call, messages, oversize, deadline.signal)
         .then(
           (response) => callback(null, response),

@@ -19,7 +19,8 @@ export function suiteRoot(): string {
 const systemEvents =
   "counts KurrentDB's own system events ($-typed events in $-streams a fresh KurrentDB writes at its start: $settings, $users, $scavenges...); a fresh ledger's log holds only what was appended to it";
 const projections = 'needs server-side projections ($by_category, createProjection with linkTo or emit): not served (UNIMPLEMENTED)';
-const httpApi = "calls KurrentDB's HTTP API (GET /ping, or POST /streams to write a malformed event) on the gRPC port: the face serves gRPC only (fleet-ledger's HTTP API is its own, on its own port)";
+const httpApi =
+  "writes a malformed event through KurrentDB's HTTP API (POST /streams/<stream>): the face serves gRPC and KurrentDB's health endpoints (/ping, /health/live) only, not the AtomPub API (fleet-ledger's own HTTP API is on its own port)";
 
 const firstPositions =
   "takes a position from the first 60 events of a fresh node's log (KurrentDB's own system events); a fresh ledger's log is empty, so there is none";
@@ -46,14 +47,6 @@ export const expectedFailures: Record<string, Record<string, ExpectedFailure>> =
   },
   'streams/subscribeToAll.test.ts': {
     'subscribeToAll > should subscribe to $all > from start': { reason: systemEvents },
-  },
-  'extra/http.test.ts': {
-    'http api > secure > dns': { reason: httpApi },
-    'http api > secure > ip': { reason: httpApi },
-    'http api > secure > error transform': { reason: httpApi },
-    'http api > insecure > dns': { reason: httpApi },
-    'http api > insecure > ip': { reason: httpApi },
-    'http api > insecure > error transform': { reason: httpApi },
   },
   'extra/http2-assertion-failure.test.ts': {
     'http2 assertion failure > can subscribe to a stream': {

@@ -1,6 +1,7 @@
 /**
- * What the official client's suite calls a test node (or cluster): here, fleet-ledger's KurrentDB face in this process
- * over a fresh ledger database on the run's embedded PostgreSQL, instead of a KurrentDB container. TLS with a test CA
+ * What the official client's suite calls a test node (or cluster): here, fleet-ledger's KurrentDB face in a worker
+ * thread of the test's process (`node-worker.ts`: its own event loop, as a KurrentDB node is a process of its own) over
+ * a fresh ledger database on the run's embedded PostgreSQL, instead of a KurrentDB container. TLS with a test CA
  * (made with openssl, `test/kurrent/support/tls-certificate.ts`), or plaintext for the suite's "insecure" nodes.
  *
  * The suite logs in as `admin` / `changeit` (KurrentDB's default credentials): this harness gives the face a token
@@ -9,12 +10,14 @@
  * same ledger (each reports itself as the one member in Gossip).
  */
 import { readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { inject } from 'vitest';
-import { TokenTable } from '../../../src/api/index.js';
 import { EventStore } from '../../../src/ledger/index.js';
-import { serveKurrent, type KurrentServer } from '../../../src/kurrent/index.js';
 import { freshDatabase } from '../../support/backends.js';
 import { testCertificate, type TestCertificate } from '../../kurrent/support/tls-certificate.js';
+import type { NodeWorkerAnswer, NodeWorkerData } from './node-worker.js';
 
 /** KurrentDB's `MaxAppendSize` default: the limit of a node the suite starts without setting its own. */
 const kurrentDefaultMaxAppendSize = 1024 * 1024;
@@ -32,14 +35,60 @@ interface Certificate {
   userKeyFile: Buffer;
 }
 
+/** A face served by the nodes' worker thread (`node-worker.ts`), by its id there. */
+interface RunningFace {
+  id: number;
+  port: number;
+}
+
+/**
+ * The worker's entry: registers tsx in the worker (loader hooks given to the test's process do not reach its workers)
+ * and imports `node-worker.ts`.
+ */
+const workerEntry = new URL(
+  `data:text/javascript,${encodeURIComponent(
+    `import { register } from ${JSON.stringify(pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/index\.cjs$/, 'index.mjs')).href)};` +
+      `register(); await import(${JSON.stringify(new URL('./node-worker.ts', import.meta.url).href)});`,
+  )}`,
+);
+
+/** The nodes' worker thread of this test worker, started at the first node and kept for every later file's. */
+let host: { worker: Worker; next: number; waiting: Map<number, (answer: NodeWorkerAnswer) => void> } | null = null;
+
+type Request = { start: NodeWorkerData } | { stop: number; face: number };
+
+function ask(request: Request): Promise<NodeWorkerAnswer> {
+  if (!host) {
+    const worker = new Worker(workerEntry);
+    // It must not keep the test worker alive once its files are done.
+    worker.unref();
+    const waiting = new Map<number, (answer: NodeWorkerAnswer) => void>();
+    worker.on('message', (answer: NodeWorkerAnswer) => {
+      waiting.get(answer.id)?.(answer);
+      waiting.delete(answer.id);
+    });
+    worker.on('error', (error) => {
+      for (const resolve of waiting.values()) resolve({ id: -1, error: String(error) });
+      waiting.clear();
+      host = null;
+    });
+    host = { worker, next: 1, waiting };
+  }
+  const current = host;
+  const id = current.next++;
+  return new Promise<NodeWorkerAnswer>((resolve) => {
+    current.waiting.set(id, resolve);
+    current.worker.postMessage({ id, ...request });
+  });
+}
+
 export class TestNode {
   readonly #count: number;
   readonly #insecure: boolean;
   readonly #options = new Map<string, string>();
   #database: { url: string; drop: () => Promise<void> } | null = null;
-  #store: EventStore | null = null;
   #certificate: TestCertificate | null = null;
-  #servers: Array<KurrentServer | null> = [];
+  #faces: Array<RunningFace | null> = [];
   #ports: number[] = [];
 
   constructor(count = 1, insecure = false) {
@@ -83,55 +132,54 @@ export class TestNode {
     return { root: readFileSync(this.#certificate.caPath), users: { admin: none, invalid: none } };
   }
 
-  /** The ledger under the faces (for the harness's own checks). */
-  get store(): EventStore {
-    if (!this.#store) throw new Error('the node is not up');
-    return this.#store;
-  }
-
   async up(): Promise<void> {
     this.#database = await freshDatabase(inject('embeddedAdminUrl'));
-    this.#store = await EventStore.open({ connectionString: this.#database.url, pollIntervalMs: 200 });
+    // Migrated once, here, before the faces (each opens the store without racing the others to migrate it).
+    await (await EventStore.open({ connectionString: this.#database.url })).close();
     if (!this.#insecure) this.#certificate = testCertificate();
-    this.#ports = Array.from({ length: this.#count }, () => 0);
-    this.#servers = [];
-    for (let index = 0; index < this.#count; index += 1) this.#servers.push(await this.#start(0));
-    this.#ports = this.#servers.map((server) => server!.port);
+    this.#faces = await Promise.all(Array.from({ length: this.#count }, () => this.#start(0)));
+    this.#ports = this.#faces.map((face) => face!.port);
   }
 
-  async #start(port: number): Promise<KurrentServer> {
+  async #start(port: number): Promise<RunningFace> {
     // KurrentDB's default append limit (1 MiB: the suite's size test relies on it) unless the test sets its own.
-    const maxAppendSize = this.#options.get('EVENTSTORE_MAX_APPEND_SIZE') ?? String(kurrentDefaultMaxAppendSize);
-    return serveKurrent({
-      store: this.store,
-      tokens: new TokenTable([{ token: suitePrincipal.password, principal: suitePrincipal.username, role: 'admin' }]),
+    const maxAppendBytes = Number(this.#options.get('EVENTSTORE_MAX_APPEND_SIZE') ?? kurrentDefaultMaxAppendSize);
+    const data: NodeWorkerData = {
+      databaseUrl: this.#database!.url,
       port,
-      ...(this.#certificate ? { tls: { certChain: this.#certificate.certChain, privateKey: this.#certificate.privateKey } } : {}),
-      maxAppendBytes: Number(maxAppendSize),
-    });
+      tls: this.#certificate ? { certPath: this.#certificate.certPath, keyPath: this.#certificate.keyPath } : null,
+      maxAppendBytes,
+      principal: suitePrincipal,
+    };
+    const answer = await ask({ start: data });
+    if (answer.port === undefined) throw new Error(`the face did not start: ${answer.error ?? 'no answer'}`);
+    return { id: answer.id, port: answer.port };
   }
 
-  /** Stops the face at `endpoint` at once, as a killed node stops (its calls are cut); the ledger stays. */
+  /** Stops the face at `endpoint` at once, as a stopped container's node stops: its calls are cancelled, it closes. */
   async killNode(endpoint: EndPoint): Promise<void> {
     const index = this.#ports.indexOf(endpoint.port);
     if (index < 0) throw new Error(`unknown node ${endpoint.address}:${endpoint.port}`);
-    const server = this.#servers[index];
-    this.#servers[index] = null;
-    await server?.close(0);
+    const face = this.#faces[index];
+    this.#faces[index] = null;
+    if (face) await this.#stop(face, 0);
+  }
+
+  /** Closes a face: calls still open after `graceMs` are cut. */
+  async #stop(face: RunningFace, graceMs: number): Promise<void> {
+    await ask({ stop: graceMs, face: face.id });
   }
 
   /** Starts again every face that was killed, on its port. */
   async resurrect(): Promise<void> {
-    for (let index = 0; index < this.#servers.length; index += 1) {
-      if (this.#servers[index] === null) this.#servers[index] = await this.#start(this.#ports[index]!);
+    for (let index = 0; index < this.#faces.length; index += 1) {
+      if (this.#faces[index] === null) this.#faces[index] = await this.#start(this.#ports[index]!);
     }
   }
 
   async down(): Promise<void> {
-    await Promise.all(this.#servers.map((server) => server?.close()));
-    this.#servers = [];
-    await this.#store?.close();
-    this.#store = null;
+    await Promise.all(this.#faces.map((face) => face && this.#stop(face, 500)));
+    this.#faces = [];
     await this.#database?.drop();
     this.#database = null;
     if (this.#certificate) rmSync(this.#certificate.dir, { recursive: true, force: true });
