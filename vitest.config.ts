@@ -31,33 +31,36 @@ const packageDir = (name: string): string => dirname(createRequire(import.meta.u
  * `@test-utils` is our harness, and the client they import is ours (they may live outside this repository).
  */
 const kurrentSuite = suiteLocation();
-const kurrentSuiteProject = kurrentSuite.dir
+const kurrentSuiteProject = (name: string, include: string[]) => ({
+  extends: true as const,
+  resolve: {
+    alias: [
+      { find: /^@test-utils$/, replacement: here('./test/kurrent-client-suite/harness/index.ts') },
+      { find: /^@eventstore\/db-client$/, replacement: packageDir('@eventstore/db-client') },
+      { find: /^@eventstore\/db-client\/(.*)$/, replacement: `${packageDir('@eventstore/db-client')}/$1` },
+      { find: /^uuid$/, replacement: packageDir('uuid') },
+    ],
+  },
+  test: {
+    name,
+    dir: kurrentSuite.dir!,
+    include,
+    globals: true,
+    // The files share their worker's modules (the client and the harness load once per worker, not once per file);
+    // each file starts its own node over its own database.
+    isolate: false,
+    setupFiles: [here('./test/kurrent-client-suite/harness/jest-compat.ts')],
+    globalSetup: [here('./test/support/global-setup.ts')],
+    // No test of the suite may hold the run: one that has not ended after this fails (and is counted a hang).
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+});
+/** The streams and extra files; the persistent subscription files apart (their tests wait 5 s here and there by design). */
+const kurrentSuiteProjects = kurrentSuite.dir
   ? [
-      {
-        extends: true as const,
-        resolve: {
-          alias: [
-            { find: /^@test-utils$/, replacement: here('./test/kurrent-client-suite/harness/index.ts') },
-            { find: /^@eventstore\/db-client$/, replacement: packageDir('@eventstore/db-client') },
-            { find: /^@eventstore\/db-client\/(.*)$/, replacement: `${packageDir('@eventstore/db-client')}/$1` },
-            { find: /^uuid$/, replacement: packageDir('uuid') },
-          ],
-        },
-        test: {
-          name: 'kurrent-client-suite',
-          dir: kurrentSuite.dir,
-          include: ['streams/**/*.test.ts', 'extra/**/*.test.ts', 'persistentSubscription/**/*.test.ts'],
-          globals: true,
-          // The files share their worker's modules (the client and the face load once per worker, not once per file:
-          // most of each file's time was importing them); each file starts its own node over its own database.
-          isolate: false,
-          setupFiles: [here('./test/kurrent-client-suite/harness/jest-compat.ts')],
-          globalSetup: [here('./test/support/global-setup.ts')],
-          // No test of the suite may hold the run: one that has not ended after this fails (and is counted a hang).
-          testTimeout: 30_000,
-          hookTimeout: 30_000,
-        },
-      },
+      kurrentSuiteProject('kurrent-client-suite', ['streams/**/*.test.ts', 'extra/**/*.test.ts']),
+      kurrentSuiteProject('kurrent-client-suite-persistent', ['persistentSubscription/**/*.test.ts']),
     ]
   : [];
 
@@ -95,7 +98,7 @@ export default defineConfig({
           globalSetup: ['test/support/global-setup.ts'],
         },
       },
-      ...kurrentSuiteProject,
+      ...kurrentSuiteProjects,
     ],
   },
 });
