@@ -20,7 +20,7 @@ import { randomUUID } from 'node:crypto';
 import { Metadata, status, type sendUnaryData, type ServerDuplexStream, type ServerUnaryCall } from '@grpc/grpc-js';
 import { sql } from 'kysely';
 import type { RecordedEvent } from '../../events/index.js';
-import { writerRefusal, type AnonymousReads, type Principal, type TokenTable } from '../api/index.js';
+import { ApiError, writerRefusal, type AnonymousReads, type Principal, type TokenTable } from '../api/index.js';
 import type { EventStore } from '../ledger/index.js';
 import { callerOf, readerView } from './kurrent-auth.js';
 import { KurrentCallError, serviceError } from './kurrent-error.js';
@@ -539,7 +539,9 @@ export class PersistentSubscriptions {
     const principal = this.#principal(call);
     const refusal = writerRefusal(principal);
     if (refusal) throw KurrentCallError.refused(refusal);
-    if (principal!.role === 'agent') throw KurrentCallError.refused(writerRefusal({ ...principal!, role: 'analyst' })!);
+    if (principal!.role === 'agent') {
+      throw KurrentCallError.refused(new ApiError('API_FORBIDDEN', { role: principal!.role, allowed: ['operator', 'admin'] }, 'agents report their observations only; consumer groups are managed by operators and admins'));
+    }
     return principal!;
   }
 
