@@ -130,7 +130,7 @@ const layers = { rules: { floors: floorsRule, 'projection-tables': projectionTab
 const restrict = (patterns, paths = []) => ['error', { paths, patterns }];
 
 export default [
-  { ignores: ['node_modules/**', 'dist/**', '.fleet-ledger/**', 'test-artifacts/**', 'coverage/**', 'src/api/dashboard/**'] },
+  { ignores: ['node_modules/**', 'dist/**', '.fleet-ledger/**', 'test-artifacts/**', 'coverage/**', 'src/api/dashboard/**', 'test/kurrent-client-suite/upstream/**'] },
   {
     files: ['**/*.ts', '**/*.js'],
     languageOptions: {

@@ -1,5 +1,9 @@
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { suiteLocation } from './test/kurrent-client-suite/harness/suite-location.js';
 
 /**
  * The longest files start first (a longest-first schedule over the two workers): started last, the rollout kill test
@@ -17,6 +21,48 @@ class LongestFirstSequencer extends BaseSequencer {
     return [...sorted].sort((a, b) => rank(a) - rank(b));
   }
 }
+
+const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
+const packageDir = (name: string): string => dirname(createRequire(import.meta.url).resolve(`${name}/package.json`));
+
+/**
+ * The official KurrentDB client's own tests (third-party files, never committed: `test/kurrent-client-suite/README.md`),
+ * run as they are against the KurrentDB face, when their folder is here. Jest's globals come from `jest-compat.ts`,
+ * `@test-utils` is our harness, and the client they import is ours (they may live outside this repository).
+ */
+const kurrentSuite = suiteLocation();
+const kurrentSuiteProject = (name: string, include: string[]) => ({
+  extends: true as const,
+  resolve: {
+    alias: [
+      { find: /^@test-utils$/, replacement: here('./test/kurrent-client-suite/harness/index.ts') },
+      { find: /^@eventstore\/db-client$/, replacement: packageDir('@eventstore/db-client') },
+      { find: /^@eventstore\/db-client\/(.*)$/, replacement: `${packageDir('@eventstore/db-client')}/$1` },
+      { find: /^uuid$/, replacement: packageDir('uuid') },
+    ],
+  },
+  test: {
+    name,
+    dir: kurrentSuite.dir!,
+    include,
+    globals: true,
+    // The files share their worker's modules (the client and the harness load once per worker, not once per file);
+    // each file starts its own node over its own database.
+    isolate: false,
+    setupFiles: [here('./test/kurrent-client-suite/harness/jest-compat.ts')],
+    globalSetup: [here('./test/support/global-setup.ts')],
+    // No test of the suite may hold the run: one that has not ended after this fails (and is counted a hang).
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+});
+/** The streams and extra files; the persistent subscription files apart (their tests wait 5 s here and there by design). */
+const kurrentSuiteProjects = kurrentSuite.dir
+  ? [
+      kurrentSuiteProject('kurrent-client-suite', ['streams/**/*.test.ts', 'extra/**/*.test.ts']),
+      kurrentSuiteProject('kurrent-client-suite-persistent', ['persistentSubscription/**/*.test.ts']),
+    ]
+  : [];
 
 /**
  * Two levels. `unit`: pure functions (evolve, decide, parsers, planners, the tree generator, error catalogues),
@@ -48,10 +94,11 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/**/*.unit.test.ts', '**/node_modules/**'],
+          exclude: ['test/**/*.unit.test.ts', '**/node_modules/**', 'test/kurrent-client-suite/upstream/**'],
           globalSetup: ['test/support/global-setup.ts'],
         },
       },
+      ...kurrentSuiteProjects,
     ],
   },
 });

@@ -30,7 +30,8 @@ export type EventFamily =
   | 'operator-intent'
   | 'liveness'
   | 'saga-progress'
-  | 'system';
+  | 'system'
+  | 'application';
 
 export function defineEvent<TType extends string, TSchema extends z.ZodType>(definition: {
   family: EventFamily;

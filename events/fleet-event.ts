@@ -6,6 +6,7 @@
  * member, by checking its type against the definitions: its data was validated by the catalogue before it was written.
  */
 import type { z } from 'zod';
+import { applicationEvents } from './application-events.js';
 import { bmcCertificateEvents } from './bmc-certificates.js';
 import type { EventDefinition } from './define-event.js';
 import { driverObservationEvents } from './driver-observations.js';
@@ -24,6 +25,7 @@ export const fleetEventDefinitions = [
   ...bmcCertificateEvents,
   ...sagaProgressEvents,
   ...systemEvents,
+  ...applicationEvents,
 ] as const;
 
 /** What every event has, typed or not: a type name and a payload. */

@@ -17,6 +17,7 @@ export * from './bmc-certificates.js';
 export * from './saga-progress.js';
 export * from './driver-observations.js';
 export * from './system.js';
+export * from './application-events.js';
 export * from './fleet-event.js';
 
 /** Every event type fleet-ledger knows, in one catalogue. */

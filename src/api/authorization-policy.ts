@@ -9,6 +9,9 @@
  *   (`API_STREAM_MISMATCH`), so a projection that believes the payload's `nodeId` is never lied to by the stream.
  * - Streams the system writes (poll batches, rollouts and their steps, capacity, provisioning, leases, EBOM imports)
  *   refuse every append through a door (`API_STREAM_RESERVED`): their writers are in-process components.
+ * - An application's events (`ApplicationEvent`: a KurrentDB client's own types, JSON or binary) go to application
+ *   streams only, never to a fleet stream and never under a type of the catalogue, by operators and admins, through the
+ *   KurrentDB face only (the door that keeps their streams' metadata, deletes and tombstones).
  * - What the log shows a caller is one of three views (payloads, envelopes without `data`, nothing), by role; a
  *   caller without credentials sees nothing unless the server was started to show anonymous callers envelopes.
  * - Who reads the read models (nodes, liveness, alarms, drift, compliance, inventory, rollouts) is answered here too
@@ -16,7 +19,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { nodeIdSchema, type Actor } from '../../events/index.js';
+import { ApplicationEvent, fleetCatalogue, isFleetStream, nodeIdSchema, type Actor } from '../../events/index.js';
 import { ApiError } from './api-error.js';
 import { agentObservationTypes, observationTypes, operatorIntentTypes } from './append-permission.js';
 import { agentMayReportFor, roles, type Principal, type Role } from './tokens.js';
@@ -31,6 +34,11 @@ export interface AppendQuestion {
   type: string;
   stream: string;
   data: unknown;
+  /**
+   * The door asking. Only the KurrentDB face records `ApplicationEvent`s: it is the door that keeps their streams'
+   * KurrentDB semantics (stream metadata, deletes, tombstones), which an append through another door would bypass.
+   */
+  door?: 'http' | 'kurrent';
 }
 
 /**
@@ -141,7 +149,9 @@ export function appendRefusal(question: AppendQuestion): AuthorizationRefusal | 
       return forbidden(principal, writerRoles, `role ${principal.role} reads and appends nothing`);
     case 'operator':
     case 'admin':
-      if (!operatorIntentTypes.has(type) && !observationTypes.has(type)) return forbidden(principal, [], `role ${principal.role} records operator intents and driver observations, not ${type}`);
+      if (!operatorIntentTypes.has(type) && !observationTypes.has(type) && type !== ApplicationEvent.type) {
+        return forbidden(principal, [], `role ${principal.role} records operator intents, driver observations and application events, not ${type}`);
+      }
       break;
     case 'agent':
       if (!agentObservationTypes.has(type)) return forbidden(principal, ['operator', 'admin'], `agents report ${[...agentObservationTypes].join(' and ')} only, not ${type}`);
@@ -153,6 +163,7 @@ export function appendRefusal(question: AppendQuestion): AuthorizationRefusal | 
   }
   const owner = reservedStreamOwner(stream);
   if (owner !== null) return new ApiError('API_STREAM_RESERVED', { stream, owner, type }, `${stream} is written by ${owner} only; ${type} is not appended there`);
+  if (type === ApplicationEvent.type) return applicationRefusal(principal, stream, data, question.door);
   // An observation's payload does not name its node: the node is the stream's, and it must be a node stream.
   const derived = isRecordableIntent(type) ? derivedIntentStream(type, data) : stream.startsWith('node-') ? stream : 'node-<nodeId>';
   if (derived !== null && derived !== stream) {
@@ -163,6 +174,23 @@ export function appendRefusal(question: AppendQuestion): AuthorizationRefusal | 
     if (!agentMayReportFor(principal, nodeId)) {
       return forbidden(principal, ['operator', 'admin'], `agent ${principal.id} may not report for node ${nodeId} (its token's node scope: ${(principal.nodes ?? []).join(', ') || 'none'})`);
     }
+  }
+  return null;
+}
+
+/**
+ * Why an application event (a KurrentDB client's event in a stream outside the fleet's) is refused, or null. Operators
+ * and admins record them (the role check before this), through the KurrentDB face only, to application streams only,
+ * and never under a type of the catalogue: a reader filtering the log by a fleet type must find only the fleet's
+ * validated events.
+ */
+function applicationRefusal(principal: Principal, stream: string, data: unknown, door: AppendQuestion['door']): AuthorizationRefusal | null {
+  const type = ApplicationEvent.type;
+  if (door !== 'kurrent') return forbidden(principal, [], `${type}s are appended through the KurrentDB face, which keeps their streams' metadata, deletes and tombstones`);
+  if (isFleetStream(stream)) return new ApiError('API_STREAM_RESERVED', { stream, owner: "the fleet (the catalogue's events, each validated)", type }, `${stream} is a fleet stream; ${type}s go to application streams`);
+  const named = typeof data === 'object' && data !== null ? (data as { type?: unknown }).type : undefined;
+  if (typeof named === 'string' && fleetCatalogue.get(named)) {
+    return forbidden(principal, [], `${named} is an event type of the fleet's catalogue: it is appended as itself, validated, to its fleet stream, never as an application's event`);
   }
   return null;
 }

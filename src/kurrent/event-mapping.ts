@@ -3,10 +3,11 @@
  * from 0, the ledger from 1); a position (commit and prepare alike) is the ledger's global position. Data is the
  * payload as JSON; the custom metadata carries our envelope: actor, observedAt, correlationId, causationId, hash.
  */
-import type { ProposedEvent, RecordedEvent } from '../../events/index.js';
+import { ApplicationEvent, type ProposedEvent, type RecordedEvent, type StoredBytes } from '../../events/index.js';
 import { checkStrictJson, describeStrictJsonProblem } from '../api/index.js';
 import { KurrentCallError } from './kurrent-error.js';
 import { shared, streams, type ReadResp, type UUID } from './protocol.js';
+import { kurrentStreamName } from './stream-names.js';
 
 /** .NET ticks (100 ns) since the Unix epoch: what the client reads from the `created` metadata entry. */
 const ticksPerMillisecond = 10_000n;
@@ -42,13 +43,47 @@ export function uuidMessage(id: string, structured: boolean): UUID {
   return uuid.setStructured(part);
 }
 
+/** The identifier of a ledger stream, in its KurrentDB name (`stream-names.ts`). */
 export function streamIdentifier(stream: string) {
-  return new shared.StreamIdentifier().setStreamName(Buffer.from(stream, 'utf8'));
+  return new shared.StreamIdentifier().setStreamName(kurrentStreamName(stream));
 }
 
-export function streamNameOf(identifier: { getStreamName_asU8(): Uint8Array } | undefined): string {
+/** The bytes of a KurrentDB stream name, as the client sent them. */
+export function streamNameBytes(identifier: { getStreamName_asU8(): Uint8Array } | undefined): Buffer {
   if (!identifier) throw KurrentCallError.badRequest('stream_identifier', 'is missing');
-  return Buffer.from(identifier.getStreamName_asU8()).toString('utf8');
+  return Buffer.from(identifier.getStreamName_asU8());
+}
+
+/** An application event's data and metadata as the log keeps them, in `ApplicationEvent`. */
+export interface ApplicationData {
+  type: string;
+  contentType: string;
+  data: StoredBytes;
+  metadata: StoredBytes;
+}
+
+/** Bytes as the log keeps them: as text when they are UTF-8 that jsonb can hold (no NUL), else base64. */
+export function storedBytes(bytes: Uint8Array): StoredBytes {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (!buffer.includes(0)) {
+    const text = buffer.toString('utf8');
+    // Only bytes that come back the same: malformed UTF-8 would be read back as U+FFFD.
+    if (Buffer.byteLength(text, 'utf8') === buffer.length && Buffer.from(text, 'utf8').equals(buffer)) return { text };
+  }
+  return { base64: buffer.toString('base64') };
+}
+
+export function bytesOf(stored: StoredBytes): Buffer {
+  return 'text' in stored ? Buffer.from(stored.text, 'utf8') : Buffer.from(stored.base64, 'base64');
+}
+
+export function isApplicationEvent(event: { type: string }): boolean {
+  return event.type === ApplicationEvent.type;
+}
+
+/** The KurrentDB type of a ledger event: an application's own type, or the catalogue's. */
+export function kurrentTypeOf(event: RecordedEvent): string {
+  return isApplicationEvent(event) ? (event.data as ApplicationData).type : event.type;
 }
 
 /** The envelope members a KurrentDB reader finds in an event's custom metadata. */
@@ -70,22 +105,78 @@ export function envelopeMetadata(event: RecordedEvent): Record<string, unknown> 
  * as the HTTP live feed's `data: null`: the reader learns that something happened, not the payload.
  */
 export function readEventMessage(event: RecordedEvent, structuredIds: boolean, view: 'payloads' | 'envelopes'): ReadResp {
-  const record = new streams.ReadResp.ReadEvent.RecordedEvent();
+  const record = fillRecord(new streams.ReadResp.ReadEvent.RecordedEvent(), event, structuredIds, view);
+  const read = new streams.ReadResp.ReadEvent();
+  read.setEvent(record);
+  read.setCommitPosition(String(event.position));
+  return new streams.ReadResp().setEvent(read);
+}
+
+/** What a recorded-event message of either service (Streams, PersistentSubscriptions) is filled through. */
+export interface RecordMessage {
+  setId(value?: UUID): unknown;
+  setStreamIdentifier(value?: import('./protocol.js').StreamIdentifier): unknown;
+  setStreamRevision(value: string): unknown;
+  setCommitPosition(value: string): unknown;
+  setPreparePosition(value: string): unknown;
+  getMetadataMap(): { set(key: string, value: string): unknown };
+  setData(value: Uint8Array | string): unknown;
+  setCustomMetadata(value: Uint8Array | string): unknown;
+}
+
+/** Fills a recorded-event message with one ledger event, as the caller's view shows it. */
+export function fillRecord<R extends RecordMessage>(record: R, event: RecordedEvent, structuredIds: boolean, view: 'payloads' | 'envelopes'): R {
   record.setId(uuidMessage(event.eventId, structuredIds));
   record.setStreamIdentifier(streamIdentifier(event.stream));
   record.setStreamRevision(String(event.streamVersion - 1));
   record.setCommitPosition(String(event.position));
   record.setPreparePosition(String(event.position));
   const metadata = record.getMetadataMap();
-  metadata.set('type', event.type);
-  metadata.set('content-type', 'application/json');
   metadata.set('created', (BigInt(event.recordedAt.getTime()) * ticksPerMillisecond).toString());
-  record.setData(Buffer.from(view === 'payloads' ? JSON.stringify(event.data) : 'null', 'utf8'));
-  record.setCustomMetadata(Buffer.from(JSON.stringify(envelopeMetadata(event)), 'utf8'));
+  if (isApplicationEvent(event)) {
+    // An application's event: its own type, content type, data and metadata, byte for byte (nothing of them in the
+    // envelopes view); the ledger's envelope (actor, hash) stays in the log, where an auditor reads it.
+    const application = event.data as ApplicationData;
+    metadata.set('type', application.type);
+    metadata.set('content-type', application.contentType);
+    record.setData(view === 'payloads' ? bytesOf(application.data) : Buffer.alloc(0));
+    record.setCustomMetadata(view === 'payloads' ? bytesOf(application.metadata) : Buffer.alloc(0));
+  } else {
+    metadata.set('type', event.type);
+    metadata.set('content-type', 'application/json');
+    record.setData(Buffer.from(view === 'payloads' ? JSON.stringify(event.data) : 'null', 'utf8'));
+    record.setCustomMetadata(Buffer.from(JSON.stringify(envelopeMetadata(event)), 'utf8'));
+  }
+  return record;
+}
+
+/** A read answer for a link (`$>`) resolved to its target: the target as `event`, the link itself as `link`. */
+export function resolvedLinkMessage(link: ReadResp, target: ReadResp | null): ReadResp {
+  const linkRecord = link.getEvent()!.getEvent()!;
   const read = new streams.ReadResp.ReadEvent();
-  read.setEvent(record);
-  read.setCommitPosition(String(event.position));
+  if (target) read.setEvent(target.getEvent()!.getEvent()!);
+  read.setLink(linkRecord);
+  read.setCommitPosition(link.getEvent()!.getCommitPosition());
   return new streams.ReadResp().setEvent(read);
+}
+
+/**
+ * A client's proposed message for an application stream, as an `ApplicationEvent` (without its actor): any type and
+ * content type, data and metadata as they were sent.
+ */
+export function proposedApplicationEvent(message: ProposedMessage, index: number): Omit<ProposedEvent, 'actor'> & { data: ApplicationData } {
+  const at = `events[${index}]`;
+  const entries = message.getMetadataMap();
+  const type = entries.get('type');
+  if (!type) throw KurrentCallError.badRequest(`${at}.type`, 'is missing');
+  if (type.includes('\u0000')) throw KurrentCallError.badRequest(`${at}.type`, 'contains NUL');
+  const contentType = entries.get('content-type') ?? 'application/octet-stream';
+  const eventId = uuidText(message.getId());
+  return {
+    ...(eventId ? { eventId } : {}),
+    type: ApplicationEvent.type,
+    data: { type, contentType, data: storedBytes(message.getData_asU8()), metadata: storedBytes(message.getCustomMetadata_asU8()) },
+  };
 }
 
 /** What a proposed message of Append or BatchAppend carries. */

@@ -1,17 +1,23 @@
 /**
  * The KurrentDB face of the ledger: a gRPC server that the KurrentDB (EventStoreDB) clients connect to with
- * `esdb://host:port?tls=false`, or over TLS with credentials. It serves Streams.Read, Streams.Append,
- * Streams.BatchAppend, ServerFeatures (what the client asks at connect to choose its calls) and Gossip.Read (a
- * one-node cluster, for clients that discover). Everything else (persistent subscriptions, projections, users,
- * operations, deletes) answers UNIMPLEMENTED.
+ * `esdb://host:port?tls=false`, or over TLS with credentials. It serves Streams (Read, Append, BatchAppend, Delete,
+ * Tombstone), PersistentSubscriptions, ServerFeatures (what the client asks at connect to choose its calls) and
+ * Gossip.Read (a one-node cluster, for clients that discover), and on the same port KurrentDB's HTTP health endpoints
+ * (`/ping`, `/health/live`). Everything else (projections, users, operations) answers UNIMPLEMENTED.
  */
 import { randomUUID } from 'node:crypto';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
+import { Duplex } from 'node:stream';
+import { createServer as createTlsServer } from 'node:tls';
 import { Server, ServerCredentials, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import type { AnonymousReads, TokenTable } from '../api/index.js';
 import type { EventStore } from '../ledger/index.js';
 import { AppendService } from './append-service.js';
+import { ApplicationStreams } from './application-streams.js';
 import { uuidMessage } from './event-mapping.js';
-import { gossip, gossipGrpc, serverFeatures, serverFeaturesGrpc, streamsGrpc } from './protocol.js';
+import { PersistentSubscriptions } from './persistent-subscriptions.js';
+import { gossip, gossipGrpc, persistentGrpc, serverFeatures, serverFeaturesGrpc, streamsGrpc } from './protocol.js';
 import { ReadService } from './read-service.js';
 
 /** The KurrentDB version this face answers ServerFeatures with: the 6.x client enables BatchAppend from 21.10. */
@@ -44,8 +50,11 @@ export interface KurrentServer {
   port: number;
   host: string;
   tls: boolean;
-  /** Stops accepting calls, ends subscriptions (the clients see UNAVAILABLE and may resubscribe), then closes. */
-  close(): Promise<void>;
+  /**
+   * Stops accepting calls, ends subscriptions (the clients see UNAVAILABLE and may resubscribe), then closes: calls
+   * still open after `graceMs` (default 2 s: a client that never reads its subscription) are cut.
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
 /** The methods this face serves, as ServerFeatures reports them (the client calls only what is listed). */
@@ -53,6 +62,10 @@ const supportedMethods: Array<{ service: string; method: string; features?: stri
   { service: 'event_store.client.streams.streams', method: 'read' },
   { service: 'event_store.client.streams.streams', method: 'append' },
   { service: 'event_store.client.streams.streams', method: 'batchappend' },
+  { service: 'event_store.client.streams.streams', method: 'delete' },
+  { service: 'event_store.client.streams.streams', method: 'tombstone' },
+  ...['create', 'update', 'delete', 'read', 'getinfo', 'replayparked', 'list'].map((method) => ({ service: 'event_store.client.persistent_subscriptions.persistentsubscriptions', method, features: ['stream', 'all'] })),
+  { service: 'event_store.client.persistent_subscriptions.persistentsubscriptions', method: 'restartsubsystem' },
   { service: 'event_store.client.server_features.serverfeatures', method: 'getsupportedmethods' },
   { service: 'event_store.client.gossip.gossip', method: 'read' },
 ];
@@ -63,10 +76,24 @@ export async function serveKurrent(options: KurrentServerOptions): Promise<Kurre
   const stopping = new AbortController();
   const anonymousReads = options.anonymousReads ?? 'none';
   const tls = Boolean(options.tls);
-  const server = new Server({ 'grpc.max_receive_message_length': (options.maxAppendBytes ?? 4 * 2 ** 20) + 2 ** 20 });
-  const reads = new ReadService({ store: options.store, tokens: options.tokens, tls, anonymousReads, stopping: stopping.signal, maxSubscriptions: options.maxSubscriptions ?? 64 });
-  const appends = new AppendService({ store: options.store, tokens: options.tokens, tls, maxAppendBytes: options.maxAppendBytes ?? 4 * 2 ** 20 });
-  server.addService(streamsGrpc.StreamsService, { read: reads.read, append: appends.append, batchAppend: appends.batchAppend });
+  // One message may be larger than one append's limit: BatchAppend clients send up to 3 MiB of events per request
+  // (`batchAppendSize`), which the face must read to answer MaximumAppendSizeExceeded rather than drop the call.
+  const server = new Server({ 'grpc.max_receive_message_length': Math.max((options.maxAppendBytes ?? 4 * 2 ** 20) + 2 ** 20, 16 * 2 ** 20) });
+  const applicationStreams = new ApplicationStreams(options.store);
+  const reads = new ReadService({ store: options.store, tokens: options.tokens, tls, anonymousReads, stopping: stopping.signal, maxSubscriptions: options.maxSubscriptions ?? 64, applicationStreams });
+  const appends = new AppendService({ store: options.store, tokens: options.tokens, tls, maxAppendBytes: options.maxAppendBytes ?? 4 * 2 ** 20, applicationStreams, stopping: stopping.signal });
+  server.addService(streamsGrpc.StreamsService, { read: reads.read, append: appends.append, batchAppend: appends.batchAppend, delete: appends.delete, tombstone: appends.tombstone });
+  const groups = new PersistentSubscriptions({ store: options.store, tokens: options.tokens, tls, anonymousReads, stopping: stopping.signal });
+  server.addService(persistentGrpc.PersistentSubscriptionsService, {
+    create: groups.create,
+    update: groups.update,
+    delete: groups.delete,
+    read: groups.read,
+    getInfo: groups.getInfo,
+    replayParked: groups.replayParked,
+    list: groups.list,
+    restartSubsystem: groups.restartSubsystem,
+  });
   server.addService(serverFeaturesGrpc.ServerFeaturesService, {
     getSupportedMethods: (_call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
       const answer = new serverFeatures.SupportedMethods().setEventStoreServerVersion(kurrentCompatibleVersion);
@@ -89,25 +116,92 @@ export async function serveKurrent(options: KurrentServerOptions): Promise<Kurre
       callback(null, new gossip.ClusterInfo().setMembersList([member]));
     },
   });
-  const credentials = options.tls ? ServerCredentials.createSsl(null, [{ cert_chain: options.tls.certChain, private_key: options.tls.privateKey }], false) : ServerCredentials.createInsecure();
-  port = await new Promise<number>((resolve, reject) => server.bindAsync(`${host}:${options.port}`, credentials, (error, bound) => (error ? reject(error) : resolve(bound))));
+  // One port for gRPC and KurrentDB's HTTP health endpoints, as KurrentDB serves them: over TLS, ALPN tells HTTP/2 (gRPC)
+  // from HTTP/1.1; in plaintext, the HTTP/2 connection preface does. gRPC connections go to grpc-js (TLS ended here,
+  // with the same certificate), the rest to `kurrentHttp`.
+  const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
+  const health = createHttpServer(kurrentHttp);
+  const route = (socket: Duplex, http2: boolean): void => {
+    if (http2) injector.injectConnection(socket);
+    else health.emit('connection', socket);
+  };
+  const listener = options.tls
+    ? createTlsServer({ cert: options.tls.certChain, key: options.tls.privateKey, ALPNProtocols: ['h2', 'http/1.1'] }, (socket) => route(socket, socket.alpnProtocol === 'h2'))
+    : createNetServer((socket) => {
+        socket.once('data', (first: Buffer) => route(replaying(socket, first), first.subarray(0, 4).toString('latin1') === 'PRI '));
+      });
+  listener.on('tlsClientError', () => undefined);
+  port = await new Promise<number>((resolve, reject) => {
+    listener.once('error', reject);
+    listener.listen(options.port, host, () => {
+      listener.off('error', reject);
+      resolve((listener.address() as AddressInfo).port);
+    });
+  });
   return {
     port,
     host,
     tls: Boolean(options.tls),
-    close: async () => {
+    close: async (graceMs = 2_000) => {
       stopping.abort();
+      listener.close();
+      health.closeAllConnections();
+      health.close();
       await new Promise<void>((resolve) => {
         // Calls still open after a grace period (a client that never reads its subscription) are cut.
         const force = setTimeout(() => {
           server.forceShutdown();
+          injector.destroy();
           resolve();
-        }, 2_000);
+        }, graceMs);
         server.tryShutdown(() => {
           clearTimeout(force);
+          injector.destroy();
           resolve();
         });
       });
     },
   };
+}
+
+/**
+ * The connection after its first bytes were read (to tell HTTP/2 from HTTP/1.1): a stream that gives those bytes
+ * first, then the rest. Its readers (the HTTP/2 session, the HTTP/1.1 parser) read it as a stream, not the socket's
+ * handle, which no longer holds the bytes already read.
+ */
+function replaying(socket: Socket, first: Buffer): Duplex {
+  const stream = new Duplex({
+    read: () => socket.resume(),
+    write: (chunk: Buffer, _encoding, done) => socket.write(chunk, done),
+    final: (done) => socket.end(done),
+    destroy: (error, done) => {
+      socket.destroy(error ?? undefined);
+      done(error);
+    },
+  });
+  stream.push(first);
+  socket.on('data', (chunk: Buffer) => {
+    if (!stream.push(chunk)) socket.pause();
+  });
+  socket.on('end', () => stream.push(null));
+  socket.on('error', (error) => stream.destroy(error));
+  socket.on('close', () => stream.destroy());
+  return stream;
+}
+
+/**
+ * KurrentDB's HTTP endpoints that tools and load balancers ask of a node, on the gRPC port: `GET /ping` and
+ * `GET /health/live`. Every other path is 404: the KurrentDB HTTP API (AtomPub, its admin pages) is not served, and
+ * fleet-ledger's own HTTP API is on its own port.
+ */
+function kurrentHttp(request: IncomingMessage, response: ServerResponse): void {
+  const path = (request.url ?? '/').split('?')[0];
+  request.resume();
+  if (request.method === 'GET' && path === '/ping') {
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ msgTypeId: 0, text: 'Ping request successfully handled' }));
+  } else if ((request.method === 'GET' || request.method === 'HEAD') && path === '/health/live') {
+    response.writeHead(204).end();
+  } else {
+    response.writeHead(404, 'Not Found', { 'content-type': 'text/plain' }).end('Not Found');
+  }
 }

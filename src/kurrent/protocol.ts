@@ -15,6 +15,8 @@ type Gossip = typeof import('@eventstore/db-client/generated/gossip_pb.js');
 type GossipGrpc = typeof import('@eventstore/db-client/generated/gossip_grpc_pb.js');
 type Status = typeof import('@eventstore/db-client/generated/status_pb.js');
 type Code = typeof import('@eventstore/db-client/generated/code_pb.js');
+type Persistent = typeof import('@eventstore/db-client/generated/persistent_pb.js');
+type PersistentGrpc = typeof import('@eventstore/db-client/generated/persistent_grpc_pb.js');
 
 const load = createRequire(import.meta.url);
 const generated = (name: string): unknown => load(`@eventstore/db-client/generated/${name}.js`);
@@ -28,6 +30,8 @@ export const gossip = generated('gossip_pb') as Gossip;
 export const gossipGrpc = generated('gossip_grpc_pb') as GossipGrpc;
 export const status = generated('status_pb') as Status;
 export const code = generated('code_pb') as Code;
+export const persistent = generated('persistent_pb') as Persistent;
+export const persistentGrpc = generated('persistent_grpc_pb') as PersistentGrpc;
 
 export type ReadReq = import('@eventstore/db-client/generated/streams_pb.js').ReadReq;
 export type ReadResp = import('@eventstore/db-client/generated/streams_pb.js').ReadResp;
@@ -36,3 +40,4 @@ export type AppendResp = import('@eventstore/db-client/generated/streams_pb.js')
 export type BatchAppendReq = import('@eventstore/db-client/generated/streams_pb.js').BatchAppendReq;
 export type BatchAppendResp = import('@eventstore/db-client/generated/streams_pb.js').BatchAppendResp;
 export type UUID = import('@eventstore/db-client/generated/shared_pb.js').UUID;
+export type StreamIdentifier = import('@eventstore/db-client/generated/shared_pb.js').StreamIdentifier;

@@ -10,13 +10,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { status, type ServerWritableStream } from '@grpc/grpc-js';
-import type { RecordedEvent } from '../../events/index.js';
+import { isFleetStream, type RecordedEvent } from '../../events/index.js';
 import type { AnonymousReads, TokenTable } from '../api/index.js';
 import type { EventStore } from '../ledger/index.js';
+import { streamDeleted, type ApplicationStreams } from './application-streams.js';
 import { callerOf, readerView } from './kurrent-auth.js';
 import { KurrentCallError, serviceError } from './kurrent-error.js';
-import { readEventMessage, streamIdentifier, streamNameOf } from './event-mapping.js';
+import { bytesOf, isApplicationEvent, kurrentTypeOf, readEventMessage, resolvedLinkMessage, streamIdentifier, streamNameBytes, type ApplicationData } from './event-mapping.js';
 import { streams, type ReadReq, type ReadResp } from './protocol.js';
+import { kurrentStreamText, ledgerStreamName, metastreamOf } from './stream-names.js';
 
 /** Events read from the store at once, by reads and subscriptions alike. */
 const pageSize = 500;
@@ -42,6 +44,8 @@ export interface ReadServiceOptions {
   stopping: AbortSignal;
   /** Subscriptions open at once; one more is refused with RESOURCE_EXHAUSTED. */
   maxSubscriptions: number;
+  /** Metadata and tombstones of application streams (shared with the appends). */
+  applicationStreams: ApplicationStreams;
 }
 
 /** Writes one answer, waiting for the call to drain when its buffer is full (or for the call to end). */
@@ -64,14 +68,24 @@ function positionOf(value: string, field: string): number {
   return Number(value);
 }
 
+/** A filter as both services carry it: on stream names or event types, by prefixes or a regex. */
+export interface FilterMessage {
+  hasStreamIdentifier(): boolean;
+  getStreamIdentifier(): { getPrefixList(): string[]; getRegex(): string } | undefined;
+  getEventType(): { getPrefixList(): string[]; getRegex(): string } | undefined;
+}
+
 /** The filter of a read or subscription, as a predicate (and a stream prefix the store can apply in SQL). */
 export function filterOf(options: ReadOptions): { matches: EventFilter; streamPrefix?: string } {
-  if (!options.hasFilter()) return { matches: () => true };
-  const filter = options.getFilter()!;
+  return options.hasFilter() ? filterFrom(options.getFilter()!) : { matches: () => true };
+}
+
+export function filterFrom(filter: FilterMessage): { matches: EventFilter; streamPrefix?: string } {
   const byStream = filter.hasStreamIdentifier();
   const expression = byStream ? filter.getStreamIdentifier() : filter.getEventType();
   if (!expression) throw KurrentCallError.badRequest('filter', 'names neither stream_identifier nor event_type');
-  const subject = (event: RecordedEvent): string => (byStream ? event.stream : event.type);
+  // Filters see what the client sees: KurrentDB stream names and an application's own event types.
+  const subject = (event: RecordedEvent): string => (byStream ? kurrentStreamText(event.stream) : kurrentTypeOf(event));
   const prefixes = expression.getPrefixList();
   const source = expression.getRegex();
   let regex: RegExp | null = null;
@@ -91,7 +105,8 @@ export function filterOf(options: ReadOptions): { matches: EventFilter; streamPr
     if (prefixes.length > 0 && !prefixes.some((prefix) => text.startsWith(prefix))) return false;
     return regex === null || regex.test(text);
   };
-  return byStream && prefixes.length === 1 && regex === null ? { matches, streamPrefix: prefixes[0]! } : { matches };
+  // The store applies a stream prefix in SQL only where every stream it names is a fleet stream (stored as named).
+  return byStream && prefixes.length === 1 && regex === null && isFleetStream(prefixes[0]!) ? { matches, streamPrefix: prefixes[0]! } : { matches };
 }
 
 export class ReadService {
@@ -130,7 +145,16 @@ export class ReadService {
     const options = call.request.getOptions();
     if (!options) throw KurrentCallError.badRequest('options', 'are missing');
     const structuredIds = options.getUuidOption()?.hasStructured() ?? false;
-    const write = (event: RecordedEvent): Promise<void> => send(call, readEventMessage(event, structuredIds, view), signal);
+    const resolveLinks = options.getResolveLinks();
+    const write = async (event: RecordedEvent): Promise<void> => {
+      const message = readEventMessage(event, structuredIds, view);
+      // A link (`$>`, data `<revision>@<stream>`) read with resolveLinkTos comes as its target, the link beside it.
+      if (resolveLinks && view === 'payloads' && isApplicationEvent(event) && kurrentTypeOf(event) === '$>') {
+        const target = await this.#linkTarget(event);
+        return send(call, resolvedLinkMessage(message, target && readEventMessage(target, structuredIds, view)), signal);
+      }
+      return send(call, message, signal);
+    };
     const filter = filterOf(options);
     const backwards = options.getReadDirection() === streams.ReadReq.Options.ReadDirection.BACKWARDS;
     if (options.hasSubscription()) {
@@ -163,8 +187,42 @@ export class ReadService {
     // delivered even to a subscription from the end.
     const confirm = () => send(call, new streams.ReadResp().setConfirmation(new streams.ReadResp.SubscriptionConfirmation().setSubscriptionId(randomUUID())), signal);
     if (options.hasStream()) return this.#subscribeToStream(call, options.getStream()!, confirm, write, signal);
-    if (options.hasAll()) return this.#subscribeToAll(call, options.getAll()!, filter, options.hasFilter(), confirm, write, signal);
+    // KurrentDB's checkpoint interval: its search window (the client's `maxSearchWindow`, 32 by default) times the
+    // client's multiplier (`checkpointInterval`).
+    const filterOptions = options.hasFilter() ? options.getFilter()! : null;
+    const checkpointEvery = filterOptions ? (filterOptions.hasMax() ? filterOptions.getMax() : 32) * Math.max(1, filterOptions.getCheckpointintervalmultiplier()) : null;
+    if (options.hasAll()) return this.#subscribeToAll(call, options.getAll()!, filter, checkpointEvery, confirm, write, signal);
     throw KurrentCallError.badRequest('options', 'name neither a stream nor $all');
+  }
+
+  /** The event a link (`<revision>@<stream>`) points to, or null when there is none. */
+  async #linkTarget(link: RecordedEvent): Promise<RecordedEvent | null> {
+    const text = bytesOf((link.data as ApplicationData).data).toString('utf8');
+    const match = /^(\d{1,15})@(.+)$/s.exec(text);
+    if (!match) return null;
+    try {
+      const [target] = await this.#options.store.readStream(ledgerStreamName(Buffer.from(match[2]!, 'utf8')), { fromVersion: Number(match[1]) + 1, limit: 1 });
+      return target ?? null;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * What of a stream a read may return: its version, the first version returned and the oldest time returned. For an
+   * application stream its metadata decides (`$tb`, `$maxCount`, `$maxAge`), and a tombstone refuses the read.
+   */
+  async #visible(name: Buffer, stream: string): Promise<{ version: number | null; first: number; notBefore: number | null }> {
+    const version = await this.#options.store.streamVersion(stream);
+    const text = name.toString('utf8');
+    if (isFleetStream(text) || metastreamOf(name) !== null) return { version, first: 1, notBefore: null };
+    const { applicationStreams } = this.#options;
+    if (version !== null && (await applicationStreams.tombstoned(stream))) throw streamDeleted(text);
+    const rules = await applicationStreams.readRules(name);
+    let first = 1;
+    if (rules.truncateBefore !== null) first = Math.max(first, rules.truncateBefore + 1);
+    if (rules.maxCount !== null && version !== null) first = Math.max(first, version - rules.maxCount + 1);
+    return { version, first, notBefore: rules.maxAgeSeconds === null ? null : Date.now() - rules.maxAgeSeconds * 1000 };
   }
 
   async #readStream(
@@ -176,19 +234,27 @@ export class ReadService {
     signal: AbortSignal,
   ): Promise<void> {
     const { store } = this.#options;
-    const stream = streamNameOf(from.getStreamIdentifier());
-    const version = await store.streamVersion(stream);
-    if (version === null) {
+    const name = streamNameBytes(from.getStreamIdentifier());
+    const stream = ledgerStreamName(name);
+    const { version, first, notBefore } = await this.#visible(name, stream);
+    // A stream with no events, or none left before its truncation (a soft delete), is not found.
+    if (version === null || first > version) {
       await send(call, new streams.ReadResp().setStreamNotFound(new streams.ReadResp.StreamNotFound().setStreamIdentifier(streamIdentifier(stream))), signal);
       return;
     }
     // Versions count from 1; revisions from 0.
     let next = from.hasRevision() ? positionOf(from.getRevision(), 'stream.revision') + 1 : from.hasEnd() ? (backwards ? version : version + 1) : 1;
+    if (!backwards) next = Math.max(next, first);
     let left = count;
-    while (left > 0 && !signal.aborted && next >= 1) {
+    while (left > 0 && !signal.aborted && next >= first) {
       const page = await store.readStream(stream, { fromVersion: next, direction: backwards ? 'backward' : 'forward', limit: Math.min(left, pageSize) });
-      for (const event of page) await write(event);
-      left -= page.length;
+      for (const event of page) {
+        if (event.streamVersion < first) return;
+        if (notBefore !== null && event.recordedAt.getTime() < notBefore) continue;
+        await write(event);
+        left -= 1;
+        if (left === 0) return;
+      }
       if (page.length < pageSize) return;
       next = page[page.length - 1]!.streamVersion + (backwards ? -1 : 1);
     }
@@ -236,25 +302,47 @@ export class ReadService {
     }
   }
 
-  /** Follows the log from `fromPosition`, writing matching events, then a checkpoint after each page when filtered. */
+  /**
+   * Follows the log from `fromPosition`, writing matching events. `caughtUp`: whether CaughtUp was already sent (else it
+   * is sent once, when the follower first reaches the head). With `checkpointEvery` (a filtered subscription), a
+   * checkpoint goes after every that many events examined, matching or not (KurrentDB's search window times the
+   * client's multiplier), once when the follower catches up (where the live part begins), and when the head is reached
+   * past events the filter skipped: a consumer resumes after the later of its last event and its last checkpoint, and
+   * never reads those again.
+   */
   async #follow(
     call: ServerWritableStream<ReadReq, ReadResp>,
     fromPosition: number,
     filter: { matches: EventFilter; streamPrefix?: string },
-    checkpoints: boolean,
+    checkpointEvery: number | null,
+    caughtUp: boolean,
     write: (event: RecordedEvent) => Promise<void>,
     signal: AbortSignal,
   ): Promise<void> {
-    let caughtUp = false;
+    let examined = 0;
+    // The highest position the consumer knows it has seen past: its last event or its last checkpoint.
+    let known = fromPosition - 1;
+    const checkpoint = async (position: number, keepCount = false): Promise<void> => {
+      const text = String(position);
+      await send(call, new streams.ReadResp().setCheckpoint(new streams.ReadResp.Checkpoint().setCommitPosition(text).setPreparePosition(text)), signal);
+      known = position;
+      if (!keepCount) examined = 0;
+    };
     await this.#options.store.follow(
-      { fromPosition, pool: 'feeds', reportEmptyBatches: checkpoints, batchSize: pageSize, ...(filter.streamPrefix ? { streamPrefix: filter.streamPrefix } : {}) },
+      { fromPosition, pool: 'feeds', reportEmptyBatches: checkpointEvery !== null, batchSize: pageSize, ...(filter.streamPrefix ? { streamPrefix: filter.streamPrefix } : {}) },
       async (batch) => {
-        for (const event of batch.events) if (filter.matches(event)) await write(event);
-        if (checkpoints) {
-          const position = String(batch.checkpoint);
-          await send(call, new streams.ReadResp().setCheckpoint(new streams.ReadResp.Checkpoint().setCommitPosition(position).setPreparePosition(position)), signal);
+        for (const event of batch.events) {
+          if (filter.matches(event)) {
+            await write(event);
+            known = event.position;
+          }
+          examined += 1;
+          if (checkpointEvery !== null && examined >= checkpointEvery) await checkpoint(event.position);
         }
-        if (!caughtUp && batch.events.length < pageSize) {
+        const atHead = batch.events.length < pageSize;
+        // Caught up: a checkpoint there (where the live part begins), then at the head only past skipped events.
+        if (checkpointEvery !== null && atHead && (!caughtUp || batch.checkpoint > known)) await checkpoint(batch.checkpoint, !caughtUp);
+        if (!caughtUp && atHead) {
           caughtUp = true;
           await send(call, new streams.ReadResp().setCaughtUp(new streams.ReadResp.CaughtUp()), signal);
         }
@@ -267,19 +355,19 @@ export class ReadService {
     call: ServerWritableStream<ReadReq, ReadResp>,
     from: NonNullable<ReturnType<ReadOptions['getAll']>>,
     filter: { matches: EventFilter; streamPrefix?: string },
-    filtered: boolean,
+    checkpointEvery: number | null,
     confirm: () => Promise<void>,
     write: (event: RecordedEvent) => Promise<void>,
     signal: AbortSignal,
   ): Promise<void> {
     // A subscription from a position starts after it: the client resumes from the last position it processed.
-    const fromPosition = from.hasPosition()
-      ? positionOf(from.getPosition()!.getCommitPosition(), 'all.position.commit_position') + 1
-      : from.hasEnd()
-        ? (await this.#options.store.head()).position + 1
-        : 1;
+    const head = (await this.#options.store.head()).position;
+    const fromPosition = from.hasPosition() ? positionOf(from.getPosition()!.getCommitPosition(), 'all.position.commit_position') + 1 : from.hasEnd() ? head + 1 : 1;
     await confirm();
-    await this.#follow(call, fromPosition, filter, filtered, write, signal);
+    // Nothing to catch up on: caught up at once.
+    const caughtUp = fromPosition > head;
+    if (caughtUp) await send(call, new streams.ReadResp().setCaughtUp(new streams.ReadResp.CaughtUp()), signal);
+    await this.#follow(call, fromPosition, filter, checkpointEvery, caughtUp, write, signal);
   }
 
   async #subscribeToStream(
@@ -290,11 +378,14 @@ export class ReadService {
     signal: AbortSignal,
   ): Promise<void> {
     const { store } = this.#options;
-    const stream = streamNameOf(from.getStreamIdentifier());
+    const name = streamNameBytes(from.getStreamIdentifier());
+    const stream = ledgerStreamName(name);
     // Every event of the stream at or below this head is read from the stream itself; the live part follows the
     // log after it, and the versions already delivered are skipped, so the seam neither loses nor repeats.
     const head = (await store.head()).position;
+    const { first } = await this.#visible(name, stream);
     let delivered = from.hasRevision() ? positionOf(from.getRevision(), 'stream.revision') + 1 : from.hasEnd() ? ((await store.streamVersion(stream)) ?? 0) : 0;
+    delivered = Math.max(delivered, first - 1);
     await confirm();
     for (;;) {
       if (signal.aborted) return;
@@ -305,6 +396,7 @@ export class ReadService {
       }
       if (page.length < pageSize) break;
     }
+    await send(call, new streams.ReadResp().setCaughtUp(new streams.ReadResp.CaughtUp()), signal);
     const matches: EventFilter = (event) => event.stream === stream && event.streamVersion > delivered;
     await this.#follow(
       call,
@@ -317,7 +409,8 @@ export class ReadService {
         },
         streamPrefix: stream,
       },
-      false,
+      null,
+      true,
       write,
       signal,
     );

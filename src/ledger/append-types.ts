@@ -8,6 +8,11 @@ export type ExpectedVersion = number | 'any' | 'no_stream' | 'stream_exists';
 
 export interface AppendOptions {
   expectedVersion?: ExpectedVersion;
+  /**
+   * The caller gave up (a deadline passed, its call was cancelled): an append still waiting for its batch when this
+   * aborts is never written, and rejects with the signal's reason. Once its batch is being committed it is written.
+   */
+  signal?: AbortSignal;
 }
 
 export interface AppendResult {

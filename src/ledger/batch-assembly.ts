@@ -16,6 +16,8 @@ export interface PendingAppend {
   expected: ExpectedVersion;
   resolve: (result: AppendResult) => void;
   reject: (error: unknown) => void;
+  /** Aborted when the caller gave up: the append is dropped if its batch has not begun (`AppendOptions.signal`). */
+  signal?: AbortSignal;
 }
 
 export type Settled = Array<{ ok: true; result: AppendResult } | { ok: false; error: unknown }>;

@@ -116,8 +116,10 @@ export class GroupCommit {
     if (typeof expected === 'number' && (!Number.isInteger(expected) || expected < 0)) {
       return Promise.reject(new LedgerError('LEDGER_WRONG_EXPECTED_VERSION', { stream, expected, actual: -1 }, `expectedVersion must be a non-negative integer or 'any' | 'no_stream' | 'stream_exists'`));
     }
+    const { signal } = options;
+    if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<AppendResult>((resolve, reject) => {
-      this.#queue.push({ stream, events: prepared, expected, resolve, reject });
+      this.#queue.push({ stream, events: prepared, expected, resolve, reject, ...(signal ? { signal } : {}) });
       // Start the batch on the next turn of the event loop, so every append issued in this turn (say, the
       // callers woken by the previous batch) joins it instead of trailing in a batch of its own.
       this.#flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#drain());
@@ -146,11 +148,17 @@ export class GroupCommit {
         let size = 0;
         while (this.#queue.length > 0) {
           const next = this.#queue[0]!;
+          // A caller that gave up before its batch began has nothing written.
+          if (next.signal?.aborted) {
+            this.#queue.shift();
+            next.reject(next.signal.reason);
+            continue;
+          }
           if (batch.length > 0 && size + next.events.length > this.#options.maxBatchEvents) break;
           batch.push(this.#queue.shift()!);
           size += next.events.length;
         }
-        await this.#commitBatch(batch);
+        if (batch.length > 0) await this.#commitBatch(batch);
       }
     } finally {
       this.#flushing = null;

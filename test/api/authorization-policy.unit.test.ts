@@ -27,6 +27,19 @@ describe('the authorization policy', () => {
     );
   });
 
+  it("an application's event goes through the KurrentDB face only, by operators and admins, to application streams only, never under a catalogue type", () => {
+    const admin: Principal = { id: 'root', role: 'admin' };
+    const event = (type: string) => ({ type, contentType: 'application/json', data: { text: '{}' }, metadata: { text: '' } });
+    const ask = (principal: Principal, stream: string, type = 'OrderPlaced', door: 'http' | 'kurrent' = 'kurrent') => appendRefusal({ principal, type: 'ApplicationEvent', stream, data: event(type), door });
+    expect(ask(operator, 'orders-17')).toBeNull();
+    expect(ask(admin, 'orders-17')).toBeNull();
+    expect(ask(agent, 'orders-17')).toMatchObject({ code: 'API_FORBIDDEN' });
+    expect(ask({ id: 'carol', role: 'auditor' }, 'orders-17')).toMatchObject({ code: 'API_FORBIDDEN' });
+    expect(ask(operator, 'orders-17', 'OrderPlaced', 'http')).toMatchObject({ code: 'API_FORBIDDEN' });
+    for (const fleet of ['node-dc1-r01-n01', 'rack-r01', 'alarm-x', 'polls-dc1', '$settings']) expect(ask(operator, fleet)).toMatchObject({ code: 'API_STREAM_RESERVED' });
+    expect(ask(operator, 'orders-17', 'NodeCordoned')).toMatchObject({ code: 'API_FORBIDDEN' });
+  });
+
   it('an observation goes to a node stream only, and an agent only to its own nodes', () => {
     const xid = { source: 'agent', dialect: 'generic', unrecognized: [], events: [] };
     expect(appendRefusal({ principal: operator, type: 'GpuXidObserved', stream: 'rack-r01', data: xid })).toMatchObject({ code: 'API_STREAM_MISMATCH', details: { derivedStream: 'node-<nodeId>' } });

@@ -7,6 +7,7 @@ import * as deadLetters from './0005-projection-dead-letters.js';
 import * as clusterLeases from './0006-cluster-leases.js';
 import * as sagaLeases from './0007-saga-leases.js';
 import * as publishedCheckpointFloor from './0008-published-checkpoint-floor.js';
+import * as kurrentPersistentSubscriptions from './0009-kurrent-persistent-subscriptions.js';
 
 /**
  * Every schema migration, in order, named by number. Later folders (projections) register their own
@@ -21,6 +22,7 @@ const ledgerMigrations: Record<string, Migration> = {
   '0006-cluster-leases': clusterLeases,
   '0007-saga-leases': sagaLeases,
   '0008-published-checkpoint-floor': publishedCheckpointFloor,
+  '0009-kurrent-persistent-subscriptions': kurrentPersistentSubscriptions,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
