@@ -26,7 +26,7 @@ const here = (path: string): string => fileURLToPath(new URL(path, import.meta.u
 const packageDir = (name: string): string => dirname(createRequire(import.meta.url).resolve(`${name}/package.json`));
 
 /**
- * The official KurrentDB client's own tests (third-party files, never committed: `test/kurrent-client-suite/README.md`),
+ * The official KurrentDB client's own tests (third-party files, ported unchanged into `test/kurrent-client-suite/upstream`: its README),
  * run as they are against the KurrentDB face, when their folder is here. Jest's globals come from `jest-compat.ts`,
  * `@test-utils` is our harness, and the client they import is ours (they may live outside this repository).
  */

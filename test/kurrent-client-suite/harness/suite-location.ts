@@ -1,7 +1,7 @@
 /**
  * Where the official client's test files are: `FLEET_LEDGER_KURRENT_SUITE` (a folder holding the client repository's
  * `packages/test/src/streams`, `extra` and `persistentSubscription` folders as they are at the tag, see README.md), else
- * `test/kurrent-client-suite/upstream` when it exists. They are third-party code: never committed here.
+ * `test/kurrent-client-suite/upstream` when it exists. They are third-party code (Apache-2.0), ported unchanged.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
