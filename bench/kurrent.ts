@@ -58,12 +58,17 @@ async function appendRate(append: (nodeId: string) => Promise<void>): Promise<{ 
   return { eps: Math.round(latencies.length / ((performance.now() - started) / 1000)), p50: at(0.5), p99: at(0.99) };
 }
 
+const uncordonNext = new Map<string, boolean>();
 const appends = {
   store: await appendRate(async (nodeId) => {
     await store.append(`node-${nodeId}`, [{ type: 'NodeCordoned', data: { nodeId, reason }, actor: { kind: 'operator', id: 'bench' } }]);
   }),
+  // Cordon and uncordon in turn: a repeated intent that changes nothing is answered without being recorded (200), so
+  // each call changes the node (the store phase left every node cordoned) and records one event (201).
   http: await appendRate(async (nodeId) => {
-    const response = await fetch(`${apiUrl}/v1/nodes/${nodeId}/cordon`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ reason }) });
+    const verb = (uncordonNext.get(nodeId) ?? true) ? 'uncordon' : 'cordon';
+    uncordonNext.set(nodeId, verb === 'cordon');
+    const response = await fetch(`${apiUrl}/v1/nodes/${nodeId}/${verb}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ reason }) });
     if (response.status !== 201) throw new Error(`HTTP append answered ${response.status}: ${await response.text()}`);
   }),
   grpc: await appendRate(async (nodeId) => {
