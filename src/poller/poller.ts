@@ -1,4 +1,5 @@
 import type { PollOutcomeKind } from '../../events/index.js';
+import { applyCredentialEvent, loginCredentialOf, type NodeCredential } from '../credentials/index.js';
 import { isDriverError } from '../drivers/index.js';
 import { CredentialGate } from './credential-gate.js';
 import { credentialFingerprint, CredentialLatches } from './credential-latches.js';
@@ -8,7 +9,7 @@ import { clusterVisitOptions, cutByHandOver, leaseAllows } from './lease-guard.j
 import { ObservationAppender } from './observation-appender.js';
 import { OutcomeRecorder } from './outcome-recorder.js';
 import { defaultPollPolicy, type PollPolicy } from './poll-policy.js';
-import { pollWorks, type PollTarget, type PollWork } from './poll-target.js';
+import { pollWorks, type Credential, type PollTarget, type PollWork } from './poll-target.js';
 import { applyPollerIntent, pollerIntentTypes, type PollerIntentSink } from './poller-intents.js';
 import type { PollerOptions } from './poller-options.js';
 import { targetStats, type PollerStats } from './poller-stats.js';
@@ -93,10 +94,15 @@ export class Poller {
     certificateObserved: (nodeId, fingerprint, trust) => this.#transports.observed(nodeId, fingerprint, trust),
     certificateChanged: (nodeId, presented) => this.#transports.changed(nodeId, presented),
     certificateAccepted: (nodeId, fingerprint) => this.#transports.accepted(nodeId, fingerprint),
+    credentialEvent: (event) => this.#credentialEvent(event),
     log: (message, fields) => this.options.log?.(message, fields),
   };
   /** Cluster mode: maintenance windows of targets not polled here, applied when their shard comes. */
   readonly #knownMaintenance = new Map<string, number>();
+  /** The credential version in force and the rotation fence of every node the log named (`src/credentials/in-force.ts`). */
+  readonly #nodeCredentials = new Map<string, NodeCredential>();
+  /** Liveness checks of fenced nodes (rotation under way): answered without a login, counted as contact. */
+  #fencedChecks = 0;
 
   constructor(private readonly options: PollerOptions) {
     this.#policy = { ...defaultPollPolicy, ...options.policy, intervals: { ...defaultPollPolicy.intervals, ...options.policy?.intervals } };
@@ -175,6 +181,8 @@ export class Poller {
     const latch = this.#latches.known.get(target.nodeId);
     if (latch !== undefined) state.latch = { fingerprint: latch };
     state.maintenanceUntil = this.#knownMaintenance.get(target.nodeId) ?? 0;
+    const credential = this.#nodeCredentials.get(target.nodeId);
+    if (credential) state.credential = credential;
     this.#states.set(target.nodeId, state);
     this.#enqueue(state);
   }
@@ -186,6 +194,39 @@ export class Poller {
     this.#known.delete(nodeId);
     this.#latches.known.delete(nodeId);
     this.#knownMaintenance.delete(nodeId);
+    this.#nodeCredentials.delete(nodeId);
+  }
+
+  /**
+   * A rotation fenced a node, or put a credential version in force on it. Fenced: no login from now on (a visit in
+   * flight sends nothing more: its guard asks before every request), heavy reads wait. Lifted: the version in force
+   * is the one the rotation proved, and the node's heavy reads are due again.
+   */
+  #credentialEvent(event: Parameters<PollerIntentSink['credentialEvent']>[0]): void {
+    const nodeId = applyCredentialEvent(this.#nodeCredentials, event);
+    if (nodeId === undefined) return;
+    const state = this.#states.get(nodeId);
+    if (!state) return;
+    const wasFenced = state.credential?.fenced === true;
+    state.credential = this.#nodeCredentials.get(nodeId);
+    state.credentialWaits = 0;
+    if (wasFenced && !state.credential?.fenced) {
+      state.due.liveness = Math.min(state.due.liveness, this.#clock());
+      this.#enqueue(state);
+    }
+  }
+
+  /** The credential to log in to the node's BMC with now: the version in force; 'fenced' while a rotation holds it. */
+  #credentialOf(state: TargetState): Credential | 'fenced' | undefined {
+    const login = loginCredentialOf(state.credential, state.target.credentialRef);
+    if (login.kind === 'fenced') return 'fenced';
+    return this.#credentials.credentialFor(state.target, login);
+  }
+
+  /** True when the node's credential changed (fenced, another version) since a visit took `used`: its failure latches nothing. */
+  #credentialMoved(state: TargetState, used: Credential): boolean {
+    const now = this.#credentialOf(state);
+    return now === 'fenced' || now === undefined || now.version !== used.version;
   }
 
   /**
@@ -255,7 +296,7 @@ export class Poller {
     state.seq += 1;
     (state.neverContacted ? this.#fresh : this.#queue).push(state.target.nodeId, state.due.liveness, state.seq);
     // A failing or latched BMC gets no heavy work at all until it answers again.
-    if (state.consecutiveFailures === 0 && !state.latch && !state.neverContacted) {
+    if (state.consecutiveFailures === 0 && !state.latch && !state.neverContacted && !state.credential?.fenced) {
       const due = Math.min(state.due.health, state.due.inventory, state.due.firmware);
       if (state.readOnce.size > 0) this.#heavy.push(state.target.nodeId, due, state.seq);
       else this.#firstReads.push(state.model ?? '', state.target.nodeId, due, state.seq);
@@ -322,7 +363,7 @@ export class Poller {
       const entry = source?.pop();
       if (!source || !entry) return undefined;
       const state = this.#states.get(entry.nodeId);
-      if (!state || state.seq !== entry.seq || state.reading || state.consecutiveFailures > 0 || state.latch) continue;
+      if (!state || state.seq !== entry.seq || state.reading || state.consecutiveFailures > 0 || state.latch || state.credential?.fenced) continue;
       if (!leaseAllows(this.options.cluster, state)) {
         source.push(entry.nodeId, now + 1000, entry.seq);
         continue;
@@ -378,8 +419,8 @@ export class Poller {
   /** Heavy work due now, in one session, on a BMC that answers. Failures here do not count as misses. */
   async #read(state: TargetState, now: number): Promise<void> {
     const { target } = state;
-    const credential = this.#credentials.credentialFor(target);
-    if (!credential || this.#transports.latched(target)) return;
+    const credential = this.#credentialOf(state);
+    if (!credential || credential === 'fenced' || this.#transports.latched(target)) return;
     const works = pollWorks.filter((w): w is Exclude<PollWork, 'liveness'> => w !== 'liveness' && state.due[w] <= now);
     if (works.length === 0) return;
     state.reading = true;
@@ -393,12 +434,17 @@ export class Poller {
       // A firmware inventory never read gets the visit's whole deadline: a first inventory is not given up on a model
       // slower than the default (a GB200's takes up to four minutes), which would cost it a retry minutes later.
       const firmwareTimeoutMs = state.firmwareTimeoutMs ?? (state.readOnce.has('firmware') ? this.#policy.firmwareTimeoutMs : this.#policy.visitDeadlineMs);
-      const visit = this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(validators ? { validators } : {}), ...(state.readPlain || !this.#policy.expandCollections ? { expand: false } : {}), ...clusterVisitOptions(this.options.cluster, this.#active, state) });
+      const visit = this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(validators ? { validators } : {}), ...(state.readPlain || !this.#policy.expandCollections ? { expand: false } : {}), ...this.#visitGuards(state) });
       const boundMs = visitBoundMs(this.#policy, works);
       const result = await boundedVisit(visit, boundMs, target, works, () => this.#abandoned(target, works, boundMs));
       const done = this.#clock();
       if (!result.ok && cutByHandOver(this.options.cluster, this.#active, state, result.error)) {
         this.#requeueAfterCut(state); // its works are still due
+        return;
+      }
+      if (!result.ok && this.#credentialMoved(state, credential)) {
+        // A rotation fenced the node (or moved its version) during the read: nothing is said of the BMC, nothing latched.
+        if (this.#states.get(target.nodeId) === state) this.#enqueue(state);
         return;
       }
       if (conditional && result.ok && !result.notModified) this.#validators.keep(state, result.validators, result.changedResource);
@@ -453,7 +499,19 @@ export class Poller {
       this.#enqueue(state);
       return;
     }
-    const credential = this.#credentials.credentialFor(target);
+    const selected = this.#credentialOf(state);
+    if (selected === 'fenced') {
+      await this.#fencedCheck(state, now);
+      return;
+    }
+    const credential = selected;
+    if (!credential && state.credential?.version !== undefined && (state.credentialWaits ?? 0) < 5) {
+      // A version just put in force that this thread has not been handed yet: asked for, here within seconds.
+      state.credentialWaits = (state.credentialWaits ?? 0) + 1;
+      state.due.liveness = now + 2_000;
+      this.#enqueue(state);
+      return;
+    }
     if (state.latch && credential && credentialFingerprint(target.credentialRef, credential.version) !== state.latch.fingerprint) {
       state.latch = null; // the credential changed: logins may be tried again
     }
@@ -473,7 +531,7 @@ export class Poller {
       const sessionLimit = targetSessionLimit(this.#policy, target);
       // Until it is known what kind of BMC this is, the check also asks (its service root): it orders the first read.
       const describe = state.model === undefined && state.readOnce.size === 0;
-      const visitOptions = { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(state.livenessEtag ? { ifNoneMatch: state.livenessEtag } : {}), ...(describe ? { describe } : {}), ...clusterVisitOptions(this.options.cluster, this.#active, state) };
+      const visitOptions = { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(state.livenessEtag ? { ifNoneMatch: state.livenessEtag } : {}), ...(describe ? { describe } : {}), ...this.#visitGuards(state) };
       const attempts = async (): Promise<VisitResult> => {
         let result = await this.#visitor.visit(target, credential, works, visitOptions);
         for (let attempt = 1; !result.ok && attempt <= this.#policy.maxRetries && retryWithinVisit(result.error) && !cutByHandOver(this.options.cluster, this.#active, state, result.error); attempt += 1) {
@@ -490,6 +548,13 @@ export class Poller {
         this.#requeueAfterCut(state);
         return;
       }
+      if (!result.ok && this.#credentialMoved(state, credential)) {
+        // Fenced by a rotation (or its version moved) while the check was out: checked again at once, nothing latched.
+        state.due.liveness = Math.min(state.due.liveness, done);
+        if (this.#states.get(target.nodeId) === state) this.#enqueue(state);
+        return;
+      }
+      if (result.ok) state.credentialWaits = 0;
       const outcome: PollOutcomeKind = result.ok ? (result.notModified ? 'not-modified' : 'success') : outcomeOfError(result.error);
       if (result.ok && result.etag) state.livenessEtag = result.etag;
       if (result.ok && describe) state.model = result.model ?? '';
@@ -510,6 +575,63 @@ export class Poller {
         if (latchesCredentials(result.error)) await this.#latches.latch(state, credential, result.error, done);
         else if (isDriverError(result.error)) this.#transports.refused(target, result.error);
         state.due.liveness = Math.max(done, now + interval * backoffFactor(this.#policy, state) + jitter());
+      }
+      this.#enqueue(state);
+    } finally {
+      state.checking = false;
+      this.#inFlight -= 1;
+    }
+  }
+
+  /** A visit's guards: its shard's lease (cluster mode), and the node's rotation fence, asked before every request. */
+  #visitGuards(state: TargetState): { guard: () => boolean; signal?: AbortSignal; headers?: Record<string, string> } {
+    const cluster = clusterVisitOptions(this.options.cluster, this.#active, state);
+    const leased = cluster.guard;
+    return { ...cluster, guard: () => !state.credential?.fenced && (leased === undefined || leased()) };
+  }
+
+  /**
+   * The liveness check of a node a rotation fences: the Redfish service root, which needs no login (no credential
+   * goes out, so no login the BMC could count as failed), counted as contact. Other protocols have no such request:
+   * the check is recorded `latched` (the gap explained) until the fence is lifted.
+   */
+  async #fencedCheck(state: TargetState, now: number): Promise<void> {
+    const { target } = state;
+    const interval = target.expectedIntervalS * 1000;
+    if ((target.protocol ?? 'redfish') !== 'redfish' || this.#transports.latched(target)) {
+      this.#record(target, 'liveness', 'latched', 0, now, leaseOf(state));
+      state.due.liveness = now + Math.min(interval, 10_000);
+      this.#enqueue(state);
+      return;
+    }
+    state.checking = true;
+    this.#inFlight += 1;
+    this.#visits += 1;
+    this.#fencedChecks += 1;
+    try {
+      const anonymous: Credential = { username: '', password: '', version: 'anonymous', endpoints: [] };
+      const cluster = clusterVisitOptions(this.options.cluster, this.#active, state);
+      const visit = this.#visitor.visit(target, anonymous, ['liveness'], { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit: targetSessionLimit(this.#policy, target), anonymous: true, ...cluster });
+      const result = await boundedVisit(visit, visitBoundMs(this.#policy, ['liveness']), target, ['liveness'], () => this.#abandoned(target, ['liveness'], visitBoundMs(this.#policy, ['liveness'])));
+      const done = this.#clock();
+      if (!result.ok && cutByHandOver(this.options.cluster, this.#active, state, result.error)) {
+        state.due.liveness = Math.min(state.due.liveness, done);
+        this.#requeueAfterCut(state);
+        return;
+      }
+      const outcome: PollOutcomeKind = result.ok ? 'success' : outcomeOfError(result.error) === 'auth' ? 'protocol' : outcomeOfError(result.error);
+      this.#record(target, 'liveness', outcome, result.latencyMs, done, leaseOf(state));
+      if (!this.#states.has(target.nodeId)) return;
+      const jitter = -this.#random() * this.#policy.jitter * interval;
+      if (result.ok) {
+        state.neverContacted = false;
+        state.lastContactAt = done;
+        state.consecutiveFailures = 0;
+        state.due.liveness = Math.max(done, now + interval + jitter);
+      } else {
+        // Never latched: no credential was sent.
+        state.consecutiveFailures += 1;
+        state.due.liveness = Math.max(done, now + interval * backoffFactor(this.#policy, state) + jitter);
       }
       this.#enqueue(state);
     } finally {
@@ -549,6 +671,8 @@ export class Poller {
       failureBuckets: perTarget.failureBuckets,
       sessionLimitedTargets: perTarget.sessionLimitedTargets,
       credentialRefusedTargets: [...this.#credentials.refused].filter((nodeId) => this.#states.has(nodeId)).length,
+      fencedTargets: [...this.#states.values()].filter((state) => state.credential?.fenced).length,
+      fencedChecks: this.#fencedChecks,
       worstTargets: perTarget.worstTargets,
     };
   }

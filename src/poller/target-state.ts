@@ -1,3 +1,4 @@
+import type { NodeCredential } from '../credentials/index.js';
 import type { PollTarget, PollWork } from './poll-target.js';
 
 /** A shard polled here (cluster mode): its lease epoch, the stop of its visits and the visits in flight. */
@@ -33,6 +34,13 @@ export interface TargetState {
   /** Consecutive visits answered with a session-limit refusal: each doubles the wait. */
   sessionLimitStreak: number;
   latch: { fingerprint: string } | null;
+  /**
+   * The credential version the ledger says is in force on the node, and whether a rotation fences it (no login; heavy
+   * reads wait; the liveness check asks only what needs no login). Undefined: the reference's default, not fenced.
+   */
+  credential?: NodeCredential;
+  /** Checks put off while the version in force was being fetched (a threaded poller asks its host for it). */
+  credentialWaits?: number;
   observationHashes: Map<string, string>;
   /** Whether `observationHashes` was read from the log (once per node and process, before its first append). */
   observationsRecalled: boolean;
