@@ -39,6 +39,10 @@ export interface RotationRunOptions {
   waveFractions?: number[];
   bakeMs?: number;
   faults?: (bmcIds: string[]) => FaultSpecInput[];
+  /** Failure budgets of the plan (default: 5 canary BMCs, 5% of a wave, 5% in all). */
+  budgets?: RotationRequest['budgets'];
+  /** The store holds the Dell factory credential (`factory:dell`, root/calvin) and the plan allows the fallback to it. */
+  factoryFallback?: boolean;
   timeoutMs: number;
   simProcess?: boolean;
   log?: (line: string) => void;
@@ -63,6 +67,12 @@ export interface RotationRunResult {
   password_changes_refused: number;
   versions_retired: boolean;
   holds: Array<{ nodeId: string; hold?: string; cause?: string }>;
+  /** Each BMC's failed logins and lockouts as the simulator counted them, and its login purposes in the rotation. */
+  perBmc: Map<string, { failedLogins: number; lockouts: number }>;
+  /** Every event type of every BMC's step stream (tests read what a BMC's rotation went through). */
+  steps: Map<string, Array<{ type: string; data: Record<string, unknown> }>>;
+  /** Liveness outcomes the poller recorded per node after the rotation settled. */
+  outcomesAfter: Map<string, string[]>;
   scale: string;
 }
 
@@ -126,12 +136,27 @@ export async function runRotation(options: RotationRunOptions): Promise<Rotation
   for (const fault of options.faults?.(sim.bmcs.map((bmc) => bmc.id)) ?? []) await sim.injectFault(fault);
   // The operator's credentials file: one reference per BMC (the demo's `sim:<id>`), each bound to its BMC's address.
   const credentialsFile = join(folder, 'credentials.json');
-  writeOperatorCredentials(credentialsFile, Object.fromEntries(sim.bmcs.map((bmc) => [`sim:${bmc.id}`, { username: bmc.username, password: bmc.password, endpoints: [new URL(bmc.baseUrl).origin] }])));
+  const operatorEntries = Object.fromEntries(sim.bmcs.map((bmc) => [`sim:${bmc.id}`, { username: bmc.username, password: bmc.password, endpoints: [new URL(bmc.baseUrl).origin] }]));
+  if (options.factoryFallback) {
+    // The site's factory credential, bound to the Dell BMCs' addresses only.
+    operatorEntries['factory:dell'] = { username: 'root', password: 'calvin', endpoints: sim.bmcs.filter((bmc) => bmc.vendor === 'dell').map((bmc) => new URL(bmc.baseUrl).origin) };
+  }
+  writeOperatorCredentials(credentialsFile, operatorEntries);
   const credentials = new FileCredentialStore(credentialsFile);
   const store = await EventStore.open({ connectionString: options.connectionString, migrate: true, poolSize: 8 });
   await registerSimulatedFleet(store, sim.bmcs, options.livenessIntervalS);
+  log(`${sim.bmcs.length} BMCs registered`);
   const heavy = options.heavyIntervalS;
+  // The poller's outcomes once the rotation has settled: a rotated BMC must be logged in to with its new version.
+  let settledAt = Number.POSITIVE_INFINITY;
+  const recordedAfter = new Map<string, string[]>();
   const poller = new Poller({
+    onOutcome: (nodeId, work, outcome, _latency, at) => {
+      if (at < settledAt) return;
+      const list = recordedAfter.get(nodeId) ?? [];
+      if (list.length < 20) list.push(`${work}:${outcome}`);
+      recordedAfter.set(nodeId, list);
+    },
     store,
     credentials,
     plainHttpSites: ['*'],
@@ -143,7 +168,7 @@ export async function runRotation(options: RotationRunOptions): Promise<Rotation
   poller.start();
   try {
     // Let the poller make its first contacts (and first heavy reads) before the rotation: it is in full swing.
-    await new Promise((resolve) => setTimeout(resolve, Math.min(20_000, options.livenessIntervalS * 1000)));
+    await new Promise((resolve) => setTimeout(resolve, Math.min(20_000, options.livenessIntervalS * 1000 + 1_500)));
     const rotationId = `bench-rotation-${options.seed}`;
     const request: RotationRequest = {
       selector: {},
@@ -151,7 +176,8 @@ export async function runRotation(options: RotationRunOptions): Promise<Rotation
       capPerSite: options.cap,
       inFlightDomainLimits: { rack: 8 },
       ...(options.waveFractions ? { waveFractions: options.waveFractions } : {}),
-      budgets: { canaryFailures: 5, waveFailureRatio: 0.05, cumulativeFailureRatio: 0.05 },
+      budgets: options.budgets ?? { canaryFailures: 5, waveFailureRatio: 0.05, cumulativeFailureRatio: 0.05 },
+      ...(options.factoryFallback ? { factoryFallback: { credentialRef: 'factory:dell' } } : {}),
       bakeMs: options.bakeMs ?? 1_000,
       fenceGraceMs: options.fenceGraceMs,
       lockoutThreshold: 3,
@@ -164,6 +190,7 @@ export async function runRotation(options: RotationRunOptions): Promise<Rotation
     const planned = await requestRotation(store, rotationId, plan, operator);
     const planPosition = Number((await store.readStream(`rotation-${rotationId}`, { limit: 1 }))[0]?.position ?? 0);
     await applyRotationVerb(store, rotationId, { verb: 'approve', reason: 'benchmark' }, operator, planned.version);
+    log(`rotation ${rotationId} planned (${plan.targets.length} BMCs in ${plan.waves.length} waves) and approved`);
     const timing = { tickMs: 200, requestTimeoutMs: 5_000, retryBackoffMs: 1_000, unreachableRetryMs: 1_000 };
     const random = seededRandom(options.seed ^ 0x6b696c6c);
     const script = await bundledEntry(child);
@@ -181,9 +208,12 @@ export async function runRotation(options: RotationRunOptions): Promise<Rotation
       status = outcome.status ?? 'unknown';
       break;
     }
+    settledAt = Date.now();
+    log(`rotation ended: ${status}`);
     // The poller meets the rotated BMCs with their new version before the count.
     await new Promise((resolve) => setTimeout(resolve, Math.min(15_000, options.livenessIntervalS * 1000 + 2_000)));
     const rotation = await loadRotation(store, rotationId);
+    log('counting');
     const counts = { rotated: 0, kept: 0, held: 0, skipped: 0 };
     for (const { outcome } of rotation.outcomes.values()) counts[outcome]++;
     const holds: RotationRunResult['holds'] = [];
@@ -205,8 +235,21 @@ export async function runRotation(options: RotationRunOptions): Promise<Rotation
       const held = checking.versions(ref).some((info) => checking.getVersion(ref, info.version)?.password === bmc.password);
       if (!held) unknownPasswords++;
     }
+    log('passwords checked');
     const latches = await sql<{ n: string }>`SELECT count(*) AS n FROM ledger_events WHERE type = 'LockoutLatched' AND position > ${planPosition}`.execute(store.db as never);
     const stats = await sim.stats();
+    const perBmc = new Map<string, { failedLogins: number; lockouts: number }>();
+    const steps = new Map<string, Array<{ type: string; data: Record<string, unknown> }>>();
+    const outcomesAfter = new Map<string, string[]>();
+    if (sim.bmcs.length <= 200) {
+      for (const bmc of sim.bmcs) {
+        const one = await simJson<{ detail: Array<{ failedLogins: number; lockouts: number }> }>(`${sim.controlUrl}/sim/stats?bmc=${bmc.id}`);
+        perBmc.set(bmc.id, { failedLogins: one.detail[0]!.failedLogins, lockouts: one.detail[0]!.lockouts });
+        steps.set(bmc.id, (await store.readStreamToEnd(`credstep-${rotationId}-${bmc.id}`)).map((event) => ({ type: event.type, data: event.data as Record<string, unknown> })));
+      }
+      for (const [nodeId, outcomes] of recordedAfter) outcomesAfter.set(nodeId, outcomes);
+    }
+    log('counted');
     const targets = plan.targets.length;
     return {
       bmcs: sim.bmcs.length,
@@ -226,6 +269,9 @@ export async function runRotation(options: RotationRunOptions): Promise<Rotation
       password_changes_refused: stats.passwordChangesRefused,
       versions_retired: rotation.retired,
       holds,
+      perBmc,
+      steps,
+      outcomesAfter,
       scale: `fence grace ${options.fenceGraceMs} ms, poller liveness every ${options.livenessIntervalS} s and heavy reads every ${options.heavyIntervalS} s, BMC latency x${behaviour.latencyScale}`,
     };
   } finally {

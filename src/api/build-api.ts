@@ -32,6 +32,7 @@ import { healthRoutes } from './routes/health-routes.js';
 import { intentRoutes } from './routes/intent-routes.js';
 import { queryRoutes } from './routes/query-routes.js';
 import { provisioningRoutes, rolloutRoutes } from './routes/rollout-routes.js';
+import { rotationRoutes } from './routes/rotation-routes.js';
 import { streamAppendRoutes } from './routes/stream-append-routes.js';
 import type { TokenTable } from './tokens.js';
 
@@ -237,6 +238,7 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
   queryRoutes(app, ctx);
   rolloutRoutes(app, ctx);
   provisioningRoutes(app, ctx);
+  rotationRoutes(app, ctx);
   eventRoutes(app, ctx);
   streamAppendRoutes(app, ctx);
   auditRoutes(app, ctx);
