@@ -73,7 +73,6 @@ export interface CredentialStepState {
   cause?: string;
   /** Change intents recorded, in order (each is sent at most once). */
   intents: string[];
-  /** The PATCH of the current intent may have been sent (an intent is recorded only right before sending it). */
 }
 
 export function initialCredentialStep(): CredentialStepState {
