@@ -31,7 +31,8 @@ const ioMessage = 'pure domain code (events, evolve, facts, decide) does no I/O:
  *    `src/sim` stands here too: it serves BMCs from vendor profiles and imports nothing of ours; the API, the CLI
  *    and the demo drive it, the drivers never depend on it. `src/logger.ts` (with `src/log-format.ts`),
  *    `src/thread.ts` and `src/within.ts` are process utilities that import only `pino` and `node:*`: anything from
- *    the edges up may use them.
+ *    the edges up may use them. `src/credentials` (the versioned credential store a secret manager can stand in for)
+ *    is an edge too: it imports only `node:*`.
  * 2. `projections`, `src/poller`, `sagas`, `replay/*`: what runs on the log and the drivers. `src/ebom` stands here:
  *    it imports `events` and `src/ledger` (it appends the declared bill of materials) and the API and CLI import it.
  * 3. `src/api`, `src/kurrent`, `src/cluster`, `src/cli`: the doors and the process around them. `src/demo` stands
@@ -40,7 +41,7 @@ const ioMessage = 'pure domain code (events, evolve, facts, decide) does no I/O:
  */
 const floors = [
   ['events', 'src/firmware'],
-  ['src/drivers', 'src/ledger', 'src/sim', 'src/logger.ts', 'src/log-format.ts', 'src/thread.ts', 'src/within.ts'],
+  ['src/drivers', 'src/ledger', 'src/sim', 'src/credentials', 'src/logger.ts', 'src/log-format.ts', 'src/thread.ts', 'src/within.ts'],
   ['projections', 'src/poller', 'sagas', 'replay/as-of', 'replay/audit', 'replay/history', 'replay/checkpoint', 'replay/merkle', 'src/ebom'],
   ['src/api', 'src/kurrent', 'src/cluster', 'src/cli', 'src/demo', 'src/federation'],
 ];

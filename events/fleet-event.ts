@@ -8,6 +8,7 @@
 import type { z } from 'zod';
 import { applicationEvents } from './application-events.js';
 import { bmcCertificateEvents } from './bmc-certificates.js';
+import { credentialRotationEvents, credentialStepEvents, rotationStreamEvents } from './credential-rotation.js';
 import type { EventDefinition } from './define-event.js';
 import { driverObservationEvents } from './driver-observations.js';
 import { livenessEvents } from './liveness.js';
@@ -24,6 +25,7 @@ export const fleetEventDefinitions = [
   ...livenessEvents,
   ...bmcCertificateEvents,
   ...sagaProgressEvents,
+  ...credentialRotationEvents,
   ...systemEvents,
   ...applicationEvents,
 ] as const;
@@ -55,6 +57,8 @@ export type RolloutStreamEvent = EventsOf<typeof rolloutStreamEvents>;
 export type StepStreamEvent = EventsOf<typeof stepStreamEvents>;
 export type CapacityStreamEvent = EventsOf<typeof capacityStreamEvents>;
 export type ProvisionStreamEvent = EventsOf<typeof provisionStreamEvents>;
+export type RotationStreamEvent = EventsOf<typeof rotationStreamEvents>;
+export type CredentialStepEvent = EventsOf<typeof credentialStepEvents>;
 
 /**
  * A guard that an event is one of a closed list of types: `event` keeps its envelope and gains the members' data. The
@@ -81,6 +85,8 @@ export const isRolloutStreamEvent = definedEventGuard(rolloutStreamEvents);
 export const isStepStreamEvent = definedEventGuard(stepStreamEvents);
 export const isCapacityStreamEvent = definedEventGuard(capacityStreamEvents);
 export const isProvisionStreamEvent = definedEventGuard(provisionStreamEvents);
+export const isRotationStreamEvent = definedEventGuard(rotationStreamEvents);
+export const isCredentialStepEvent = definedEventGuard(credentialStepEvents);
 
 /** Whether `event` is of the type named (or one of the types named); narrows its data. */
 export function isEventOf<E extends EventShape, const TType extends FleetEventType>(event: E, type: TType | readonly TType[]): event is E & EventOf<TType> {

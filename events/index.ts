@@ -15,6 +15,7 @@ export * from './operator-intents.js';
 export * from './liveness.js';
 export * from './bmc-certificates.js';
 export * from './saga-progress.js';
+export * from './credential-rotation.js';
 export * from './driver-observations.js';
 export * from './system.js';
 export * from './application-events.js';

@@ -11,6 +11,9 @@ import { loadRollout } from './rollout-service.js';
 import { loadProvision, ProvisioningEngine } from './provisioning-engine.js';
 import { SagaOwnership } from './saga-ownership.js';
 import { capacityStream, evolveCapacity, initialCapacity, type CapacityState } from '../capacity/capacity-evolve.js';
+import type { VersionedCredentialStore } from '../../src/credentials/index.js';
+import { RotationEngine, type RotationEngineOptions } from './rotation-engine.js';
+import { loadRotation } from './rotation-service.js';
 
 async function loadCapacity(store: EventStore, site: string): Promise<CapacityState> {
   const state = initialCapacity(site);
@@ -23,6 +26,9 @@ export interface SupervisorOptions {
   access: (nodeId: string) => BmcAccess | undefined;
   scanMs?: number;
   engine?: Partial<Pick<RolloutEngineOptions, 'timing' | 'tickMs' | 'gateRetryMs' | 'maxInconclusive' | 'requestTimeoutMs'>> & { quietPeriodMs?: number };
+  /** The versioned credential store: credential rotations run only where one is given. */
+  credentials?: VersionedCredentialStore;
+  rotation?: Partial<Pick<RotationEngineOptions, 'tickMs' | 'requestTimeoutMs' | 'retryBackoffMs' | 'unreachableRetryMs' | 'plainHttpSites' | 'generatePassword'>>;
   log?: (message: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -63,6 +69,29 @@ export class SagaSupervisor {
   private async scan(): Promise<void> {
     await this.scanRollouts();
     await this.scanProvisioning();
+    await this.scanRotations();
+  }
+
+  /** Credential rotations not finished (a completed one still to retire its old versions counts as not finished). */
+  private async scanRotations(): Promise<void> {
+    const credentials = this.options.credentials;
+    if (!credentials) return;
+    const streams = (await this.options.store.db.selectFrom('ledger_streams').select('stream').where('stream', 'like', 'rotation-%').execute()) as Array<{ stream: string }>;
+    for (const { stream } of streams) {
+      const rotationId = stream.slice('rotation-'.length);
+      const key = `rotation:${rotationId}`;
+      if (this.running.has(key)) continue;
+      const state = await loadRotation(this.options.store, rotationId).catch(() => undefined);
+      if (!state || state.status === 'aborted' || (state.status === 'completed' && (state.retired || !state.plan?.retireOld))) continue;
+      const engine = new RotationEngine({ store: this.options.store, rotationId, credentials, ...this.options.rotation, ...(this.options.log ? { log: this.options.log } : {}), ownership: this.ownership });
+      this.options.log?.('rotation engine started', { rotationId, status: state.status });
+      const run = engine
+        .run(this.abort.signal)
+        .then((final) => this.options.log?.(engine.lostLease ? 'rotation engine lost its lease; standing by for it again' : 'rotation engine finished', { rotationId, status: final.status }))
+        .catch((error: unknown) => this.options.log?.('rotation engine stopped with an error', { rotationId, error: String(error) }))
+        .finally(() => setTimeout(() => this.running.delete(key), 1_000).unref());
+      this.running.set(key, run);
+    }
   }
 
   /** Nodes being provisioned and not finished or quarantined (a release makes them eligible again). */

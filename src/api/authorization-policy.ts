@@ -51,6 +51,8 @@ const reservedPrefixes: ReadonlyArray<{ prefix: string; owner: string }> = [
   { prefix: 'fwstep-', owner: 'the firmware rollout saga (node steps)' },
   { prefix: 'capacity-', owner: 'the sagas (disruption capacity)' },
   { prefix: 'provision-', owner: 'the provisioning saga' },
+  { prefix: 'rotation-', owner: 'the credential rotation saga' },
+  { prefix: 'credstep-', owner: 'the credential rotation saga (BMC steps)' },
   { prefix: 'saga-', owner: 'the sagas' },
   { prefix: 'lease-', owner: 'the poll lease keeper' },
   { prefix: 'ebom-', owner: 'the EBOM import (POST /v1/ebom)' },

@@ -36,6 +36,7 @@ import { ebomRoutes } from './routes/ebom-routes.js';
 import { observationRoutes } from './routes/observation-routes.js';
 import { queryRoutes } from './routes/query-routes.js';
 import { provisioningRoutes, rolloutRoutes } from './routes/rollout-routes.js';
+import { rotationRoutes } from './routes/rotation-routes.js';
 import { streamAppendRoutes } from './routes/stream-append-routes.js';
 import type { TokenTable } from './tokens.js';
 
@@ -181,6 +182,7 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
   queryRoutes(app, ctx);
   rolloutRoutes(app, ctx);
   provisioningRoutes(app, ctx);
+  rotationRoutes(app, ctx);
   eventRoutes(app, ctx);
   liveFeedRoutes(app, ctx);
   streamAppendRoutes(app, ctx);

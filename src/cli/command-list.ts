@@ -36,6 +36,10 @@ export const commands = {
     summary: 'the processes sharing the database: shards each polls, lease epochs and expiries, hand-overs, through the API',
     load: () => import('./commands/cluster.js'),
   },
+  credentials: {
+    summary: 'credential rotation: rotate (plan, start), approve, status (a live progress bar), pause, resume, abort, skip a BMC',
+    load: () => import('./commands/credentials.js'),
+  },
   ebom: {
     summary: 'import an EBOM (CSV or JSON) as one decision: every row valid, or nothing imported',
     load: () => import('./commands/ebom.js'),

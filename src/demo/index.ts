@@ -5,3 +5,4 @@ export { CredentialFileError, fileCredentials, loadTargetFile, registerTargets, 
 export { registerSimulatedFleet, simulatorCredentials, startSimulatedFleet } from './demo-fleet.js';
 export { readRecordedFleet } from './recorded-fleet.js';
 export { keepSimulatorState, simulatorStateFileName, type SimulatorStateKeeper } from './simulator-state-file.js';
+export { credentialInForce, demoCredentialStore, demoCredentialsFileName, followCredentialsInForce } from './demo-credentials.js';

@@ -1,10 +1,12 @@
-import { createHash } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { isEventOf, nodeIdSchema, siteIdSchema } from '../../events/index.js';
 import type { EventStore } from '../ledger/index.js';
-import { protocolOfAddress, type CredentialProvider } from '../poller/index.js';
+import { FileCredentialStore } from '../credentials/index.js';
+import { protocolOfAddress } from '../poller/index.js';
+
+export { CredentialFileError } from '../credentials/index.js';
 
 /** A file of real BMCs to poll: what an operator writes before `start --no-sim --targets FILE`. */
 export const targetFileSchema = z.object({
@@ -70,62 +72,14 @@ export async function registerTargets(store: EventStore, file: TargetFile, opera
   return registered;
 }
 
-const credentialFileSchema = z.record(
-  z.string().min(1),
-  z.strictObject({
-    username: z.string().min(1),
-    password: z.string().min(1),
-    /** Where the secret may be sent (see `Credential.endpoints`): at least one. */
-    endpoints: z.array(z.string().min(1)).min(1),
-  }),
-);
-
-/** Why a credentials file cannot be used; names the credential and field, never a secret. */
-export class CredentialFileError extends Error {}
-
-function readCredentialFile(path: string): z.infer<typeof credentialFileSchema> {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new CredentialFileError(`${path} is not JSON (${error instanceof SyntaxError ? 'syntax error' : String(error)})`);
-  }
-  const parsed = credentialFileSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new CredentialFileError(`${path}: ${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`);
-  }
-  return parsed.data;
-}
-
 /**
  * Credentials from a JSON file (`{ "<credentialRef>": { "username", "password", "endpoints": ["10.20.0.0/16"] } }`)
- * that only its owner may read. Re-read when it changes. Each credential's version is a digest of its own secret, so
- * rotating one password lifts the lockout latches of that credential only (an edit elsewhere in the file lifts
- * none). A file caught half-written or invalid on a re-read is ignored: the last good one stays in force, so no node
- * drops out of the schedule. The first read must be good: it throws a `CredentialFileError` naming the field.
+ * that only its owner may read, with the versions rotations staged beside it (`src/credentials`). Re-read when it
+ * changes. The operator's entry's version is a digest of its own secret, so rotating one password by hand lifts the
+ * lockout latches of that credential only (an edit elsewhere in the file lifts none). A file caught half-written or
+ * invalid on a re-read is ignored: the last good one stays in force, so no node drops out of the schedule. The first
+ * read must be good: it throws a `CredentialFileError` naming the field.
  */
-export function fileCredentials(path: string): CredentialProvider {
-  const mode = statSync(path).mode & 0o077;
-  if (mode !== 0) throw new Error(`${path} is readable by others (mode ${(statSync(path).mode & 0o777).toString(8)}); chmod 600 it`);
-  let table = readCredentialFile(path);
-  let seen = `${statSync(path).mtimeMs}:${statSync(path).size}`;
-  return {
-    get(ref) {
-      const stat = statSync(path, { throwIfNoEntry: false });
-      const now = stat ? `${stat.mtimeMs}:${stat.size}` : seen;
-      if (now !== seen) {
-        try {
-          table = readCredentialFile(path);
-          seen = now;
-        } catch {
-          // Half-written or broken: keep the last good table, and try again at the next lookup.
-        }
-      }
-      const entry = Object.hasOwn(table, ref) ? table[ref] : undefined;
-      if (!entry) return undefined;
-      const version = createHash('sha256').update(`${entry.username}\u0000${entry.password}`).digest('hex').slice(0, 16);
-      return { username: entry.username, password: entry.password, version, endpoints: entry.endpoints };
-    },
-  };
+export function fileCredentials(path: string): FileCredentialStore {
+  return new FileCredentialStore(path, { recheckMs: 0 });
 }

@@ -12,6 +12,7 @@ export { maxReadValidators, RedfishDriver } from './redfish/redfish-driver.js';
 export type { ConditionalObservation, ReadValidators, RedfishDriverOptions } from './redfish/redfish-driver.js';
 export type { FirmwareSubmission, FirmwareUpdateRequest, UpdateTaskReading } from './redfish/firmware-update.js';
 export { RedfishClient } from './redfish/redfish-client.js';
+export { RedfishAccountService, type AccountCredential, type AccountServiceOptions } from './redfish/account-service.js';
 export { BmcConnection } from './tls/bmc-connection.js';
 export type { BmcConnectionOptions } from './tls/bmc-connection.js';
 export { bmcConnector } from './tls/bmc-connector.js';

@@ -17,8 +17,17 @@ export class CredentialGate {
    * unless the site allows http. A refusal is logged once per target and reason; the checks are recorded `latched`,
    * so the gap is explained and nobody reads it as darkness.
    */
-  credentialFor(target: PollTarget): Credential | undefined {
-    const credential = this.options.credentials.get(target.credentialRef);
+  credentialFor(target: PollTarget, inForce?: { credentialRef: string; version: string | undefined }): Credential | undefined {
+    const credentialRef = inForce?.credentialRef ?? target.credentialRef;
+    const version = inForce?.version;
+    // The version the ledger says is in force on the node; a store that knows no versions answers its default only
+    // when that is the one (a digest-versioned plain file), else nothing: never a version the node may not hold.
+    const credential =
+      version === undefined
+        ? this.options.credentials.get(credentialRef)
+        : this.options.credentials.getVersion
+          ? this.options.credentials.getVersion(credentialRef, version)
+          : ((candidate) => (candidate?.version === version ? candidate : undefined))(this.options.credentials.get(credentialRef));
     if (!credential) return undefined;
     const plainHttp = this.options.plainHttpSites?.some((site) => site === '*' || site === target.site) ?? false;
     const refusal = credentialRefusal(credential, target.baseUrl, plainHttp);

@@ -86,9 +86,16 @@ export function credentialRefusal(credential: Pick<Credential, 'endpoints'>, bas
   return matches ? null : `${url.host} matches none of the endpoints the credential is bound to`;
 }
 
-/** Where secrets come from (a vault, a file, the simulator); the poller asks per visit and keeps nothing. */
+/**
+ * Where secrets come from (a vault, a file, the simulator); the poller asks per visit and keeps nothing. A versioned
+ * store (`src/credentials`) also answers `getVersion`: the poller then asks for the version the ledger says is in
+ * force on the node (`BmcPasswordChanged`), never for whatever is latest.
+ */
 export interface CredentialProvider {
+  /** The reference's default version. */
   get(credentialRef: string): Credential | undefined;
+  /** One version of the reference; undefined when it is not held. Without it, only the default is known. */
+  getVersion?(credentialRef: string, version: string): Credential | undefined;
 }
 
 /** The kinds of work a poll does, lightest first. */

@@ -1,4 +1,4 @@
-import { assertNever, eventGuard, type CertificateSummary, type RecordedEvent } from '../../events/index.js';
+import { assertNever, eventGuard, type CertificateSummary, type EventShape, type RecordedEvent } from '../../events/index.js';
 import { pollAddress, pollProtocols, type PollTarget } from './poll-target.js';
 
 /** The intents that change what the poller polls (followed from the log). */
@@ -11,6 +11,10 @@ export const pollerIntentTypes = [
   'BmcCertificateObserved',
   'BmcCertificateChanged',
   'BmcCertificateAccepted',
+  // The credential version in force on a node, and its rotation's fence.
+  'CredentialStepStarted',
+  'BmcPasswordChanged',
+  'CredentialStepHeld',
 ] as const;
 const isPollerIntent = eventGuard(pollerIntentTypes);
 
@@ -28,6 +32,8 @@ export interface PollerIntentSink {
   certificateChanged(nodeId: string, presented: CertificateSummary): void;
   /** An operator accepted a certificate: pinned, latch lifted. */
   certificateAccepted(nodeId: string, fingerprint: string): void;
+  /** A rotation fenced a node, or put a credential version in force on it (`src/credentials/in-force.ts`). */
+  credentialEvent(event: EventShape): void;
   log?: (message: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -78,6 +84,11 @@ export function applyPollerIntent(event: RecordedEvent, sink: PollerIntentSink):
       return;
     case 'BmcCertificateAccepted':
       sink.certificateAccepted(event.data.nodeId, event.data.fingerprint);
+      return;
+    case 'CredentialStepStarted':
+    case 'BmcPasswordChanged':
+    case 'CredentialStepHeld':
+      sink.credentialEvent(event);
       return;
     default:
       assertNever(event);

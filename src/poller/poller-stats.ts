@@ -34,6 +34,9 @@ export interface PollerStats {
   sessionLimitedTargets: number;
   /** ...targets whose credential was not sent (the address is not one it is bound to, or plain http)... */
   credentialRefusedTargets: number;
+  /** ...targets a credential rotation fences now (no login; heavy reads wait), and their login-free checks so far... */
+  fencedTargets: number;
+  fencedChecks: number;
   /** ...and the few failing longest, by name, for an operator's first look (at most `worstTargetsShown`). */
   worstTargets: Array<{ nodeId: string; site: string; consecutiveFailures: number; sessionLimitStreak: number }>;
 }

@@ -94,6 +94,11 @@ const cluster: PollerCluster | undefined = data.cluster
     }
   : undefined;
 
+/** The key a version of a reference travels under between the host and the thread (a NUL never occurs in a reference). */
+export function versionedCredentialKey(credentialRef: string, version: string): string {
+  return `${credentialRef}\u0000${version}`;
+}
+
 const outcomes: OutcomeRow[] = [];
 const delay = monitorEventLoopDelay({ resolution: 10 });
 delay.enable();
@@ -116,6 +121,16 @@ const starting = (async () => {
           if (credential === undefined && !wanted.has(credentialRef)) {
             wanted.add(credentialRef);
             post({ kind: 'credential-wanted', credentialRef });
+          }
+          return credential ?? undefined;
+        },
+        // One version of a reference (the one in force on a node), asked of the host the same way, keyed apart.
+        getVersion(credentialRef, version) {
+          const key = versionedCredentialKey(credentialRef, version);
+          const credential = credentials.get(key);
+          if (credential === undefined && !wanted.has(key)) {
+            wanted.add(key);
+            post({ kind: 'credential-wanted', credentialRef: key });
           }
           return credential ?? undefined;
         },

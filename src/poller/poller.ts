@@ -1,22 +1,23 @@
 import type { PollOutcomeKind } from '../../events/index.js';
+import { applyCredentialEvent, loginCredentialOf, type NodeCredential } from '../credentials/index.js';
 import { isDriverError } from '../drivers/index.js';
 import { CredentialGate } from './credential-gate.js';
 import { credentialFingerprint, CredentialLatches } from './credential-latches.js';
-import { DueQueue } from './due-queue.js';
-import { FirstReadQueues } from './first-read-queues.js';
+import { DispatchQueues } from './dispatch-queues.js';
 import { clusterVisitOptions, cutByHandOver, leaseAllows } from './lease-guard.js';
 import { ObservationAppender } from './observation-appender.js';
 import { OutcomeRecorder } from './outcome-recorder.js';
 import { defaultPollPolicy, type PollPolicy } from './poll-policy.js';
+import { fencedCheck, type FencedCheckHost } from './fenced-check.js';
 import { delay, systemTimers, type PollTimers, type TimerHandle } from './poll-timers.js';
-import { pollWorks, type PollTarget, type PollWork } from './poll-target.js';
+import { pollWorks, type Credential, type PollTarget, type PollWork } from './poll-target.js';
 import { applyPollerIntent, pollerIntentTypes, type PollerIntentSink } from './poller-intents.js';
 import type { PollerOptions } from './poller-options.js';
 import { targetStats, type PollerStats } from './poller-stats.js';
 import { validatorsOf, ValidatorKeeper } from './read-validators.js';
 import { BmcTransports } from './bmc-transports.js';
 import { conditionalWorks, ProtocolVisitor, RedfishVisitor, type Visitor, type VisitResult } from './redfish-visitor.js';
-import { leaseOf, type ActiveShard, type TargetState } from './target-state.js';
+import { firstDue, initialTargetState, leaseOf, type ActiveShard, type TargetState } from './target-state.js';
 import { backoffFactor, sessionLimit as targetSessionLimit } from './target-limits.js';
 import { boundedVisit, expandedRequestTimedOut, visitBoundMs } from './visit-bound.js';
 import { latchesCredentials, outcomeOfError, retryWithinVisit } from './visit-outcome.js';
@@ -53,13 +54,8 @@ export class Poller {
   /** Lockout latches: those the ledger has not taken yet, and (cluster mode) those of targets not polled here. */
   readonly #latches: CredentialLatches;
   readonly #observations: ObservationAppender;
-  /** Liveness checks: never-contacted targets first, then by due time (most overdue first). */
-  readonly #fresh = new DueQueue();
-  readonly #queue = new DueQueue();
-  /** Heavy reads, by due time; a lane of their own so a slow firmware read never delays a liveness check. */
-  readonly #heavy = new DueQueue();
-  /** First reads, one queue per kind of BMC, the kind whose first reads take longest first (`FirstReadQueues`). */
-  readonly #firstReads = new FirstReadQueues();
+  /** The liveness checks and heavy reads due, each in its lane (`dispatch-queues.ts`). */
+  readonly #queues: DispatchQueues;
   #heavyInFlight = 0;
   readonly #policy: PollPolicy;
   readonly #visitor: Visitor;
@@ -95,15 +91,21 @@ export class Poller {
     certificateObserved: (nodeId, fingerprint, trust) => this.#transports.observed(nodeId, fingerprint, trust),
     certificateChanged: (nodeId, presented) => this.#transports.changed(nodeId, presented),
     certificateAccepted: (nodeId, fingerprint) => this.#transports.accepted(nodeId, fingerprint),
+    credentialEvent: (event) => this.#credentialEvent(event),
     log: (message, fields) => this.options.log?.(message, fields),
   };
   /** Cluster mode: maintenance windows of targets not polled here, applied when their shard comes. */
   readonly #knownMaintenance = new Map<string, number>();
+  /** The credential version in force and the rotation fence of every node the log named (`src/credentials/in-force.ts`). */
+  readonly #nodeCredentials = new Map<string, NodeCredential>();
+  /** Liveness checks of fenced nodes (rotation under way): answered without a login, counted as contact. */
+  #fencedChecks = 0;
 
   constructor(private readonly options: PollerOptions) {
     this.#policy = { ...defaultPollPolicy, ...options.policy, intervals: { ...defaultPollPolicy.intervals, ...options.policy?.intervals } };
     this.#clock = options.clock ?? Date.now;
     this.#timers = options.timers ?? systemTimers;
+    this.#queues = new DispatchQueues(this.#states, (state) => leaseAllows(options.cluster, state), (target) => targetSessionLimit(this.#policy, target));
     this.#transports = new BmcTransports({
       store: options.store,
       ...(options.siteTls ? { sites: options.siteTls } : {}),
@@ -150,38 +152,12 @@ export class Poller {
       return;
     }
     const now = Math.max(this.#clock(), options.firstAt ?? 0);
-    const interval = target.expectedIntervalS * 1000;
-    // Spread first contacts over one interval (a fleet registered at once is not a thundering herd) and the first
-    // heavy read over `firstReadSpreadS` after it (or a work's own interval, if shorter); liveness first. One draw for
-    // every work: the first read is one visit, one session, not one per kind of work.
-    const first = now + (options.spreadFirstVisit ? this.#random() * Math.min(interval, options.spreadMs ?? interval) : 0);
-    const due = { liveness: first } as Record<PollWork, number>;
-    const draw = options.spreadFirstVisit ? this.#random() : 0;
-    for (const work of pollWorks) {
-      if (work === 'liveness') continue;
-      due[work] = first + draw * Math.min(this.#policy.intervals[work], this.#policy.firstReadSpreadS) * 1000;
-    }
-    const state: TargetState = {
-      target,
-      ...(shard !== undefined && active ? { shard, epoch: active.epoch } : {}),
-      seq: 0,
-      due,
-      neverContacted: true,
-      checking: false,
-      reading: false,
-      readOnce: new Set(),
-      heavyFailures: 0,
-      consecutiveFailures: 0,
-      sessionLimitStreak: 0,
-      latch: null,
-      observationHashes: new Map(),
-      observationsRecalled: false,
-      maintenanceUntil: 0,
-      lastContactAt: null,
-    };
+    const state = initialTargetState(target, shard !== undefined && active ? { shard, epoch: active.epoch } : undefined, firstDue(target, now, this.#policy, this.#random, options));
     const latch = this.#latches.known.get(target.nodeId);
     if (latch !== undefined) state.latch = { fingerprint: latch };
     state.maintenanceUntil = this.#knownMaintenance.get(target.nodeId) ?? 0;
+    const credential = this.#nodeCredentials.get(target.nodeId);
+    if (credential) state.credential = credential;
     this.#states.set(target.nodeId, state);
     this.#enqueue(state);
   }
@@ -193,6 +169,39 @@ export class Poller {
     this.#known.delete(nodeId);
     this.#latches.known.delete(nodeId);
     this.#knownMaintenance.delete(nodeId);
+    this.#nodeCredentials.delete(nodeId);
+  }
+
+  /**
+   * A rotation fenced a node, or put a credential version in force on it. Fenced: no login from now on (a visit in
+   * flight sends nothing more: its guard asks before every request), heavy reads wait. Lifted: the version in force
+   * is the one the rotation proved, and the node's heavy reads are due again.
+   */
+  #credentialEvent(event: Parameters<PollerIntentSink['credentialEvent']>[0]): void {
+    const nodeId = applyCredentialEvent(this.#nodeCredentials, event);
+    if (nodeId === undefined) return;
+    const state = this.#states.get(nodeId);
+    if (!state) return;
+    const wasFenced = state.credential?.fenced === true;
+    state.credential = this.#nodeCredentials.get(nodeId);
+    state.credentialWaits = 0;
+    if (wasFenced && !state.credential?.fenced) {
+      state.due.liveness = Math.min(state.due.liveness, this.#clock());
+      this.#enqueue(state);
+    }
+  }
+
+  /** The credential to log in to the node's BMC with now: the version in force; 'fenced' while a rotation holds it. */
+  #credentialOf(state: TargetState): Credential | 'fenced' | undefined {
+    const login = loginCredentialOf(state.credential, state.target.credentialRef);
+    if (login.kind === 'fenced') return 'fenced';
+    return this.#credentials.credentialFor(state.target, login);
+  }
+
+  /** True when the node's credential changed (fenced, another version) since a visit took `used`: its failure latches nothing. */
+  #credentialMoved(state: TargetState, used: Credential): boolean {
+    const now = this.#credentialOf(state);
+    return now === 'fenced' || now === undefined || now.version !== used.version;
   }
 
   /**
@@ -259,14 +268,7 @@ export class Poller {
   }
 
   #enqueue(state: TargetState): void {
-    state.seq += 1;
-    (state.neverContacted ? this.#fresh : this.#queue).push(state.target.nodeId, state.due.liveness, state.seq);
-    // A failing or latched BMC gets no heavy work at all until it answers again.
-    if (state.consecutiveFailures === 0 && !state.latch && !state.neverContacted) {
-      const due = Math.min(state.due.health, state.due.inventory, state.due.firmware);
-      if (state.readOnce.size > 0) this.#heavy.push(state.target.nodeId, due, state.seq);
-      else this.#firstReads.push(state.model ?? '', state.target.nodeId, due, state.seq);
-    }
+    this.#queues.enqueue(state);
   }
 
   start(): void {
@@ -296,63 +298,19 @@ export class Poller {
     return this.#recorder.flush();
   }
 
-  #take(now: number): TargetState | undefined {
-    for (;;) {
-      const fresh = this.#fresh.peek();
-      const regular = this.#queue.peek();
-      const source = fresh && fresh.due <= now ? this.#fresh : regular && regular.due <= now ? this.#queue : null;
-      if (!source) return undefined;
-      const entry = source.pop()!;
-      const state = this.#states.get(entry.nodeId);
-      if (!state || state.seq !== entry.seq || state.checking) continue;
-      if (!leaseAllows(this.options.cluster, state)) {
-        source.push(entry.nodeId, now + 1000, entry.seq); // the lease is being renewed or handed over: not now
-        continue;
-      }
-      // Where the BMC has room for one session only, the check waits for the read (which re-enqueues it).
-      if (state.reading && targetSessionLimit(this.#policy, state.target) < 2) continue;
-      return state;
-    }
-  }
-
-  /** The queue the next heavy read comes from: a first read due, of the kind expected to take longest; else the rest. */
-  #heavySource(now: number): DueQueue | undefined {
-    const best = this.#firstReads.due(now);
-    if (best) return best;
-    const head = this.#heavy.peek();
-    return head && head.due <= now ? this.#heavy : undefined;
-  }
-
-  #takeHeavy(now: number): TargetState | undefined {
-    for (;;) {
-      const source = this.#heavySource(now);
-      const entry = source?.pop();
-      if (!source || !entry) return undefined;
-      const state = this.#states.get(entry.nodeId);
-      if (!state || state.seq !== entry.seq || state.reading || state.consecutiveFailures > 0 || state.latch) continue;
-      if (!leaseAllows(this.options.cluster, state)) {
-        source.push(entry.nodeId, now + 1000, entry.seq);
-        continue;
-      }
-      // A heavy read holds one session; it may overlap a liveness check only where the BMC has room for two.
-      if (state.checking && targetSessionLimit(this.#policy, state.target) < 2) continue;
-      return state;
-    }
-  }
-
   #dispatch(): void {
     if (!this.#running) return;
     const now = this.#clock();
     this.#tokens = Math.min(this.#policy.maxVisitsPerSecond, this.#tokens + ((now - this.#lastRefill) / 1000) * this.#policy.maxVisitsPerSecond);
     this.#lastRefill = now;
     while (this.#inFlight < this.#policy.maxConcurrentVisits && this.#tokens >= 1) {
-      const state = this.#take(now);
+      const state = this.#queues.takeCheck(now);
       if (!state) break;
       this.#tokens -= 1;
       this.#track(this.#check(state, now), state);
     }
     while (this.#heavyInFlight < this.#policy.maxConcurrentReads && this.#tokens >= 1) {
-      const state = this.#takeHeavy(now);
+      const state = this.#queues.takeRead(now);
       if (!state) break;
       this.#tokens -= 1;
       this.#track(this.#read(state, now), state);
@@ -385,8 +343,8 @@ export class Poller {
   /** Heavy work due now, in one session, on a BMC that answers. Failures here do not count as misses. */
   async #read(state: TargetState, now: number): Promise<void> {
     const { target } = state;
-    const credential = this.#credentials.credentialFor(target);
-    if (!credential || this.#transports.latched(target)) return;
+    const credential = this.#credentialOf(state);
+    if (!credential || credential === 'fenced' || this.#transports.latched(target)) return;
     const works = pollWorks.filter((w): w is Exclude<PollWork, 'liveness'> => w !== 'liveness' && state.due[w] <= now);
     if (works.length === 0) return;
     state.reading = true;
@@ -400,7 +358,7 @@ export class Poller {
       // A firmware inventory never read gets the visit's whole deadline: a first inventory is not given up on a model
       // slower than the default (a GB200's takes up to four minutes), which would cost it a retry minutes later.
       const firmwareTimeoutMs = state.firmwareTimeoutMs ?? (state.readOnce.has('firmware') ? this.#policy.firmwareTimeoutMs : this.#policy.visitDeadlineMs);
-      const visit = this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(validators ? { validators } : {}), ...(state.readPlain || !this.#policy.expandCollections ? { expand: false } : {}), ...clusterVisitOptions(this.options.cluster, this.#active, state) });
+      const visit = this.#visitor.visit(target, credential, works, { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(validators ? { validators } : {}), ...(state.readPlain || !this.#policy.expandCollections ? { expand: false } : {}), ...this.#visitGuards(state) });
       const boundMs = visitBoundMs(this.#policy, works);
       const result = await boundedVisit(this.#timers, visit, boundMs, target, works, () => this.#abandoned(target, works, boundMs));
       const done = this.#clock();
@@ -408,11 +366,16 @@ export class Poller {
         this.#requeueAfterCut(state); // its works are still due
         return;
       }
+      if (!result.ok && this.#credentialMoved(state, credential)) {
+        // A rotation fenced the node (or moved its version) during the read: nothing is said of the BMC, nothing latched.
+        if (this.#states.get(target.nodeId) === state) this.#enqueue(state);
+        return;
+      }
       if (conditional && result.ok && !result.notModified) this.#validators.keep(state, result.validators, result.changedResource);
       const outcome: PollOutcomeKind = result.ok ? (result.notModified ? 'not-modified' : 'success') : outcomeOfError(result.error);
       for (const work of works) this.#record(target, work, outcome, result.latencyMs, done, leaseOf(state));
       if (!this.#states.has(target.nodeId)) return;
-      if (result.ok && state.readOnce.size === 0) this.#firstReads.noteRead(state.model ?? '', result.latencyMs);
+      if (result.ok && state.readOnce.size === 0) this.#queues.firstReads.noteRead(state.model ?? '', result.latencyMs);
       state.heavyFailures = result.ok ? 0 : state.heavyFailures + 1;
       // A firmware inventory slower than the deadline would time out at every try: this BMC's deadline doubles, up to
       // the visit's own.
@@ -460,7 +423,19 @@ export class Poller {
       this.#enqueue(state);
       return;
     }
-    const credential = this.#credentials.credentialFor(target);
+    const selected = this.#credentialOf(state);
+    if (selected === 'fenced') {
+      await fencedCheck(this.#fencedHost, state, now);
+      return;
+    }
+    const credential = selected;
+    if (!credential && state.credential?.version !== undefined && (state.credentialWaits ?? 0) < 5) {
+      // A version just put in force that this thread has not been handed yet: asked for, here within seconds.
+      state.credentialWaits = (state.credentialWaits ?? 0) + 1;
+      state.due.liveness = now + 2_000;
+      this.#enqueue(state);
+      return;
+    }
     if (state.latch && credential && credentialFingerprint(target.credentialRef, credential.version) !== state.latch.fingerprint) {
       state.latch = null; // the credential changed: logins may be tried again
     }
@@ -480,7 +455,7 @@ export class Poller {
       const sessionLimit = targetSessionLimit(this.#policy, target);
       // Until it is known what kind of BMC this is, the check also asks (its service root): it orders the first read.
       const describe = state.model === undefined && state.readOnce.size === 0;
-      const visitOptions = { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(state.livenessEtag ? { ifNoneMatch: state.livenessEtag } : {}), ...(describe ? { describe } : {}), ...clusterVisitOptions(this.options.cluster, this.#active, state) };
+      const visitOptions = { requestTimeoutMs: this.#policy.requestTimeoutMs, firmwareTimeoutMs: this.#policy.firmwareTimeoutMs, visitDeadlineMs: this.#policy.visitDeadlineMs, sessionLimit, ...(state.livenessEtag ? { ifNoneMatch: state.livenessEtag } : {}), ...(describe ? { describe } : {}), ...this.#visitGuards(state) };
       const attempts = async (): Promise<VisitResult> => {
         let result = await this.#visitor.visit(target, credential, works, visitOptions);
         for (let attempt = 1; !result.ok && attempt <= this.#policy.maxRetries && retryWithinVisit(result.error) && !cutByHandOver(this.options.cluster, this.#active, state, result.error); attempt += 1) {
@@ -497,6 +472,13 @@ export class Poller {
         this.#requeueAfterCut(state);
         return;
       }
+      if (!result.ok && this.#credentialMoved(state, credential)) {
+        // Fenced by a rotation (or its version moved) while the check was out: checked again at once, nothing latched.
+        state.due.liveness = Math.min(state.due.liveness, done);
+        if (this.#states.get(target.nodeId) === state) this.#enqueue(state);
+        return;
+      }
+      if (result.ok) state.credentialWaits = 0;
       const outcome: PollOutcomeKind = result.ok ? (result.notModified ? 'not-modified' : 'success') : outcomeOfError(result.error);
       if (result.ok && result.etag) state.livenessEtag = result.etag;
       if (result.ok && describe) state.model = result.model ?? '';
@@ -524,6 +506,38 @@ export class Poller {
       this.#inFlight -= 1;
     }
   }
+
+  /** A visit's guards: its shard's lease (cluster mode), and the node's rotation fence, asked before every request. */
+  #visitGuards(state: TargetState): { guard: () => boolean; signal?: AbortSignal; headers?: Record<string, string> } {
+    const cluster = clusterVisitOptions(this.options.cluster, this.#active, state);
+    const leased = cluster.guard;
+    return { ...cluster, guard: () => !state.credential?.fenced && (leased === undefined || leased()) };
+  }
+
+  /** What the fenced check (`fenced-check.ts`) uses of the poller. */
+  readonly #fencedHost: FencedCheckHost = {
+    visitor: () => this.#visitor,
+    policy: () => this.#policy,
+    timers: () => this.#timers,
+    clock: () => this.#clock(),
+    random: () => this.#random(),
+    visitOptions: (state) => clusterVisitOptions(this.options.cluster, this.#active, state),
+    cutByHandOver: (state, error) => cutByHandOver(this.options.cluster, this.#active, state, error),
+    latched: (target) => this.#transports.latched(target),
+    record: (target, outcome, latencyMs, at, lease) => this.#record(target, 'liveness', outcome, latencyMs, at, lease),
+    enqueue: (state) => this.#enqueue(state),
+    requeueAfterCut: (state) => this.#requeueAfterCut(state),
+    abandoned: (target, boundMs) => this.#abandoned(target, ['liveness'], boundMs),
+    polled: (nodeId) => this.#states.has(nodeId),
+    started: () => {
+      this.#inFlight += 1;
+      this.#visits += 1;
+      this.#fencedChecks += 1;
+    },
+    ended: () => {
+      this.#inFlight -= 1;
+    },
+  };
 
   /** A visit still unsettled at its bound (`boundedVisit`): counted and logged; it is recorded as a timeout. */
   #abandoned(target: PollTarget, works: readonly PollWork[], boundMs: number): void {
@@ -556,6 +570,8 @@ export class Poller {
       failureBuckets: perTarget.failureBuckets,
       sessionLimitedTargets: perTarget.sessionLimitedTargets,
       credentialRefusedTargets: [...this.#credentials.refused].filter((nodeId) => this.#states.has(nodeId)).length,
+      fencedTargets: [...this.#states.values()].filter((state) => state.credential?.fenced).length,
+      fencedChecks: this.#fencedChecks,
       worstTargets: perTarget.worstTargets,
     };
   }

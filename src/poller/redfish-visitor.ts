@@ -59,6 +59,11 @@ export interface VisitOptions {
    * kind's read time. The root failing costs the check nothing.
    */
   describe?: boolean;
+  /**
+   * A liveness check that logs in to nothing (the node is fenced by a credential rotation): one GET of the service
+   * root, which Redfish serves without authentication. No credential is sent. Redfish only.
+   */
+  anonymous?: boolean;
 }
 
 /**
@@ -112,6 +117,26 @@ export class RedfishVisitor implements Visitor {
     const started = performance.now();
     const dispatcher = this.transports?.connectionFor(target, options.sessionLimit)?.dispatcher;
     const heavy = works.filter((w): w is Exclude<PollWork, 'liveness'> => w !== 'liveness');
+    if (options.anonymous) {
+      const client = new RedfishClient({
+        baseUrl: target.baseUrl,
+        authMode: 'none',
+        maxConcurrency: 1,
+        requestTimeoutMs: options.requestTimeoutMs,
+        ...(dispatcher ? { dispatcher } : {}),
+        ...(options.signal ? { deadline: options.signal } : {}),
+        ...(options.guard ? { guard: options.guard } : {}),
+        ...(options.headers ? { headers: options.headers } : {}),
+      });
+      try {
+        await client.get('/redfish/v1');
+        return { ok: true, latencyMs: performance.now() - started, observations: [] };
+      } catch (error) {
+        return { ok: false, latencyMs: performance.now() - started, observations: [], error };
+      } finally {
+        await client.close();
+      }
+    }
     if (heavy.length === 0) {
       const client = new RedfishClient({
         baseUrl: target.baseUrl,

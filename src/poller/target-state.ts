@@ -1,4 +1,6 @@
-import type { PollTarget, PollWork } from './poll-target.js';
+import type { NodeCredential } from '../credentials/index.js';
+import { pollWorks, type PollTarget, type PollWork } from './poll-target.js';
+import type { PollPolicy } from './poll-policy.js';
 
 /** A shard polled here (cluster mode): its lease epoch, the stop of its visits and the visits in flight. */
 export interface ActiveShard {
@@ -33,6 +35,13 @@ export interface TargetState {
   /** Consecutive visits answered with a session-limit refusal: each doubles the wait. */
   sessionLimitStreak: number;
   latch: { fingerprint: string } | null;
+  /**
+   * The credential version the ledger says is in force on the node, and whether a rotation fences it (no login; heavy
+   * reads wait; the liveness check asks only what needs no login). Undefined: the reference's default, not fenced.
+   */
+  credential?: NodeCredential;
+  /** Checks put off while the version in force was being fetched (a threaded poller asks its host for it). */
+  credentialWaits?: number;
   observationHashes: Map<string, string>;
   /** Whether `observationHashes` was read from the log (once per node and process, before its first append). */
   observationsRecalled: boolean;
@@ -52,4 +61,43 @@ export interface TargetState {
 /** The lease a target's visits run under (cluster mode), or none. */
 export function leaseOf(state: TargetState): { shard: string; epoch: number } | undefined {
   return state.shard !== undefined && state.epoch !== undefined ? { shard: state.shard, epoch: state.epoch } : undefined;
+}
+
+/**
+ * When a new target's works are first due: first contacts spread over one interval (a fleet registered at once is not
+ * a thundering herd) and the first heavy read over `firstReadSpreadS` after it (or a work's own interval, if
+ * shorter); liveness first. One draw for every work: the first read is one visit, one session, not one per work.
+ */
+export function firstDue(target: PollTarget, now: number, policy: PollPolicy, random: () => number, options: { spreadFirstVisit?: boolean; spreadMs?: number }): Record<PollWork, number> {
+  const interval = target.expectedIntervalS * 1000;
+  const first = now + (options.spreadFirstVisit ? random() * Math.min(interval, options.spreadMs ?? interval) : 0);
+  const due = { liveness: first } as Record<PollWork, number>;
+  const draw = options.spreadFirstVisit ? random() : 0;
+  for (const work of pollWorks) {
+    if (work === 'liveness') continue;
+    due[work] = first + draw * Math.min(policy.intervals[work], policy.firstReadSpreadS) * 1000;
+  }
+  return due;
+}
+
+/** A target as the poller first holds it: never contacted, nothing read, under its shard's lease (cluster mode). */
+export function initialTargetState(target: PollTarget, lease: { shard: string; epoch: number } | undefined, due: Record<PollWork, number>): TargetState {
+  return {
+    target,
+    ...(lease ? lease : {}),
+    seq: 0,
+    due,
+    neverContacted: true,
+    checking: false,
+    reading: false,
+    readOnce: new Set(),
+    heavyFailures: 0,
+    consecutiveFailures: 0,
+    sessionLimitStreak: 0,
+    latch: null,
+    observationHashes: new Map(),
+    observationsRecalled: false,
+    maintenanceUntil: 0,
+    lastContactAt: null,
+  };
 }

@@ -67,6 +67,8 @@ function emptyStats(): PollerStats {
     failureBuckets: Object.fromEntries(failureBucketNames.map((name) => [name, 0])) as Record<FailureBucket, number>,
     sessionLimitedTargets: 0,
     credentialRefusedTargets: 0,
+    fencedTargets: 0,
+    fencedChecks: 0,
     worstTargets: [],
   };
 }
@@ -107,7 +109,9 @@ export class ThreadedPoller {
   #table(refs: Iterable<string>): Record<string, Credential | null> {
     const changed: Record<string, Credential | null> = {};
     for (const ref of refs) {
-      const credential = this.#options.credentials.get(ref) ?? null;
+      // A key with a NUL is one version of a reference (`versionedCredentialKey`), asked for by the thread.
+      const at = ref.indexOf('\u0000');
+      const credential = (at < 0 ? this.#options.credentials.get(ref) : this.#options.credentials.getVersion?.(ref.slice(0, at), ref.slice(at + 1))) ?? null;
       const text = JSON.stringify(credential);
       if (this.#sent.get(ref) === text) continue;
       this.#sent.set(ref, text);

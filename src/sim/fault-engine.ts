@@ -8,6 +8,7 @@ import { SimError } from './errors.ts';
 import type { FaultKind, FaultSpec, FaultTarget } from './fault-spec.ts';
 import { fnv1a } from './random.ts';
 import type { SimBmc } from './sim-bmc.ts';
+import { factoryPasswordOf } from './account-service.ts';
 
 export interface ActiveFault {
   id: string;
@@ -133,6 +134,19 @@ export class FaultEngine {
           bmc.lockedUntil = Math.max(bmc.lockedUntil, now + (spec.duration ?? behaviour.lockoutMs));
           bmc.counters.lockouts++;
         }
+        break;
+      case 'password-policy':
+        for (const bmc of bmcs) bmc.refusePasswordChanges += spec.count ?? 1;
+        break;
+      case 'factory-reset':
+        for (const bmc of bmcs) {
+          bmc.password = factoryPasswordOf(bmc);
+          bmc.consecutiveBadLogins = 0;
+          bmc.lockedUntil = 0;
+          bmc.reset(clock, spec.duration ?? behaviour.resetDarkMs);
+          this.options.onReset?.(bmc);
+        }
+        fault.endsAt = now + (spec.duration ?? behaviour.resetDarkMs);
         break;
       case 'firmware-failure':
         for (const bmc of bmcs) bmc.failingUpdates += spec.count ?? 1;

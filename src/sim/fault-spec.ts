@@ -19,6 +19,10 @@ export const FAULT_KINDS = [
   'rotate-password',
   /** The account is locked out for the duration, as after repeated bad logins. */
   'lockout',
+  /** The next `count` password changes (AccountService PATCH) are refused with the vendor's password-policy error. */
+  'password-policy',
+  /** The BMC is reset to its factory settings: its password is the vendor's factory one again, and it resets (dark for the duration, default `resetDark`). */
+  'factory-reset',
   /** The next `count` firmware updates fail. */
   'firmware-failure',
   /** The next `count` updates (of images containing `image`, if given) go wrong the way `mode` says. */
@@ -55,7 +59,7 @@ export const faultSpecShape = {
   factor: z.number().positive().optional(),
   /** rotate-password: the new password. */
   password: z.string().min(1).optional(),
-  /** firmware-failure, update-fault: how many updates are hit. */
+  /** firmware-failure, update-fault: how many updates are hit; password-policy: how many password changes. */
   count: z.number().int().positive().optional(),
   /**
    * update-fault: fail, purge-task (404 when it ends), completed-critical (nothing applied), reset-mid-update (the BMC

@@ -42,6 +42,8 @@ export const simFirmwareStateSchema = z.object({
       nextId: z.number().int().min(1),
       tasks: z.array(taskSchema),
       activeTaskId: z.string().optional(),
+      /** The BMC's password, when it was changed (a rotation's change outlives the simulator's process, as on hardware). */
+      password: z.string().min(1).max(200).optional(),
     }),
   ),
 });
@@ -60,6 +62,7 @@ export function captureFirmwareState(bmcs: readonly SimBmc[]): SimFirmwareState 
       nextId: bmc.nextId,
       tasks: [...(bmc.tasks?.values() ?? [])].map((task) => ({ ...task, targetPath: task.targetPath })),
       ...(bmc.activeUpdate ? { activeTaskId: bmc.activeUpdate.id } : {}),
+      ...(bmc.counters.passwordChanges > 0 || bmc.passwordRestored ? { password: bmc.password } : {}),
     })),
   };
 }
@@ -79,6 +82,10 @@ export function restoreFirmwareState(context: UpdateContext, byId: ReadonlyMap<s
     if (!bmc || bmc.capture.name !== saved.fixture) continue;
     restored++;
     bmc.firmware = saved.firmware;
+    if (saved.password !== undefined) {
+      bmc.password = saved.password;
+      bmc.passwordRestored = true;
+    }
     bmc.inventoryVersions = saved.inventoryVersions.length ? new Map(saved.inventoryVersions) : undefined;
     bmc.nextId = Math.max(bmc.nextId, saved.nextId);
     bmc.tasks = new Map();

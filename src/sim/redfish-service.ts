@@ -16,6 +16,7 @@ import { renderResource, storedPath } from './render.ts';
 import { acceptUpdate, multipartPathOf, resetAction, taskBodyOf, type UpdateContext } from './firmware-updates.ts';
 import { baseError, resourceMissing, sessionBody, sessionCollection } from './redfish-replies.ts';
 import { redirectLocation, withPlaceholders } from './serving-quirks.ts';
+import { ACCOUNTS, accountBody, accountCollection, patchAccount } from './account-service.ts';
 import type { SimBmc } from './sim-bmc.ts';
 import type { ErrorReply, VendorProfile } from './vendor-profile.ts';
 
@@ -114,6 +115,10 @@ export async function answerBmcRequest(
     response.writeHead(204).end();
     return;
   }
+  if (method === 'PATCH' && path.startsWith(`${ACCOUNTS}/`)) {
+    const answer = patchAccount(bmc, path.slice(ACCOUNTS.length + 1), await readJson(request), clock.now());
+    return sendJson(response, answer.status, answer.body);
+  }
   if (method !== 'GET' && method !== 'HEAD') {
     return sendJson(response, 405, baseError('ActionNotSupported', `The action ${method} ${path} is not supported by the resource.`, 'The action supplied cannot be resubmitted to the implementation.'));
   }
@@ -182,6 +187,7 @@ function checkCredentials(context: ServiceContext, bmc: SimBmc, user: string, pa
   const now = context.clock.now();
   if (now < bmc.lockedUntil) {
     bmc.counters.authFailures++;
+    bmc.counters.failedLogins++;
     return false;
   }
   if (user === bmc.username && password === bmc.password) {
@@ -189,6 +195,7 @@ function checkCredentials(context: ServiceContext, bmc: SimBmc, user: string, pa
     return true;
   }
   bmc.counters.authFailures++;
+  bmc.counters.failedLogins++;
   bmc.consecutiveBadLogins++;
   if (bmc.consecutiveBadLogins >= context.behaviour.lockoutThreshold) {
     bmc.consecutiveBadLogins = 0;
@@ -241,6 +248,11 @@ export function versionOfImage(imageUri: string, profile: VendorProfile): string
 function dynamicBody(context: ServiceContext, bmc: SimBmc, path: string): string | undefined {
   const now = context.clock.now();
   if (path === SESSIONS) return JSON.stringify(sessionCollection(bmc));
+  if (path === ACCOUNTS) return JSON.stringify(accountCollection(bmc));
+  if (path.startsWith(`${ACCOUNTS}/`)) {
+    const account = accountBody(bmc, now) as { Id: string };
+    return path.slice(ACCOUNTS.length + 1) === account.Id ? JSON.stringify(account) : undefined;
+  }
   if (path.startsWith(`${SESSIONS}/`)) {
     const id = path.slice(SESSIONS.length + 1);
     const session = [...(bmc.sessions?.values() ?? [])].find((candidate) => candidate.id === id);

@@ -61,7 +61,12 @@ export interface BmcCounters {
   bodyBytes: number;
   bodyBytesSpared: number;
   authFailures: number;
+  /** Logins refused for a wrong password (or while locked out): what a BMC's lockout counts. */
+  failedLogins: number;
   lockouts: number;
+  /** Password changes the BMC took (AccountService PATCH), and the ones it refused (policy, ...). */
+  passwordChanges: number;
+  passwordChangesRefused: number;
   sessionsPeak: number;
   updates: number;
   updatesFailed: number;
@@ -93,6 +98,10 @@ export class SimBmc {
   slowFactor = 1;
   consecutiveBadLogins = 0;
   lockedUntil = 0;
+  /** Password changes the BMC will refuse with its policy error, injected by `password-policy` faults. */
+  refusePasswordChanges = 0;
+  /** The password was given back from a saved state (it is saved again, changed or not). */
+  passwordRestored = false;
   /** Updates that will fail, injected by `firmware-failure` faults. */
   failingUpdates = 0;
   tasks: Map<string, UpdateTask> | undefined;
@@ -114,7 +123,10 @@ export class SimBmc {
     bodyBytes: 0,
     bodyBytesSpared: 0,
     authFailures: 0,
+    failedLogins: 0,
     lockouts: 0,
+    passwordChanges: 0,
+    passwordChangesRefused: 0,
     sessionsPeak: 0,
     updates: 0,
     updatesFailed: 0,

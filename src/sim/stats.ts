@@ -22,7 +22,14 @@ export interface FleetStats {
   bodyBytes: number;
   bodyBytesSpared: number;
   authFailures: number;
+  /** Logins refused for a wrong password (or while locked out), all BMCs, and the most on any one BMC. */
+  failedLogins: number;
+  failedLoginsMaxPerBmc: number;
   lockouts: number;
+  /** BMCs locked out now. */
+  lockedOutNow: number;
+  passwordChanges: number;
+  passwordChangesRefused: number;
   updates: number;
   updatesFailed: number;
   /** Requests that met another poller process's request in flight to the same BMC, and the BMCs that saw any. */
@@ -79,7 +86,12 @@ export function fleetStats(bmcs: readonly SimBmc[], now: number, behaviour: SimB
     bodyBytes: 0,
     bodyBytesSpared: 0,
     authFailures: 0,
+    failedLogins: 0,
+    failedLoginsMaxPerBmc: 0,
     lockouts: 0,
+    lockedOutNow: 0,
+    passwordChanges: 0,
+    passwordChangesRefused: 0,
     updates: 0,
     updatesFailed: 0,
     doublePolled: 0,
@@ -104,6 +116,11 @@ export function fleetStats(bmcs: readonly SimBmc[], now: number, behaviour: SimB
     stats.bodyBytesSpared += counters.bodyBytesSpared;
     stats.authFailures += counters.authFailures;
     stats.lockouts += counters.lockouts;
+    stats.failedLogins += counters.failedLogins;
+    stats.failedLoginsMaxPerBmc = Math.max(stats.failedLoginsMaxPerBmc, counters.failedLogins);
+    if (now < bmc.lockedUntil) stats.lockedOutNow++;
+    stats.passwordChanges += counters.passwordChanges;
+    stats.passwordChangesRefused += counters.passwordChangesRefused;
     stats.updates += counters.updates;
     stats.updatesFailed += counters.updatesFailed;
     stats.doublePolled += counters.doublePolled;

@@ -48,6 +48,10 @@ const bodyRoutes: BodyRoute[] = [
   { route: '/v1/provisioning', url: '/v1/provisioning', role: 'operator', body: { nodeId: node, declared: { model: 'X', gpuCount: 8 }, baseline: [firmware], burnInMs: 0 } },
   { route: '/v1/provisioning/{nodeId}/release', url: `/v1/provisioning/${node}/release`, role: 'operator', body: { reason: 'fuzz', resumeAt: 'validating' } },
   { route: '/v1/provisioning/{nodeId}/abandon', url: `/v1/provisioning/${node}/abandon`, role: 'operator', body: { reason: 'fuzz' } },
+  { route: '/v1/credential-rotations/preview', url: '/v1/credential-rotations/preview', role: 'operator', body: { selector: { nodes: [node], latchedOnly: false }, seed: 1, capPerSite: 2, waveFractions: [0.5], fenceGraceMs: 1000, lockoutThreshold: 3, factoryFallback: null } },
+  { route: '/v1/credential-rotations', url: '/v1/credential-rotations', role: 'operator', body: { selector: { nodes: [node] }, seed: 1, bakeMs: 0 } },
+  ...['approve', 'pause', 'resume', 'abort'].map((verb) => ({ route: `/v1/credential-rotations/{rotationId}/${verb}`, url: `/v1/credential-rotations/fuzz-rotation/${verb}`, role: 'operator' as const, body: { reason: 'fuzz', expectedRevision: 1 } })),
+  { route: '/v1/credential-rotations/{rotationId}/nodes/{nodeId}/skip', url: `/v1/credential-rotations/fuzz-rotation/nodes/${node}/skip`, role: 'operator', body: { reason: 'fuzz' } },
   { route: '/v1/ebom', url: '/v1/ebom', role: 'operator', contentType: 'text/csv', body: 'nodeId,site,rack,manufacturer,model\ndc1-r01-n01,dc1,r01,Dell Inc.,PowerEdge XE9680\n' },
 ];
 
@@ -205,7 +209,7 @@ describe('the fuzz pass over every API body, path and query', () => {
   }, 240_000);
 
   it('hostile path and query text on every GET route is answered with a typed refusal or an answer, never a 5xx', async () => {
-    const substitutes: Record<string, string> = { nodeId: node, alarmId: 'no-such-alarm', rolloutId: 'fuzz-rollout', component: 'BMC', size: '1', stream: `node-${node}` };
+    const substitutes: Record<string, string> = { nodeId: node, alarmId: 'no-such-alarm', rolloutId: 'fuzz-rollout', rotationId: 'fuzz-rotation', component: 'BMC', size: '1', stream: `node-${node}` };
     await fc.assert(
       fc.asyncProperty(fc.nat(), fc.nat(), hostileStrings, fc.boolean(), fc.boolean(), async (pickRoute, pickParam, text, asPath, rawBytes) => {
         const { route, params } = served.queryRoutes[pickRoute % served.queryRoutes.length]!;

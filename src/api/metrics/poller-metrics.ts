@@ -34,6 +34,7 @@ export function registerPollerMetrics(ctx: MetricsContext, registers: Registers)
     },
   });
   new Gauge({ name: 'fleet_ledger_poller_session_limited_targets', help: 'Targets whose last visits met a full session table (each such visit doubles their wait)', registers, collect() { const s = ctx.poller?.stats(); if (s) this.set(s.sessionLimitedTargets); } });
+  new Gauge({ name: 'fleet_ledger_poller_fenced_targets', help: 'Targets a credential rotation fences now: no login, heavy reads wait, the liveness check reads the service root only', registers, collect() { const s = ctx.poller?.stats(); if (s) this.set(s.fencedTargets); } });
   new Gauge({ name: 'fleet_ledger_poller_credential_refused_targets', help: 'Targets whose credential is not sent: their address is not one it is bound to, or plain http on a site that does not allow it', registers, collect() { const s = ctx.poller?.stats(); if (s) this.set(s.credentialRefusedTargets); } });
   new Gauge({
     name: 'fleet_ledger_poller_worst_target_consecutive_failures',

@@ -55,4 +55,38 @@ export function registerSagaMetrics(ctx: MetricsContext, registers: Registers): 
       for (const row of rows.rows) this.set({ hold: row.hold }, Number(row.n));
     },
   });
+  new Gauge({
+    name: 'fleet_ledger_rotation_nodes',
+    help: 'Credential rotation BMCs by state: settled (rotated, kept, held, skipped), and dispatched and in flight (fenced)',
+    labelNames: ['rotation', 'state'] as const,
+    registers,
+    async collect() {
+      this.reset();
+      const rows = await sql<{ rotation: string; state: string; n: string }>`
+        SELECT stream AS rotation, coalesce(data->>'outcome', 'dispatched') AS state, count(*) AS n FROM ledger_events
+         WHERE stream LIKE 'rotation-%' AND type IN ('CredentialRotationNodeSettled', 'CredentialRotationNodeDispatched') GROUP BY 1, 2`.execute(ctx.db).catch(() => ({ rows: [] as Array<{ rotation: string; state: string; n: string }> }));
+      const inFlight = new Map<string, number>();
+      for (const row of rows.rows) {
+        const rotation = row.rotation.slice('rotation-'.length);
+        if (row.state === 'dispatched') inFlight.set(rotation, (inFlight.get(rotation) ?? 0) + Number(row.n));
+        else {
+          this.set({ rotation, state: row.state }, Number(row.n));
+          if (row.state !== 'skipped') inFlight.set(rotation, (inFlight.get(rotation) ?? 0) - Number(row.n));
+        }
+      }
+      for (const [rotation, n] of inFlight) this.set({ rotation, state: 'in-flight' }, Math.max(0, n));
+    },
+  });
+  new Gauge({
+    name: 'fleet_ledger_rotation_failed_logins',
+    help: 'Logins credential rotations tried, by answer: accepted, refused (a failed login the BMC counted) or unreachable',
+    labelNames: ['result'] as const,
+    registers,
+    async collect() {
+      this.reset();
+      const rows = await sql<{ result: string; n: string }>`
+        SELECT data->>'result' AS result, count(*) AS n FROM ledger_events WHERE type = 'BmcLoginProbed' GROUP BY 1`.execute(ctx.db).catch(() => ({ rows: [] as Array<{ result: string; n: string }> }));
+      for (const row of rows.rows) this.set({ result: row.result }, Number(row.n));
+    },
+  });
 }

@@ -4,7 +4,8 @@ import { fleetProjections, livenessStateCounts, openAlarms, ThreadedProjectionRu
 import { readFileSync } from 'node:fs';
 import { serveApi } from '../../api/index.js';
 import { serveKurrent, type KurrentServer } from '../../kurrent/index.js';
-import { declareDemoEbom, demoScenario, fileCredentials, keepSimulatorState, loadTargetFile, readRecordedFleet, registerSimulatedFleet, registerTargets, simulatorCredentials, startSimulatedFleet } from '../../demo/index.js';
+import { credentialInForce, declareDemoEbom, demoCredentialStore, demoScenario, fileCredentials, followCredentialsInForce, keepSimulatorState, loadTargetFile, readRecordedFleet, registerSimulatedFleet, registerTargets, startSimulatedFleet } from '../../demo/index.js';
+import type { VersionedCredentialStore } from '../../credentials/index.js';
 import { StartedParts } from '../started-parts.js';
 import { parseCommand } from '../parse-command.js';
 import { AsOfEngine } from '../../../replay/as-of/index.js';
@@ -313,6 +314,9 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
   });
   logger.info({ component: 'cluster', processId: cluster.processId, pinned: pinnedOrSite ?? null }, `cluster member ${cluster.processId}`);
   let access: ((nodeId: string) => BmcAccess | undefined) | undefined;
+  let credentialStore: VersionedCredentialStore | undefined;
+  let plainHttpSites: readonly string[] = ['*'];
+  let inForceFollowing: Promise<void> = Promise.resolve();
   const intents = new AbortController();
   let following: Promise<void> = Promise.resolve();
   if (!values['no-sim']) {
@@ -338,10 +342,16 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
       { bmcs: ownBmcs.length, registered, unchanged, decommissioned, racks, control: sim.controlUrl, firmwareStateRestored: simulatorState.restored, site },
       `simulated fleet: ${ownBmcs.length} BMCs in ${racks} racks (${registered} registered, ${unchanged} as recorded, ${decommissioned} no longer simulated and decommissioned); simulator control at ${sim.controlUrl}`,
     );
+    // The simulated BMCs' credentials, versioned (a credential rotation stages its versions beside them), and the
+    // version in force on each node as the log says: what the poller, rollouts and rotations log in with.
+    const demoCredentials = demoCredentialStore(dataDir, sim.bmcs);
+    credentialStore = demoCredentials;
+    const inForce = followCredentialsInForce(store, intents.signal);
+    inForceFollowing = inForce.following;
     // The poller runs on a thread of its own: nothing a caller of the API sends can delay a liveness check.
     poller = new ThreadedPoller({
       connectionString: ledger.connectionString,
-      credentials: simulatorCredentials(sim),
+      credentials: demoCredentials,
       credentialRefs: () => simulator.fleet().filter((bmc) => !site || bmc.site === site).map((bmc) => `sim:${bmc.id}`),
       // Heavy reads sooner than in production, so a newcomer sees the inventory fill within minutes. (More reads at
       // once do not help: on BMCs with room for one session the liveness check waits for the read, and checks start
@@ -366,7 +376,8 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
         readAt = Date.now();
       }
       const bmc = fleet.get(nodeId);
-      return bmc ? { baseUrl: bmc.baseUrl, username: bmc.username, password: bmc.password } : undefined;
+      const secret = bmc ? credentialInForce(demoCredentials, inForce.nodes, nodeId, `sim:${nodeId}`) : undefined;
+      return bmc && secret ? { baseUrl: bmc.baseUrl, username: secret.username, password: secret.password } : undefined;
     };
   }
 
@@ -397,9 +408,14 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
     const targets = siteTargets.targets;
     const byNode = new Map(targets.map((target) => [target.nodeId, target]));
     const httpSites = values['allow-http-site'] ?? [];
+    credentialStore = credentials;
+    plainHttpSites = httpSites;
+    const inForce = followCredentialsInForce(store, intents.signal);
+    inForceFollowing = inForce.following;
     access = (nodeId) => {
       const target = byNode.get(nodeId);
-      const secret = target ? credentials.get(target.credentialRef) : undefined;
+      // The version the ledger says is in force on the node (none while a credential rotation fences it).
+      const secret = target ? credentialInForce(credentials, inForce.nodes, nodeId, target.credentialRef) : undefined;
       // Power and firmware actions send the secret under the same rule as the poller: bound address, https.
       const allowed = target && secret && credentialRefusal(secret, target.bmc, httpSites.some((site) => site === '*' || site === target.site)) === null;
       if (!target || !secret || !allowed) return undefined;
@@ -442,7 +458,8 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
     if (seconds >= 2) logger.info({ part, seconds: Math.round(seconds * 10) / 10 }, 'slow to stop');
   };
   // Firmware rollouts requested through the API or the CLI run here, against the BMCs this process can reach.
-  const sagas = access ? new SagaSupervisor({ store, access, log: (message, fields) => logger.info(fields ?? {}, message) }) : null;
+  // Credential rotations too, with the versioned store (versions staged there before any BMC is asked to take one).
+  const sagas = access ? new SagaSupervisor({ store, access, ...(credentialStore ? { credentials: credentialStore, rotation: { plainHttpSites } } : {}), log: (message, fields) => logger.info(fields ?? {}, message) }) : null;
   sagas?.start();
 
   const stopBelowApi = async (): Promise<void> => {
@@ -451,6 +468,7 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
     await quietly('sagas', () => sagas?.stop());
     await quietly('heartbeat', () => heartbeat?.stop());
     await quietly('intents', () => following);
+    await quietly('credentials in force', () => inForceFollowing);
     // Shards are drained and released first, so the other processes take them over at once, not after the lease.
     await quietly('cluster', () => (poller ? cluster.stop() : undefined));
     await quietly('poller', () => poller?.stop());

@@ -507,6 +507,26 @@ export class RedfishClient {
   }
 
   /**
+   * PATCHes a resource (a password change: `AccountService/Accounts/<id>`). A redirect is refused (the body is not sent
+   * again); any non-2xx answer is a `DriverError` typed from the Redfish body, with every message in its details.
+   */
+  async patch(path: string, body: unknown): Promise<RedfishResponse> {
+    const answer = await this.send('PATCH', path, 'read', body);
+    this.#refuseRedirect(answer, 'PATCH');
+    if (answer.status < 200 || answer.status >= 300) {
+      // Under basic auth a 401 is the credentials themselves.
+      throw normalizeRedfishError({ status: answer.status, bodyText: answer.text, method: 'PATCH', url: answer.url, phase: this.basicAuth ? 'login' : 'read' });
+    }
+    let parsed: unknown = undefined;
+    try {
+      parsed = answer.text ? parsedStorable(answer.text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: answer.status, url: answer.url, body: parsed };
+  }
+
+  /**
    * POSTs a raw body (a multipart firmware push, or JSON with extra headers such as an intent key) and returns the
    * answer as it came, status and headers included: the caller decides what a 202 without a Location means.
    */
