@@ -9,7 +9,7 @@ import { suiteLocation } from './test/kurrent-client-suite/harness/suite-locatio
  * The longest files start first (a longest-first schedule over the two workers): started last, the rollout kill test
  * alone kept the suite running three minutes after everything else had ended. Seconds on a 2-core CI machine.
  */
-const longestFirst = ['operator-walk.test.ts', 'three-processes.test.ts', 'rollout-kill.test.ts', 'rotation-kill.test.ts', 'crash-safety.test.ts', 'scale.test.ts', 'ledger-outage.test.ts', 'start-outage.test.ts', 'rollout-across-processes.test.ts', 'mixed-fleet.test.ts'];
+const longestFirst = ['operator-walk.test.ts', 'three-processes.test.ts', 'rollout-kill.test.ts', 'rotation-kill.test.ts', 'crash-safety.test.ts', 'scale.test.ts', 'patroni-ledger.test.ts', 'ledger-outage.test.ts', 'start-outage.test.ts', 'rollout-across-processes.test.ts', 'mixed-fleet.test.ts'];
 
 class LongestFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {

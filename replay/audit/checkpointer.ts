@@ -7,6 +7,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
+import { awaitDurable } from '../../src/ledger/index.js';
 import { formatCheckpoint, generateSignerKey, openNote, parseCheckpoint, parseSignerKey, signNote, verifierKeyOf } from '../checkpoint/index.js';
 import { inSnapshot } from './log-snapshot.js';
 import { loadTiles, readMerkleState, rootAt } from './merkle-store.js';
@@ -178,6 +179,17 @@ export class Checkpointer {
         const old = before.get(`${tile.level}/${tile.index}`);
         if (old !== undefined && old !== tile.width) rmSync(join(dir, tilePath(tile.level, tile.index, old)), { force: true });
       }
+    }
+    // Published outside the database only once durable: on a replicated cluster, a fence commit confirmed by the
+    // synchronous standby after the checkpoint was read and stored (durability.ts). A failover then promotes a standby
+    // that holds the checkpoint and every leaf it covers, so no published checkpoint is ahead of the log that goes on.
+    const fence = await this.#pool.connect();
+    let fenced = false;
+    try {
+      await awaitDurable(fence);
+      fenced = true;
+    } finally {
+      fence.release(!fenced);
     }
     writeAtomically(join(dir, 'checkpoint'), checkpoint.note);
     this.#published += 1;

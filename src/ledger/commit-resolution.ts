@@ -6,6 +6,7 @@
 import pg from 'pg';
 import { APPEND_LOCK_KEY } from './append-lock.js';
 import { boundedConnection } from './connection-bounds.js';
+import { awaitDurable, serverInstanceQuery } from './durability.js';
 import { LedgerError } from './ledger-error.js';
 
 /** Where and for how long an unknown outcome is asked: the store's database and its `commitResolutionMs`. */
@@ -61,22 +62,41 @@ export async function guardedOutcome(target: CommitResolution, rows: Array<Recor
   throw new LedgerError('LEDGER_COMMIT_UNKNOWN', { eventIds, cause: 'unexpected answer from the guarded write' }, `append outcome unknown: the guarded write answered ${JSON.stringify(rows).slice(0, 200)} and the database could not be asked within ${target.commitResolutionMs} ms; retry with the same event ids`);
 }
 
+/** The server process that served a lost connection, and the server instance it ran on (`serverInstanceQuery`). */
+export interface LostBackend {
+  pid: number;
+  /** Null when it was not read (the process is then looked for on whichever server answers, as before). */
+  server: string | null;
+}
+
 /**
  * Whether a batch whose COMMIT outcome is unknown was committed: its new event ids are all stored at the positions
  * it gave them (one transaction: all or none; an id alone could be a retry's, stored before). Asked on fresh
- * connections until the database answers or the resolution deadline passes (then 'unknown'). With `backendPid`, the
- * server process that served the lost connection is first let finish what it is running and then ended, so nothing
- * still on its way to it (a message the network delivers late, carrying BEGIN, the lock, the write and COMMIT) can
- * commit after the rows were counted.
+ * connections, through the same connection string (behind a Patroni front, whichever node is primary now), until the
+ * database answers or the resolution deadline passes (then 'unknown').
+ *
+ * With `backend`, the server process that served the lost connection is first let finish what it is running and then
+ * ended, so nothing still on its way to it (a message the network delivers late, carrying BEGIN, the lock, the write
+ * and COMMIT) can commit after the rows were counted. Only on the server instance it ran on: after a failover or a
+ * restart the same process id on the server that answers is someone else's session, and nothing of the lost
+ * connection can reach that server any more.
+ *
+ * 'committed' is answered only once the rows are durable: a fence commit after the count (`durability.ts`) returns
+ * when the synchronous standby has everything before it, so rows a primary restarted in place recovered from its own
+ * WAL (on no standby yet) are never called committed while a failover could still lose them.
  */
-export async function resolveCommit(target: CommitResolution, eventIds: string[], positions: number[], cause: unknown, backendPid: number | null): Promise<'committed' | 'not-committed' | 'unknown'> {
+export async function resolveCommit(target: CommitResolution, eventIds: string[], positions: number[], cause: unknown, backend: LostBackend | null): Promise<'committed' | 'not-committed' | 'unknown'> {
   const deadline = Date.now() + target.commitResolutionMs;
   for (let attempt = 0; ; attempt += 1) {
     const client = new pg.Client(boundedConnection(target.connectionString, { connectMs: Math.max(1000, Math.min(10_000, deadline - Date.now())) }));
     client.on('error', () => undefined);
+    let timer: NodeJS.Timeout | undefined;
     try {
       await client.connect();
-      if (backendPid !== null) await endBackend(client, backendPid, deadline);
+      if (backend !== null) {
+        const instance = backend.server === null ? null : (await client.query<{ server: string }>(`SELECT ${serverInstanceQuery} AS server`)).rows[0]?.server;
+        if (backend.server === null || instance === backend.server) await endBackend(client, backend.pid, deadline);
+      }
       // The batch's transaction may still be running on the server (the write, then the COMMIT it already received):
       // its rows are counted only once it has ended, which taking the append lock it holds waits for.
       await client.query('BEGIN');
@@ -88,11 +108,19 @@ export async function resolveCommit(target: CommitResolution, eventIds: string[]
       );
       await client.query('ROLLBACK');
       const stored = Number(found.rows[0]?.n ?? 0);
-      return stored === eventIds.length ? 'committed' : stored === 0 ? 'not-committed' : 'unknown';
+      if (stored === 0) return 'not-committed';
+      if (stored !== eventIds.length) return 'unknown';
+      // Durable before called committed; bounded by the deadline from here (a cancelled wait would pass for durable).
+      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('the synchronous standby did not confirm in time')), Math.max(1, deadline - Date.now()))));
+      const fence = awaitDurable(client);
+      fence.catch(() => undefined);
+      await Promise.race([fence, late]);
+      return 'committed';
     } catch {
       if (Date.now() >= deadline) return 'unknown';
       await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** Math.min(attempt, 5))));
     } finally {
+      clearTimeout(timer);
       await client.end().catch(() => undefined);
     }
     void cause;

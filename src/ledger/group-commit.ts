@@ -9,8 +9,9 @@ import type { EventCatalogue, ProposedEvent } from '../../events/index.js';
 import { APPEND_LOCK_KEY } from './append-lock.js';
 import type { AppendOptions, AppendResult } from './append-types.js';
 import { assemble, storedIdentity, type Assembled, type ExistingRow, type PendingAppend, type Settled, type StoredIdentity } from './batch-assembly.js';
-import { guardedOutcome, isStatementError, resolveCommit, type CommitResolution } from './commit-resolution.js';
+import { guardedOutcome, isStatementError, resolveCommit, type CommitResolution, type LostBackend } from './commit-resolution.js';
 import { boundedConnection, type ConnectionBounds } from './connection-bounds.js';
+import { awaitDurable, durabilityFenceStatement, serverInstanceQuery, watchSyncWait } from './durability.js';
 import { LedgerError, isLedgerError } from './ledger-error.js';
 import { backendProcessId, writeAndCommit } from './pg-pipeline.js';
 import { prepareAppend, type PreparedEvent } from './prepare-append.js';
@@ -63,6 +64,8 @@ export class GroupCommit {
   readonly stats: AppendStats = { batches: 0, appends: 0, events: 0, lastBatchAppends: 0, maxBatchAppends: 0, oneRoundTripBatches: 0, speculationMisses: 0 };
   /** Per append connection: whether it has the settings its pool asked for (see `#hasSessionSettings`). */
   readonly #sessionSettings = new WeakMap<pg.PoolClient, boolean>();
+  /** Per append connection: the server instance it reached (`serverInstanceQuery`), read with its settings. */
+  readonly #servers = new WeakMap<pg.PoolClient, string>();
   readonly #options: GroupCommitOptions;
   readonly #resolution: CommitResolution;
   readonly #queue: PendingAppend[] = [];
@@ -174,22 +177,35 @@ export class GroupCommit {
     // Known before each write, for an outcome that must be asked of the database (a connection lost after COMMIT).
     const inFlight: InFlight = { settled: [], written: [], writtenAt: [] };
     let failedConnection = false;
-    // The server process behind `client`, so a lost connection's outcome is asked only once nothing more can reach it.
-    let backendPid: number | null = null;
+    // The server process behind `client` and its server, so a lost connection's outcome is asked only once nothing
+    // more can reach it (and a process of another server, after a failover, is left alone).
+    let backend: LostBackend | null = null;
+    let syncWait: ReturnType<typeof watchSyncWait> | null = null;
     try {
       client = await this.appendPool.connect();
-      backendPid = backendProcessId(client);
+      const pid = backendProcessId(client);
       // Read once per connection, before anything of this batch is sent (a failure here leaves nothing to ask about).
       const sessionSettings = await this.#hasSessionSettings(client);
+      if (pid !== null) backend = { pid, server: this.#servers.get(client) ?? null };
+      syncWait = watchSyncWait(client);
       const done = await this.#commitInOneRoundTrip(client, batch, sessionSettings, inFlight);
       if (!done) await this.#commitUnderLock(client, batch, inFlight);
+      // The COMMIT came back with the warning of a cancelled wait for the synchronous standby (a cancel request reached
+      // the session while no standby confirmed; the statement deadline never does, PostgreSQL stops its timer before
+      // committing): committed here, maybe on no standby. Nothing is acknowledged until a fence says it is durable; if
+      // that cannot be had, the outcome is asked like a lost connection's (never "not committed").
+      if (syncWait.cancelled()) {
+        await awaitDurable(client).catch((error: unknown) => {
+          throw new Error(`the commit's wait for the synchronous standby was cancelled and its durability could not be confirmed: ${String(error)}`);
+        });
+      }
     } catch (error) {
       this.#speculation.forget();
       await client?.query('ROLLBACK').catch(() => undefined);
       // Once COMMIT may have been sent, the outcome is asked of the database, never guessed: a lost connection
       // after COMMIT can mean either, and a caller told "not committed" would retry and duplicate.
       const { written, writtenAt, settled } = inFlight;
-      const resolved = written.length > 0 && !isLedgerError(error) && !isStatementError(error) ? await resolveCommit(this.#resolution, written, writtenAt, error, backendPid) : 'not-committed';
+      const resolved = written.length > 0 && !isLedgerError(error) && !isStatementError(error) ? await resolveCommit(this.#resolution, written, writtenAt, error, backend) : 'not-committed';
       if (resolved === 'committed') {
         client?.release(true);
         client = null;
@@ -201,6 +217,7 @@ export class GroupCommit {
       for (const pending of batch) pending.reject(failure);
       return;
     } finally {
+      syncWait?.stop();
       // A connection that failed mid-transaction is not given back to the pool for the next batch.
       client?.release(failedConnection);
     }
@@ -279,6 +296,10 @@ export class GroupCommit {
     if (inFlight.written.length > 0) {
       await writeAndCommit(client, writeStatement(assembled.columns, assembled.touched, assembled.position, assembled.hash, assembled.recordedAt, this.#options.maxJsonArrayChars));
     } else {
+      // Only replays (and refusals): a retry is answered as acknowledged only once its stored events are durable. They
+      // are visible, so normally on the synchronous standby already; not when a cancelled wait or a primary restarted in
+      // place made them visible first. A fence in this transaction makes its COMMIT wait for the standby.
+      if (assembled.settled.some((outcome) => outcome.ok && outcome.result.idempotentReplay)) await client.query(durabilityFenceStatement);
       await client.query('COMMIT');
     }
     this.#speculation.remember(assembled.position, assembled.hash, inFlight.written.length > 0 ? assembled.recordedAt : assembled.headRecordedAt, assembled.touched);
@@ -304,11 +325,12 @@ export class GroupCommit {
   async #hasSessionSettings(client: pg.PoolClient): Promise<boolean> {
     const known = this.#sessionSettings.get(client);
     if (known !== undefined) return known;
-    const { rows } = await client.query<{ synchronous_commit: string; statement_timeout: string }>(
-      `SELECT current_setting('synchronous_commit') AS synchronous_commit, (SELECT setting FROM pg_settings WHERE name = 'statement_timeout') AS statement_timeout`,
+    const { rows } = await client.query<{ synchronous_commit: string; statement_timeout: string; server: string }>(
+      `SELECT current_setting('synchronous_commit') AS synchronous_commit, (SELECT setting FROM pg_settings WHERE name = 'statement_timeout') AS statement_timeout, ${serverInstanceQuery} AS server`,
     );
     const has = rows[0]?.synchronous_commit === 'on' && rows[0]?.statement_timeout === String(Math.max(1, Math.round(this.#options.appendTimeoutMs)));
     this.#sessionSettings.set(client, has);
+    if (rows[0]?.server) this.#servers.set(client, rows[0].server);
     return has;
   }
 

@@ -19,3 +19,4 @@ export { boundedConnection, defaultConnectionBounds, type ConnectionBounds } fro
 export { ensureLedgerRoles, ledgerRoles, roleConnectionString, type LedgerRoleName } from './roles.js';
 export { inLogSnapshot, verifyLog } from './verify-log.js';
 export { isStoreUnavailable, outageBackoffMs, pause } from './store-outage.js';
+export { awaitDurable, durabilityFenceStatement, watchSyncWait } from './durability.js';

@@ -14,11 +14,16 @@ export function isStoreUnavailable(error: unknown): boolean {
   // (57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now) and the class 08 connection exceptions.
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && (/^08/.test(code) || /^57P0[1-3]$/.test(code) || ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(code))) return true;
+  // A server in recovery (25006 read_only_sql_transaction: a write refused on a standby, or on a primary still replaying
+  // its WAL): behind a failover front (HAProxy on Patroni's REST API) a connection can reach a node for the moment
+  // it takes the front to see that the node is not, or not yet, the primary; the next connection reaches the primary.
+  if (code === '25006') return true;
   // pg's own messages for a connection lost mid-use ("not queryable" on every later call) and a server that is
   // restarting (it refuses, then says it is starting up or not yet accepting connections), or a database closed to
-  // connections for maintenance (ALLOW_CONNECTIONS false, SQLSTATE 55000, a code too broad to go by).
+  // connections for maintenance (ALLOW_CONNECTIONS false, SQLSTATE 55000, a code too broad to go by); and a server in
+  // recovery where its code is too broad (0A000 "cannot set transaction read-write mode during recovery", 55000).
   const message = error instanceof Error ? error.message : String(error);
-  return /Connection terminated|connection refused|connection timeout|timeout exceeded when trying to connect|not queryable|the database system is|terminating connection|is not currently accepting connections/i.test(message);
+  return /Connection terminated|connection refused|connection timeout|timeout exceeded when trying to connect|not queryable|the database system is|terminating connection|is not currently accepting connections|during recovery|recovery is in progress/i.test(message);
 }
 
 /** The wait before the next attempt: 0.5, 1, 2, 4 ... up to `maxMs` (default 5 s), so a recovered store is found soon. */

@@ -4,105 +4,13 @@
  * connection holding the append lock (the append fails within its deadline, the server ends the stalled session, and
  * the next append succeeds).
  */
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APPEND_LOCK_KEY, boundedConnection, EventStore } from '../../src/ledger/index.js';
+import { resolveCommit } from '../../src/ledger/commit-resolution.js';
 import { backends, freshDatabase } from '../support/backends.js';
+import { FaultProxy } from '../support/fault-proxy.js';
 import { cordon } from '../support/ledger-fixtures.js';
-
-type Mode = { kind: 'pass' } | { kind: 'cut-after-commit'; forwardCommit: boolean } | { kind: 'deliver-late'; delayMs: number } | { kind: 'freeze' };
-
-/** A proxy to PostgreSQL; `mode` decides what happens to the next message that carries the append's COMMIT. */
-class FaultProxy {
-  mode: Mode = { kind: 'pass' };
-  /** Messages (TCP chunks) the clients have sent through the proxy. */
-  sent = 0;
-  /** Messages that looked up stored event ids (the long way's first round trip). */
-  readonly lookups: string[] = [];
-  readonly #server: Server;
-  readonly #sockets = new Set<Socket>();
-  port = 0;
-
-  constructor(private readonly upstream: { host: string; port: number }) {
-    this.#server = createServer((client) => this.#relay(client));
-  }
-
-  async listen(): Promise<void> {
-    await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
-    this.port = (this.#server.address() as { port: number }).port;
-  }
-
-  #relay(client: Socket): void {
-    const server = connect(this.upstream.port, this.upstream.host);
-    let frozen = false;
-    for (const socket of [client, server]) {
-      this.#sockets.add(socket);
-      socket.on('error', () => undefined);
-      socket.on('close', () => this.#sockets.delete(socket));
-    }
-    server.on('data', (chunk) => {
-      if (!frozen) client.write(chunk);
-    });
-    server.on('close', () => client.destroy());
-    // In 'deliver-late', the client's side is cut while its last message is still on its way to the server.
-    let keepServer = false;
-    client.on('close', () => {
-      if (!keepServer) server.destroy();
-    });
-    let armed = false;
-    const commitNames = new Set<string>();
-    client.on('data', (chunk) => {
-      if (frozen) return;
-      this.sent += 1;
-      const mode = this.mode;
-      const text = chunk.toString('latin1');
-      if (text.includes('WHERE event_id = ANY')) this.lookups.push(text);
-      if (mode.kind === 'freeze' && text.includes('pg_advisory_xact_lock')) {
-        // The lock request goes through; afterwards nothing more in either direction, sockets left open: half-open.
-        server.write(chunk);
-        setTimeout(() => (frozen = true), 200);
-        return;
-      }
-      // The append sends its rows' write (parsed by text the first time on a connection, bound by name after) and its
-      // COMMIT in one message: that message is the one cut.
-      // The COMMIT goes as text the first time on a connection (parsed under a name), then as a Bind of that name.
-      for (const match of text.matchAll(/(fleet-ledger-[\w-]+)\0COMMIT\0/g)) commitNames.add(match[1]!);
-      const carriesCommit = /\bCOMMIT\b/.test(text) || [...commitNames].some((name) => text.includes(`\0${name}\0`));
-      const cutting = mode.kind === 'cut-after-commit' || mode.kind === 'deliver-late';
-      if (cutting && (text.includes('INSERT INTO ledger_events') || text.includes('fleet-ledger-append-write'))) armed = true;
-      if (mode.kind === 'deliver-late' && armed && carriesCommit) {
-        armed = false;
-        this.mode = { kind: 'pass' };
-        keepServer = true;
-        client.destroy();
-        setTimeout(() => {
-          if (!server.destroyed) server.write(chunk);
-          setTimeout(() => server.destroy(), 1000);
-        }, mode.delayMs);
-        return;
-      }
-      if (mode.kind === 'cut-after-commit' && armed && carriesCommit) {
-        armed = false;
-        this.mode = { kind: 'pass' };
-        if (mode.forwardCommit) server.write(chunk);
-        // The server commits (or, without the message, sees its client vanish and rolls back); the answer is lost.
-        frozen = true;
-        setTimeout(() => {
-          client.destroy();
-          server.destroy();
-        }, 300);
-        return;
-      }
-      server.write(chunk);
-    });
-  }
-
-  async close(): Promise<void> {
-    for (const socket of this.#sockets) socket.destroy();
-    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
-  }
-}
 
 const backend = backends()[0]!;
 
@@ -284,5 +192,24 @@ describe(`connection faults on ${backend.name} PostgreSQL`, () => {
     expect(stored).not.toBeNull();
     expect(Date.now() - started).toBeLessThan(8000);
     await holder.end().catch(() => undefined);
+  });
+  it('the server process of a lost connection is ended only on the server it ran on: after a failover or a restart the same process id is someone else\'s session', async () => {
+    const other = new pg.Client({ connectionString: direct.connectionString });
+    await other.connect();
+    other.on('error', () => undefined);
+    try {
+      const pid = Number((await other.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid);
+      const server = (await other.query<{ server: string }>('SELECT pg_postmaster_start_time()::text AS server')).rows[0]!.server;
+      const target = { connectionString: proxiedUrl, commitResolutionMs: 5000 };
+      const unknownId = '01937a00-0000-7000-8000-00000000cf01';
+      // A lost connection of another server instance (the one before a failover) that had this pid: left alone.
+      expect(await resolveCommit(target, [unknownId], [1_000_000_000], new Error('lost'), { pid, server: '1999-01-01 00:00:00+00' })).toBe('not-committed');
+      expect((await other.query('SELECT 1 AS one')).rows[0]).toEqual({ one: 1 });
+      // The same server instance: the idle session is ended before the rows are counted, as before.
+      expect(await resolveCommit(target, [unknownId], [1_000_000_000], new Error('lost'), { pid, server })).toBe('not-committed');
+      await expect(other.query('SELECT 1')).rejects.toThrow();
+    } finally {
+      await other.end().catch(() => undefined);
+    }
   });
 });

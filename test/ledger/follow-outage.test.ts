@@ -68,7 +68,7 @@ describe.each(backends())('$name backend: a follower of the log while the databa
 });
 
 describe('which errors mean the store is away', () => {
-  it('names a lost or refused connection and a restarting server, never a refused append', () => {
+  it('names a lost or refused connection, a restarting server and one in recovery, never a refused append', () => {
     const pgError = (code: string, message: string): Error => Object.assign(new Error(message), { code });
     expect(isStoreUnavailable(new LedgerError('LEDGER_STORE_UNAVAILABLE', { operation: 'head', cause: 'x' }, 'head failed'))).toBe(true);
     expect(isStoreUnavailable(pgError('57P01', 'terminating connection due to administrator command'))).toBe(true);
@@ -77,6 +77,9 @@ describe('which errors mean the store is away', () => {
     expect(isStoreUnavailable(new Error('Connection terminated unexpectedly'))).toBe(true);
     expect(isStoreUnavailable(new Error('Client has encountered a connection error and is not queryable'))).toBe(true);
     expect(isStoreUnavailable(pgError('55000', 'database "x" is not currently accepting connections'))).toBe(true);
+    // A node in recovery reached through a failover front for a moment (a standby, or a primary restarted in place).
+    expect(isStoreUnavailable(pgError('25006', 'cannot execute UPDATE in a read-only transaction'))).toBe(true);
+    expect(isStoreUnavailable(pgError('0A000', 'cannot set transaction read-write mode during recovery'))).toBe(true);
     expect(isStoreUnavailable(new LedgerError('LEDGER_CLOSED', { operation: 'head' }, 'the ledger is closed'))).toBe(false);
     expect(isStoreUnavailable(new LedgerError('LEDGER_EMPTY_APPEND', { stream: 's' }, 'empty'))).toBe(false);
     expect(isStoreUnavailable(pgError('42P01', 'relation "liveness_nodes" does not exist'))).toBe(false);
