@@ -16,9 +16,9 @@
  * same log checks the stream too, but an append it admitted may still commit right after a tombstone written here.
  */
 import { status } from '@grpc/grpc-js';
-import { ApplicationEvent, type RecordedEvent } from '../../events/index.js';
+import type { RecordedEvent } from '../../events/index.js';
 import type { EventStore } from '../ledger/index.js';
-import { bytesOf, type ApplicationData } from './event-mapping.js';
+import { bytesOf, isApplicationEvent } from './event-mapping.js';
 import { KurrentCallError } from './kurrent-error.js';
 import { ledgerStreamName } from './stream-names.js';
 
@@ -73,7 +73,7 @@ class SharedLock {
 }
 
 export function isTombstone(event: RecordedEvent): boolean {
-  return event.type === ApplicationEvent.type && (event.data as ApplicationData).type === tombstoneType;
+  return isApplicationEvent(event) && event.data.type === tombstoneType;
 }
 
 export function streamDeleted(name: string): KurrentCallError {
@@ -180,8 +180,8 @@ export class ApplicationStreams {
   /** The metadata in force for the stream named `name` (its last `$metadata` event's JSON object), with its event. */
   async metadata(name: Uint8Array): Promise<{ value: Record<string, unknown>; event: RecordedEvent } | null> {
     const [last] = await this.#store.readStream(this.metastream(name), { direction: 'backward', limit: 1 });
-    if (!last || last.type !== ApplicationEvent.type) return null;
-    const data = last.data as ApplicationData;
+    if (!last || !isApplicationEvent(last)) return null;
+    const data = last.data;
     if (data.type !== metadataType) return null;
     try {
       const value = JSON.parse(bytesOf(data.data).toString('utf8')) as unknown;

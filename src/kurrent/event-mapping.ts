@@ -77,13 +77,14 @@ export function bytesOf(stored: StoredBytes): Buffer {
   return 'text' in stored ? Buffer.from(stored.text, 'utf8') : Buffer.from(stored.base64, 'base64');
 }
 
-export function isApplicationEvent(event: { type: string }): boolean {
+/** Whether an event is an application's (`ApplicationEvent`): its data is then what the catalogue validated for it. */
+export function isApplicationEvent<E extends { type: string; data: unknown }>(event: E): event is E & { data: ApplicationData } {
   return event.type === ApplicationEvent.type;
 }
 
 /** The KurrentDB type of a ledger event: an application's own type, or the catalogue's. */
 export function kurrentTypeOf(event: RecordedEvent): string {
-  return isApplicationEvent(event) ? (event.data as ApplicationData).type : event.type;
+  return isApplicationEvent(event) ? event.data.type : event.type;
 }
 
 /** The envelope members a KurrentDB reader finds in an event's custom metadata. */
@@ -136,7 +137,7 @@ export function fillRecord<R extends RecordMessage>(record: R, event: RecordedEv
   if (isApplicationEvent(event)) {
     // An application's event: its own type, content type, data and metadata, byte for byte (nothing of them in the
     // envelopes view); the ledger's envelope (actor, hash) stays in the log, where an auditor reads it.
-    const application = event.data as ApplicationData;
+    const application = event.data;
     metadata.set('type', application.type);
     metadata.set('content-type', application.contentType);
     record.setData(view === 'payloads' ? bytesOf(application.data) : Buffer.alloc(0));

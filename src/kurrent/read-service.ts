@@ -16,7 +16,7 @@ import type { EventStore } from '../ledger/index.js';
 import { streamDeleted, type ApplicationStreams } from './application-streams.js';
 import { callerOf, readerView } from './kurrent-auth.js';
 import { KurrentCallError, serviceError } from './kurrent-error.js';
-import { bytesOf, isApplicationEvent, kurrentTypeOf, readEventMessage, resolvedLinkMessage, streamIdentifier, streamNameBytes, type ApplicationData } from './event-mapping.js';
+import { bytesOf, isApplicationEvent, kurrentTypeOf, readEventMessage, resolvedLinkMessage, streamIdentifier, streamNameBytes } from './event-mapping.js';
 import { streams, type ReadReq, type ReadResp } from './protocol.js';
 import { kurrentStreamText, ledgerStreamName, metastreamOf } from './stream-names.js';
 
@@ -197,7 +197,8 @@ export class ReadService {
 
   /** The event a link (`<revision>@<stream>`) points to, or null when there is none. */
   async #linkTarget(link: RecordedEvent): Promise<RecordedEvent | null> {
-    const text = bytesOf((link.data as ApplicationData).data).toString('utf8');
+    if (!isApplicationEvent(link)) return null;
+    const text = bytesOf(link.data.data).toString('utf8');
     const match = /^(\d{1,15})@(.+)$/s.exec(text);
     if (!match) return null;
     try {
