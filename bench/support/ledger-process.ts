@@ -31,8 +31,21 @@ export interface StartOptions {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Starts `fleet-ledger start` on a free port. A port found free can be taken by another process before the ledger
+ * listens on it (tests run side by side): a start refused for that alone is tried again on another port, twice at most.
+ */
 export async function startLedgerProcess(options: StartOptions): Promise<LedgerProcess> {
-  const port = await freePort();
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startOnce(options, await freePort());
+    } catch (error) {
+      if (attempt >= 3 || !(error instanceof Error) || !/port \d+ is already in use/.test(error.message)) throw error;
+    }
+  }
+}
+
+async function startOnce(options: StartOptions, port: number): Promise<LedgerProcess> {
   const child = spawn(process.execPath, [...cliArguments(), 'start', '--port', String(port), ...options.args], {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
