@@ -190,7 +190,7 @@ function applicationRefusal(principal: Principal, stream: string, data: unknown,
   const type = ApplicationEvent.type;
   if (door !== 'kurrent') return forbidden(principal, [], `${type}s are appended through the KurrentDB face, which keeps their streams' metadata, deletes and tombstones`);
   if (isFleetStream(stream)) return new ApiError('API_STREAM_RESERVED', { stream, owner: "the fleet (the catalogue's events, each validated)", type }, `${stream} is a fleet stream; ${type}s go to application streams`);
-  const named = typeof data === 'object' && data !== null ? (data as { type?: unknown }).type : undefined;
+  const named = typeof data === 'object' && data !== null ? ('type' in data ? data.type : undefined) : undefined;
   if (typeof named === 'string' && fleetCatalogue.get(named)) {
     return forbidden(principal, [], `${named} is an event type of the fleet's catalogue: it is appended as itself, validated, to its fleet stream, never as an application's event`);
   }

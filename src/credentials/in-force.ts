@@ -26,7 +26,7 @@ export interface NodeCredential {
 export const credentialInForceTypes = ['CredentialStepStarted', 'BmcPasswordChanged', 'CredentialStepHeld'] as const;
 
 function field(data: unknown, name: string): unknown {
-  return typeof data === 'object' && data !== null ? (data as Record<string, unknown>)[name] : undefined;
+  return typeof data === 'object' && data !== null ? (Reflect.get(data, name) as unknown) : undefined;
 }
 
 /**
