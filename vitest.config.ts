@@ -9,7 +9,7 @@ import { suiteLocation } from './test/kurrent-client-suite/harness/suite-locatio
  * The longest files start first (a longest-first schedule over the two workers): started last, the rollout kill test
  * alone kept the suite running three minutes after everything else had ended. Seconds on a 2-core CI machine.
  */
-const longestFirst = ['operator-walk.test.ts', 'three-processes.test.ts', 'rollout-kill.test.ts', 'rotation-kill.test.ts', 'crash-safety.test.ts', 'scale.test.ts', 'patroni-ledger.test.ts', 'ledger-outage.test.ts', 'start-outage.test.ts', 'rollout-across-processes.test.ts', 'mixed-fleet.test.ts'];
+const longestFirst = ['operator-walk.test.ts', 'three-processes.test.ts', 'rollout-kill.test.ts', 'rotation-kill.test.ts', 'crash-safety.test.ts', 'scale.test.ts', 'ledger-outage.test.ts', 'start-outage.test.ts', 'rollout-across-processes.test.ts', 'mixed-fleet.test.ts'];
 
 class LongestFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
@@ -95,11 +95,14 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/**/*.unit.test.ts', '**/node_modules/**', 'test/kurrent-client-suite/upstream/**'],
+          exclude: ['test/**/*.unit.test.ts', 'test/**/*.heavy.test.ts', '**/node_modules/**', 'test/kurrent-client-suite/upstream/**'],
           globalSetup: ['test/support/global-setup.ts'],
         },
       },
       ...kurrentSuiteProjects,
+      // Longer variants kept out of `npm test` for its 10-minute budget (each file says why and what the suite keeps):
+      // `npm run test:heavy` runs them.
+      ...(process.env.FLEET_LEDGER_HEAVY_TESTS ? [{ extends: true as const, test: { name: 'heavy', include: ['test/**/*.heavy.test.ts'], globalSetup: ['test/support/global-setup.ts'] } }] : []),
     ],
   },
 });

@@ -11,7 +11,7 @@ import type { PollerStatusSource } from '../poller/index.js';
 import type { Simulator } from '../sim/index.js';
 import { buildApi } from './build-api.js';
 import type { ZodApp } from './api-context.js';
-import { generateDemoTokens, tokensFromEnvironment, type TokenTable } from './tokens.js';
+import { apiTokens, demoTokenListing, type TokenTable } from './tokens.js';
 
 export interface ServeApiOptions {
   store: EventStore;
@@ -47,16 +47,9 @@ export interface ServedApi {
 }
 
 export async function serveApi(options: ServeApiOptions): Promise<ServedApi> {
-  let tokens = tokensFromEnvironment();
   const print = options.print ?? ((text: string) => process.stdout.write(text));
-  if (!tokens) {
-    const demo = generateDemoTokens(options.dataDir);
-    tokens = demo.table;
-    // Printed once, to the terminal only: never through the logger.
-    print(
-      `API demo tokens${demo.path ? ` (stored 0600 in ${demo.path})` : ''}:\n${demo.tokens.map((t) => `  ${t.role.padEnd(9)} ${t.principal.padEnd(15)} ${t.token}`).join('\n')}\n`,
-    );
-  }
+  // Demo tokens are made now and printed once the API listens: a token shown is a token that works at once.
+  const { table: tokens, demo } = apiTokens(options.dataDir);
   const readDatabaseUrl = options.readDatabaseUrl === undefined ? process.env.DATABASE_READ_URL || null : options.readDatabaseUrl;
   const app = await buildApi({
     store: options.store,
@@ -74,6 +67,7 @@ export async function serveApi(options: ServeApiOptions): Promise<ServedApi> {
   const host = options.host ?? '127.0.0.1';
   const address = await app.listen({ port: options.port ?? 8080, host });
   const url = address.replace('[::1]', 'localhost');
+  if (demo) print(demoTokenListing('API demo tokens', demo));
   processLogger.info({ url, docs: `${url}/docs` }, `API listening on ${url} (dashboard: ${url}/?token=<operator, analyst or admin token>)`);
   const reads = readDatabaseUrl ? redactConnectionString(readDatabaseUrl) : null;
   processLogger.info({ readReplica: reads }, reads ? `query routes read the replica ${reads} (intents, the log, rollouts and history: the primary)` : 'query routes read the primary (no DATABASE_READ_URL)');

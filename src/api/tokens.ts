@@ -124,3 +124,16 @@ export function generateDemoTokens(dataDir?: string): DemoTokens {
   }
   return { table: new TokenTable(tokens), tokens, path };
 }
+
+/** The tokens a served API authenticates with, and the demo tokens to print once it listens (none when configured). */
+export function apiTokens(dataDir?: string, env: NodeJS.ProcessEnv = process.env): { table: TokenTable; demo: DemoTokens | null } {
+  const configured = tokensFromEnvironment(env);
+  if (configured) return { table: configured, demo: null };
+  const demo = generateDemoTokens(dataDir);
+  return { table: demo.table, demo };
+}
+
+/** The one-time listing of demo tokens, for the terminal only (never through the logger). */
+export function demoTokenListing(title: string, demo: DemoTokens): string {
+  return `${title}${demo.path ? ` (stored 0600 in ${demo.path})` : ''}:\n${demo.tokens.map((t) => `  ${t.role.padEnd(9)} ${t.principal.padEnd(15)} ${t.token}`).join('\n')}\n`;
+}

@@ -201,7 +201,7 @@ describe('the fuzz pass over every API body, path and query', () => {
           expect(written.map((event) => `${event.type} by ${event.actor.id}`), `${what} wrote events although refused`).toEqual([]);
         }
       }),
-      { numRuns: 2_000 },
+      { numRuns: 1_000 },
     );
     // The pass reached past validation too: some damaged bodies are still valid and were accepted.
     expect([...statuses.keys()].some((status) => status < 300)).toBe(true);
@@ -220,7 +220,7 @@ describe('the fuzz pass over every API body, path and query', () => {
         const response = await h.app.inject({ method: 'GET', url, headers: bearer(route.startsWith('/v1/audit') ? 'auditor' : 'operator') });
         expectTypedAnswer(response, `GET ${url.slice(0, 200)}`);
       }),
-      { numRuns: 1_500 },
+      { numRuns: 800 },
     );
   }, 240_000);
 

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,6 +6,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApi, generateDemoTokens, parseTokensEnv, readTokensFile, serveApi, tokensFromEnvironment } from '../../src/api/index.js';
+import { freePort } from '../../bench/support/free-port.js';
 import { openApiHarness, tokens, tokenTable, type ApiHarness } from './support/api-harness.js';
 
 describe('bearer tokens', () => {
@@ -61,16 +63,27 @@ describe('serving', () => {
     expect(logged).not.toContain('some-unknown-token-value');
   });
 
-  it('serveApi binds 127.0.0.1, prints demo tokens once and stores them in the data folder', async () => {
+  it('serveApi binds 127.0.0.1, prints demo tokens once it listens, and stores them in the data folder', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'fleet-ledger-serve-'));
     let printed = '';
     const previous = { file: process.env.FLEET_LEDGER_TOKENS_FILE, env: process.env.FLEET_LEDGER_TOKENS };
     delete process.env.FLEET_LEDGER_TOKENS_FILE;
     delete process.env.FLEET_LEDGER_TOKENS;
     try {
-      const served = await serveApi({ store: h.store, runner: h.runner, port: 0, dataDir, print: (text) => (printed += text) });
+      const port = await freePort();
+      // A token shown is a token that works at once: when the listing is printed, the port already accepts connections
+      // (checked from another process while this one is held in the print, so the check sees the kernel's state).
+      let acceptedWhenPrinted: boolean | null = null;
+      const served = await serveApi({
+        store: h.store, runner: h.runner, port, dataDir,
+        print: (text) => {
+          acceptedWhenPrinted = spawnSync(process.execPath, ['-e', `require('node:net').connect(${port}, '127.0.0.1').on('connect', () => process.exit(0)).on('error', () => process.exit(1))`]).status === 0;
+          printed += text;
+        },
+      });
       try {
-        expect(served.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+        expect(served.url).toBe(`http://127.0.0.1:${port}`);
+        expect(acceptedWhenPrinted, 'the API accepted connections when its tokens were printed').toBe(true);
         const admin = generateDemoTokens(dataDir).tokens.find((t) => t.role === 'admin')!;
         expect(printed).toContain(admin.token);
         const response = await fetch(`${served.url}/v1/liveness/summary`, { headers: { authorization: `Bearer ${admin.token}` } });

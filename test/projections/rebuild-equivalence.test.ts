@@ -53,7 +53,7 @@ for (const backend of backends()) {
           }
           },
         ),
-        { numRuns: 6 },
+        { numRuns: 4 },
       );
     }, 240_000);
 
@@ -85,7 +85,7 @@ for (const backend of backends()) {
             }
           },
         ),
-        { numRuns: 4 },
+        { numRuns: 3 },
       );
     }, 180_000);
   });

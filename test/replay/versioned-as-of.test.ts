@@ -109,7 +109,7 @@ describe.skipIf(!backend.adminUrl)('versioned read models: the fleet as of any p
           }
         },
       ),
-      { numRuns: 8 },
+      { numRuns: 5 },
     );
   }, 600_000);
 

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hostname } from 'node:os';
-import { generateDemoTokens, tokensFromEnvironment } from '../../api/index.js';
+import { apiTokens, demoTokenListing } from '../../api/index.js';
 import { Centre, centrePostgresSettings, serveCentreApi, siteName, type SiteCard } from '../../federation/index.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../ledger/index.js';
 import { loadOrCreateSigner } from '../../../replay/audit/index.js';
@@ -111,13 +111,10 @@ export async function run(argv: string[]): Promise<number> {
     if (centre.sites.length === 0) logger.warn('no site yet: give --site-card for each site');
     centre.start();
     // The API's tokens: FLEET_LEDGER_TOKENS_FILE / FLEET_LEDGER_TOKENS, else demo tokens printed once (0600 in the data folder).
-    let tokens = tokensFromEnvironment();
-    if (!tokens) {
-      const demo = generateDemoTokens(dataDir);
-      tokens = demo.table;
-      process.stdout.write(`centre demo tokens${demo.path ? ` (stored 0600 in ${demo.path})` : ''}:\n${demo.tokens.map((t) => `  ${t.role.padEnd(9)} ${t.principal.padEnd(15)} ${t.token}`).join('\n')}\n`);
-    }
+    // Printed once the centre's API listens: a token shown is a token that works at once.
+    const { table: tokens, demo } = apiTokens(dataDir);
     api = await serveCentreApi(centre, { port: Number(values.port), host: process.env.FLEET_LEDGER_API_HOST ?? '127.0.0.1', tokens });
+    if (demo) process.stdout.write(demoTokenListing('centre demo tokens', demo));
     logger.info({ sites: centre.sites, centreId: centre.centreId, witnessKey: witness.verifierKey, api: `http://${process.env.FLEET_LEDGER_API_HOST ?? '127.0.0.1'}:${values.port}` }, `centre up: ${centre.sites.length} sites (${centre.sites.join(', ')}); fleet API on port ${values.port}; co-signs as ${witness.verifierKey}`);
   } catch (error) {
     await stopAll();
