@@ -6,7 +6,8 @@
  * Guarantees: a subscription delivers every matching event once, in log order (it follows the store, which never
  * skips an event committed late, see `EventStore.follow`); a checkpoint is sent only after every event at or below
  * it was written to the call, so a client that resumes after its last checkpoint (or last event, whichever is
- * later) misses and repeats nothing. A slow reader holds one page in memory: pages are read after the call drained.
+ * later) misses and repeats nothing. A slow reader of `$all` holds two pages in memory (the next is read while the
+ * current one is written), a subscriber one: its pages are read after the call drained.
  */
 import { randomUUID } from 'node:crypto';
 import { status, type ServerWritableStream } from '@grpc/grpc-js';
@@ -61,6 +62,27 @@ async function send(call: ServerWritableStream<ReadReq, ReadResp>, message: Read
     call.on('drain', done);
     signal.addEventListener('abort', done);
   });
+}
+
+/**
+ * Pages from `start`, each next page read while the caller writes the one before (the database's time hidden behind
+ * the call's): a slow reader holds two pages. `after` names where the next page starts, or null after the last.
+ */
+async function* readAhead<T>(start: number, pageAt: (at: number) => Promise<T[]>, after: (page: T[], at: number) => number | null, signal: AbortSignal): AsyncGenerator<T[]> {
+  let at: number | null = start;
+  let pending: Promise<T[]> | null = pageAt(start);
+  try {
+    while (pending && at !== null && !signal.aborted) {
+      const page: T[] = await pending;
+      const next = after(page, at);
+      pending = next === null ? null : pageAt(next);
+      at = next;
+      yield page;
+    }
+  } finally {
+    // A read ahead that the caller no longer wants (it stopped early, or the call ended) fails unobserved, never unhandled.
+    pending?.catch(() => undefined);
+  }
 }
 
 function positionOf(value: string, field: string): number {
@@ -272,34 +294,28 @@ export class ReadService {
     const { store } = this.#options;
     const head = (await store.head()).position;
     let left = count;
-    if (!backwards) {
-      // Forwards from a position includes the event at it; positions are dense from 1.
-      let next = from.hasPosition() ? Math.max(1, positionOf(from.getPosition()!.getCommitPosition(), 'all.position.commit_position')) : from.hasEnd() ? head + 1 : 1;
-      while (left > 0 && !signal.aborted && next <= head) {
-        const page = await store.readAll({ fromPosition: next, toPosition: head, limit: pageSize });
-        for (const event of page) {
-          if (left === 0) return;
-          if (!matches(event)) continue;
-          await write(event);
-          left -= 1;
-        }
-        if (page.length < pageSize) return;
-        next = page[page.length - 1]!.position + 1;
-      }
-      return;
-    }
-    // Backwards from a position returns the events before it (KurrentDB's $all reads backwards from a commit point).
-    let last = from.hasPosition() ? Math.min(head, positionOf(from.getPosition()!.getCommitPosition(), 'all.position.commit_position') - 1) : from.hasStart() ? 0 : head;
-    while (left > 0 && !signal.aborted && last >= 1) {
-      const first = Math.max(1, last - pageSize + 1);
-      const page = await store.readAll({ fromPosition: first, toPosition: last, limit: pageSize });
-      for (const event of page.reverse()) {
+    // Forwards from a position includes the event at it; positions are dense from 1. Backwards from a position returns
+    // the events before it (KurrentDB's $all reads backwards from a commit point).
+    const start = backwards
+      ? from.hasPosition() ? Math.min(head, positionOf(from.getPosition()!.getCommitPosition(), 'all.position.commit_position') - 1) : from.hasStart() ? 0 : head
+      : from.hasPosition() ? Math.max(1, positionOf(from.getPosition()!.getCommitPosition(), 'all.position.commit_position')) : from.hasEnd() ? head + 1 : 1;
+    const pageAt = (at: number): Promise<RecordedEvent[]> =>
+      backwards
+        ? store.readAll({ fromPosition: Math.max(1, at - pageSize + 1), toPosition: at, limit: pageSize }).then((page) => page.reverse())
+        : store.readAll({ fromPosition: at, toPosition: head, limit: pageSize });
+    const after = (page: RecordedEvent[], at: number): number | null => {
+      if (backwards) return at - pageSize >= 1 ? at - pageSize : null;
+      return page.length < pageSize ? null : page[page.length - 1]!.position + 1;
+    };
+    if (backwards ? start < 1 : start > head) return;
+    for await (const page of readAhead(start, pageAt, after, signal)) {
+      for (const event of page) {
         if (left === 0) return;
         if (!matches(event)) continue;
         await write(event);
         left -= 1;
       }
-      last = first - 1;
+      if (left === 0) return;
     }
   }
 

@@ -163,6 +163,22 @@ describe.skipIf(!openssl.runnable)(openssl.title('the KurrentDB face, driven by 
     expect((await h.store.head()).position).toBe(before);
   });
 
+  it('readAll crosses page boundaries (pages are read ahead): forwards and backwards, from any position, with any count, each event once in log order', async () => {
+    // More events than three of the face's pages (500 each), appended by many streams at once.
+    const appends = Array.from({ length: 26 }, (_, n) => h.store.append(`node-dc4-r07-n${String(n).padStart(2, '0')}`, Array.from({ length: 60 }, (_, k) => ({ type: 'NodeCordoned', actor: { kind: 'operator', id: 'paging' }, data: { nodeId: `dc4-r07-n${String(n).padStart(2, '0')}`, reason: `page ${k}` } }))));
+    await Promise.all(appends);
+    const log = (await h.store.readAll({ limit: 100_000 })).map((event) => event.position);
+    const head = log[log.length - 1]!;
+    const positions = async (options: Parameters<EventStoreDBClient['readAll']>[0]) => (await collect(operator.readAll(options))).map((resolved) => Number(resolved.event!.position!.commit));
+    expect(await positions({ fromPosition: START })).toEqual(log);
+    expect(await positions({ direction: BACKWARDS, fromPosition: END })).toEqual([...log].reverse());
+    for (const [from, count] of [[499, 2], [500, 501], [1, 1000], [777, 5000], [head, 3]] as const) {
+      const at = { commit: BigInt(from), prepare: BigInt(from) };
+      expect(await positions({ fromPosition: at, maxCount: count }), `forwards from ${from}, ${count}`).toEqual(log.filter((p) => p >= from).slice(0, count));
+      expect(await positions({ direction: BACKWARDS, fromPosition: at, maxCount: count }), `backwards from ${from}, ${count}`).toEqual(log.filter((p) => p < from).reverse().slice(0, count));
+    }
+  });
+
   it('a client that discovers the cluster through Gossip finds the one node and reads from it', async () => {
     await h.plaintextClient();
     const port = h.plaintextPort();
