@@ -9,8 +9,14 @@ import { KurrentCallError } from './kurrent-error.js';
 import { shared, streams, type ReadResp, type UUID } from './protocol.js';
 import { kurrentStreamName } from './stream-names.js';
 
-/** .NET ticks (100 ns) since the Unix epoch: what the client reads from the `created` metadata entry. */
-const ticksPerMillisecond = 10_000n;
+/**
+ * .NET ticks (100 ns) since the Unix epoch, what the client reads from the `created` metadata entry: milliseconds
+ * times 10,000, written as the milliseconds' digits and four zeros (no BigInt per event read).
+ */
+function createdTicks(at: Date): string {
+  const ms = at.getTime();
+  return ms === 0 ? '0' : ms > 0 ? `${ms}0000` : (BigInt(ms) * 10_000n).toString();
+}
 
 /** The metadata members a client may send with an event; they fill the envelope (`$`-prefixed: KurrentDB's names). */
 const metadataMembers: Record<string, 'correlationId' | 'causationId' | 'observedAt'> = {
@@ -106,10 +112,15 @@ export function envelopeMetadata(event: RecordedEvent): Record<string, unknown> 
  * as the HTTP live feed's `data: null`: the reader learns that something happened, not the payload.
  */
 export function readEventMessage(event: RecordedEvent, structuredIds: boolean, view: 'payloads' | 'envelopes'): ReadResp {
-  const record = fillRecord(new streams.ReadResp.ReadEvent.RecordedEvent(), event, structuredIds, view);
+  return readEventMessageOf(recordFields(event, view), structuredIds);
+}
+
+/** The read answer for one event's fields, as google-protobuf's message objects (`read-wire.ts` encodes it directly). */
+export function readEventMessageOf(fields: RecordFields, structuredIds: boolean): ReadResp {
+  const record = fillRecordFields(new streams.ReadResp.ReadEvent.RecordedEvent(), fields, structuredIds);
   const read = new streams.ReadResp.ReadEvent();
   read.setEvent(record);
-  read.setCommitPosition(String(event.position));
+  read.setCommitPosition(String(fields.position));
   return new streams.ReadResp().setEvent(read);
 }
 
@@ -125,29 +136,59 @@ export interface RecordMessage {
   setCustomMetadata(value: Uint8Array | string): unknown;
 }
 
-/** Fills a recorded-event message with one ledger event, as the caller's view shows it. */
-export function fillRecord<R extends RecordMessage>(record: R, event: RecordedEvent, structuredIds: boolean, view: 'payloads' | 'envelopes'): R {
-  record.setId(uuidMessage(event.eventId, structuredIds));
-  record.setStreamIdentifier(streamIdentifier(event.stream));
-  record.setStreamRevision(String(event.streamVersion - 1));
-  record.setCommitPosition(String(event.position));
-  record.setPreparePosition(String(event.position));
-  const metadata = record.getMetadataMap();
-  metadata.set('created', (BigInt(event.recordedAt.getTime()) * ticksPerMillisecond).toString());
+/** What a KurrentDB recorded event carries of one ledger event, as the caller's view shows it (both encodings use it). */
+export interface RecordFields {
+  id: string;
+  streamName: Buffer;
+  /** The stream revision (from 0). */
+  revision: number;
+  /** Commit and prepare position alike. */
+  position: number;
+  /** The `metadata` map: created (.NET ticks), type, content-type. */
+  metadata: Array<[string, string]>;
+  customMetadata: Buffer;
+  data: Buffer;
+}
+
+const noBytes = Buffer.alloc(0);
+
+export function recordFields(event: RecordedEvent, view: 'payloads' | 'envelopes'): RecordFields {
+  const created = createdTicks(event.recordedAt);
+  const common = { id: event.eventId, streamName: kurrentStreamName(event.stream), revision: event.streamVersion - 1, position: event.position };
   if (isApplicationEvent(event)) {
     // An application's event: its own type, content type, data and metadata, byte for byte (nothing of them in the
     // envelopes view); the ledger's envelope (actor, hash) stays in the log, where an auditor reads it.
     const application = event.data;
-    metadata.set('type', application.type);
-    metadata.set('content-type', application.contentType);
-    record.setData(view === 'payloads' ? bytesOf(application.data) : Buffer.alloc(0));
-    record.setCustomMetadata(view === 'payloads' ? bytesOf(application.metadata) : Buffer.alloc(0));
-  } else {
-    metadata.set('type', event.type);
-    metadata.set('content-type', 'application/json');
-    record.setData(Buffer.from(view === 'payloads' ? JSON.stringify(event.data) : 'null', 'utf8'));
-    record.setCustomMetadata(Buffer.from(JSON.stringify(envelopeMetadata(event)), 'utf8'));
+    return {
+      ...common,
+      metadata: [['created', created], ['type', application.type], ['content-type', application.contentType]],
+      data: view === 'payloads' ? bytesOf(application.data) : noBytes,
+      customMetadata: view === 'payloads' ? bytesOf(application.metadata) : noBytes,
+    };
   }
+  return {
+    ...common,
+    metadata: [['created', created], ['type', event.type], ['content-type', 'application/json']],
+    data: Buffer.from(view === 'payloads' ? JSON.stringify(event.data) : 'null', 'utf8'),
+    customMetadata: Buffer.from(JSON.stringify(envelopeMetadata(event)), 'utf8'),
+  };
+}
+
+/** Fills a recorded-event message with one ledger event, as the caller's view shows it. */
+export function fillRecord<R extends RecordMessage>(record: R, event: RecordedEvent, structuredIds: boolean, view: 'payloads' | 'envelopes'): R {
+  return fillRecordFields(record, recordFields(event, view), structuredIds);
+}
+
+export function fillRecordFields<R extends RecordMessage>(record: R, fields: RecordFields, structuredIds: boolean): R {
+  record.setId(uuidMessage(fields.id, structuredIds));
+  record.setStreamIdentifier(new shared.StreamIdentifier().setStreamName(fields.streamName));
+  record.setStreamRevision(String(fields.revision));
+  record.setCommitPosition(String(fields.position));
+  record.setPreparePosition(String(fields.position));
+  const metadata = record.getMetadataMap();
+  for (const [key, value] of fields.metadata) metadata.set(key, value);
+  record.setData(fields.data);
+  record.setCustomMetadata(fields.customMetadata);
   return record;
 }
 

@@ -17,8 +17,21 @@ import { AppendService } from './append-service.js';
 import { ApplicationStreams } from './application-streams.js';
 import { uuidMessage } from './event-mapping.js';
 import { PersistentSubscriptions } from './persistent-subscriptions.js';
-import { gossip, gossipGrpc, persistentGrpc, serverFeatures, serverFeaturesGrpc, streamsGrpc } from './protocol.js';
+import { gossip, gossipGrpc, persistentGrpc, serverFeatures, serverFeaturesGrpc, streamsGrpc, type ReadResp } from './protocol.js';
+import { EncodedReadResp } from './read-wire.js';
 import { ReadService } from './read-service.js';
+
+/**
+ * The Streams service as the client's generated definition gives it, but for Read's answers: an event already encoded
+ * (`read-wire.ts`) goes out as its bytes; any other answer is serialized by google-protobuf as before.
+ */
+const streamsService = {
+  ...streamsGrpc.StreamsService,
+  read: {
+    ...streamsGrpc.StreamsService.read,
+    responseSerialize: (answer: ReadResp | EncodedReadResp): Buffer => (answer instanceof EncodedReadResp ? answer.bytes : Buffer.from(answer.serializeBinary())),
+  },
+};
 
 /** The KurrentDB version this face answers ServerFeatures with: the 6.x client enables BatchAppend from 21.10. */
 export const kurrentCompatibleVersion = '23.10.0';
@@ -82,7 +95,7 @@ export async function serveKurrent(options: KurrentServerOptions): Promise<Kurre
   const applicationStreams = new ApplicationStreams(options.store);
   const reads = new ReadService({ store: options.store, tokens: options.tokens, tls, anonymousReads, stopping: stopping.signal, maxSubscriptions: options.maxSubscriptions ?? 64, applicationStreams });
   const appends = new AppendService({ store: options.store, tokens: options.tokens, tls, maxAppendBytes: options.maxAppendBytes ?? 4 * 2 ** 20, applicationStreams, stopping: stopping.signal });
-  server.addService(streamsGrpc.StreamsService, { read: reads.read, append: appends.append, batchAppend: appends.batchAppend, delete: appends.delete, tombstone: appends.tombstone });
+  server.addService(streamsService, { read: reads.read, append: appends.append, batchAppend: appends.batchAppend, delete: appends.delete, tombstone: appends.tombstone });
   const groups = new PersistentSubscriptions({ store: options.store, tokens: options.tokens, tls, anonymousReads, stopping: stopping.signal });
   server.addService(persistentGrpc.PersistentSubscriptionsService, {
     create: groups.create,

@@ -17,7 +17,8 @@ import type { EventStore } from '../ledger/index.js';
 import { streamDeleted, type ApplicationStreams } from './application-streams.js';
 import { callerOf, readerView } from './kurrent-auth.js';
 import { KurrentCallError, serviceError } from './kurrent-error.js';
-import { bytesOf, isApplicationEvent, kurrentTypeOf, readEventMessage, resolvedLinkMessage, streamIdentifier, streamNameBytes } from './event-mapping.js';
+import { bytesOf, isApplicationEvent, kurrentTypeOf, readEventMessage, recordFields, resolvedLinkMessage, streamIdentifier, streamNameBytes } from './event-mapping.js';
+import { encodedReadEvent, type EncodedReadResp } from './read-wire.js';
 import { streams, type ReadReq, type ReadResp } from './protocol.js';
 import { kurrentStreamText, ledgerStreamName, metastreamOf } from './stream-names.js';
 
@@ -49,8 +50,11 @@ export interface ReadServiceOptions {
   applicationStreams: ApplicationStreams;
 }
 
+/** What the Read call writes: a message google-protobuf serializes, or an event already encoded (`read-wire.ts`). */
+type ReadAnswer = ReadResp | EncodedReadResp;
+
 /** Writes one answer, waiting for the call to drain when its buffer is full (or for the call to end). */
-async function send(call: ServerWritableStream<ReadReq, ReadResp>, message: ReadResp, signal: AbortSignal): Promise<void> {
+async function send(call: ServerWritableStream<ReadReq, ReadAnswer>, message: ReadAnswer, signal: AbortSignal): Promise<void> {
   if (signal.aborted) return;
   if (call.write(message)) return;
   await new Promise<void>((resolve) => {
@@ -140,7 +144,7 @@ export class ReadService {
   }
 
   /** The `read` handler: never throws; an error ends the call with its status and trailers. */
-  readonly read = (call: ServerWritableStream<ReadReq, ReadResp>): void => {
+  readonly read = (call: ServerWritableStream<ReadReq, ReadAnswer>): void => {
     const abort = new AbortController();
     const stop = (): void => abort.abort();
     call.on('cancelled', stop);
@@ -161,7 +165,7 @@ export class ReadService {
       .finally(() => stopping.removeEventListener('abort', stop));
   };
 
-  async #serve(call: ServerWritableStream<ReadReq, ReadResp>, signal: AbortSignal): Promise<void> {
+  async #serve(call: ServerWritableStream<ReadReq, ReadAnswer>, signal: AbortSignal): Promise<void> {
     // The policy's view, as the HTTP API's: analysts (and anonymous callers, when the server opted in) get envelopes.
     const view = readerView(callerOf(call.metadata, this.#options.tokens, this.#options.tls), this.#options.anonymousReads);
     const options = call.request.getOptions();
@@ -169,13 +173,12 @@ export class ReadService {
     const structuredIds = options.getUuidOption()?.hasStructured() ?? false;
     const resolveLinks = options.getResolveLinks();
     const write = async (event: RecordedEvent): Promise<void> => {
-      const message = readEventMessage(event, structuredIds, view);
       // A link (`$>`, data `<revision>@<stream>`) read with resolveLinkTos comes as its target, the link beside it.
       if (resolveLinks && view === 'payloads' && isApplicationEvent(event) && kurrentTypeOf(event) === '$>') {
         const target = await this.#linkTarget(event);
-        return send(call, resolvedLinkMessage(message, target && readEventMessage(target, structuredIds, view)), signal);
+        return send(call, resolvedLinkMessage(readEventMessage(event, structuredIds, view), target && readEventMessage(target, structuredIds, view)), signal);
       }
-      return send(call, message, signal);
+      return send(call, encodedReadEvent(recordFields(event, view), structuredIds), signal);
     };
     const filter = filterOf(options);
     const backwards = options.getReadDirection() === streams.ReadReq.Options.ReadDirection.BACKWARDS;
@@ -199,7 +202,7 @@ export class ReadService {
   }
 
   async #subscribe(
-    call: ServerWritableStream<ReadReq, ReadResp>,
+    call: ServerWritableStream<ReadReq, ReadAnswer>,
     options: ReadOptions,
     filter: { matches: EventFilter; streamPrefix?: string },
     write: (event: RecordedEvent) => Promise<void>,
@@ -249,7 +252,7 @@ export class ReadService {
   }
 
   async #readStream(
-    call: ServerWritableStream<ReadReq, ReadResp>,
+    call: ServerWritableStream<ReadReq, ReadAnswer>,
     from: NonNullable<ReturnType<ReadOptions['getStream']>>,
     backwards: boolean,
     count: number,
@@ -328,7 +331,7 @@ export class ReadService {
    * never reads those again.
    */
   async #follow(
-    call: ServerWritableStream<ReadReq, ReadResp>,
+    call: ServerWritableStream<ReadReq, ReadAnswer>,
     fromPosition: number,
     filter: { matches: EventFilter; streamPrefix?: string },
     checkpointEvery: number | null,
@@ -369,7 +372,7 @@ export class ReadService {
   }
 
   async #subscribeToAll(
-    call: ServerWritableStream<ReadReq, ReadResp>,
+    call: ServerWritableStream<ReadReq, ReadAnswer>,
     from: NonNullable<ReturnType<ReadOptions['getAll']>>,
     filter: { matches: EventFilter; streamPrefix?: string },
     checkpointEvery: number | null,
@@ -388,7 +391,7 @@ export class ReadService {
   }
 
   async #subscribeToStream(
-    call: ServerWritableStream<ReadReq, ReadResp>,
+    call: ServerWritableStream<ReadReq, ReadAnswer>,
     from: NonNullable<ReturnType<ReadOptions['getStream']>>,
     confirm: () => Promise<void>,
     write: (event: RecordedEvent) => Promise<void>,
