@@ -45,6 +45,12 @@ export interface Decider<Command, Event, State, Refusal = never> {
   /** The state after one more event; returns a new state or the same object updated (the shell never shares it). */
   evolve(state: State, event: Event, placement: Placement): State;
   decide(command: Command, state: State): Decision<Event, Refusal>;
+  /**
+   * The event types `evolve` changes the state for, when it ignores all others (besides the stream's first event,
+   * which the shell always passes): the shell then reads only these from the stream. A node's stream holds every
+   * observation of the node; an intent decided on it reads its intents, not its years of sensor readings.
+   */
+  readonly folds?: readonly string[];
 }
 
 export const record = <Event>(first: Event, ...rest: Event[]): { kind: 'record'; events: [Event, ...Event[]] } => ({ kind: 'record', events: [first, ...rest] });

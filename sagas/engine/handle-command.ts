@@ -41,21 +41,48 @@ export interface HandleCommandOptions<Event> {
 
 const placementOf = (event: RecordedEvent): Placement => ({ position: event.position, streamVersion: event.streamVersion, recordedAt: event.recordedAt.getTime(), actor: event.actor });
 
-/** The state of `stream` folded by `decider`, and the version it was folded to (0: the stream holds nothing). */
+/** Events of one stream read at once while a decider's state is loaded. */
+const pageSize = 10_000;
+
+/**
+ * The state of `stream` folded by `decider`, and the version it was folded to (0: the stream holds nothing). A decider
+ * that names what it `folds` is given the stream's first event and the events of those types only, up to the stream's
+ * version read first (the version a decision is then recorded against).
+ */
 export async function loadDeciderState<Event, State>(
   store: EventStore,
   stream: string,
-  decider: Pick<Decider<unknown, Event, State, unknown>, 'initialState' | 'evolve'>,
+  decider: Pick<Decider<unknown, Event, State, unknown>, 'initialState' | 'evolve' | 'folds'>,
   toEvent: (event: RecordedEvent) => Event | undefined = (event) => event as unknown as Event,
   from: { state: State; version: number } = { state: decider.initialState(), version: 0 },
 ): Promise<{ state: State; version: number }> {
   let { state, version } = from;
-  for (const recorded of await store.readStreamToEnd(stream, version + 1)) {
+  const fold = (recorded: RecordedEvent): void => {
     const event = toEvent(recorded);
     if (event !== undefined) state = decider.evolve(state, event, placementOf(recorded));
-    version = recorded.streamVersion;
+  };
+  if (!decider.folds) {
+    for (const recorded of await store.readStreamToEnd(stream, version + 1)) {
+      fold(recorded);
+      version = recorded.streamVersion;
+    }
+    return { state, version };
   }
-  return { state, version };
+  const head = (await store.streamVersion(stream)) ?? 0;
+  if (head <= version) return { state, version };
+  let next = version + 1;
+  if (next === 1) {
+    const [first] = await store.readStream(stream, { fromVersion: 1, limit: 1 });
+    if (first) fold(first);
+    next = 2;
+  }
+  while (next <= head) {
+    const page = await store.readStream(stream, { fromVersion: next, toVersion: head, types: decider.folds, limit: pageSize });
+    for (const recorded of page) fold(recorded);
+    if (page.length < pageSize) break;
+    next = page[page.length - 1]!.streamVersion + 1;
+  }
+  return { state, version: head };
 }
 
 /** Decides `command` on `stream` and records the decision (see the module's guarantees). */

@@ -6,7 +6,7 @@
  */
 import { assertNever, type FleetEvent } from '../../events/index.js';
 import { record, refuse, unchanged, type Decider, type Decision } from '../decider.js';
-import { evolveNode, initialNodeState, type NodeFlag, type NodeState } from './node-evolve.js';
+import { evolveNode, initialNodeState, nodeIntentEventTypes, type NodeFlag, type NodeState } from './node-evolve.js';
 
 export type NodeIntent =
   | { readonly intent: 'cordon'; readonly nodeId: string; readonly reason: string }
@@ -83,6 +83,7 @@ export const nodeDecider: Decider<NodeIntent, FleetEvent, NodeState, NodeIntentR
   initialState: initialNodeState,
   evolve: evolveNode,
   decide: decideNodeIntent,
+  folds: nodeIntentEventTypes,
 };
 
 export const nodeStream = (nodeId: string): string => `node-${nodeId}`;

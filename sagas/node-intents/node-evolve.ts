@@ -49,10 +49,12 @@ export type NodeState =
 
 export const initialNodeState = (): NodeState => ({ status: 'unknown' });
 
-const intentTypes: ReadonlySet<string> = new Set<NodeIntentEvent['type']>([
+/** The events of a node's stream that change what its intents are decided on (the node decider `folds` these). */
+export const nodeIntentEventTypes: readonly NodeIntentEvent['type'][] = [
   'NodeRegistered', 'NodeDeclared', 'NodeDecommissioned', 'MaintenanceWindowSet', 'NodeCordoned', 'NodeUncordoned', 'NodeQuarantined', 'NodeReleased', 'LockoutLatched', 'LockoutLatchCleared',
   'BmcCertificateObserved', 'BmcCertificateChanged', 'BmcCertificateAccepted',
-]);
+];
+const intentTypes: ReadonlySet<string> = new Set<string>(nodeIntentEventTypes);
 
 function isNodeIntentEvent(event: FleetEvent): event is NodeIntentEvent {
   return intentTypes.has(event.type);

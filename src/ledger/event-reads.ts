@@ -17,6 +17,10 @@ export interface ReadStreamOptions {
   fromVersion?: number;
   direction?: 'forward' | 'backward';
   limit?: number;
+  /** Only events of these types (the database leaves the others unread: a node's stream holds every observation). */
+  types?: readonly string[];
+  /** Forward reads: no event past this stream version. */
+  toVersion?: number;
 }
 
 export interface ReadAllOptions {
@@ -56,6 +60,8 @@ export class EventReads {
     const direction = options.direction ?? 'forward';
     let query = this.#db.selectFrom('ledger_events').selectAll().where('stream', '=', stream);
     if (options.fromVersion !== undefined) query = query.where('stream_version', direction === 'forward' ? '>=' : '<=', options.fromVersion);
+    if (options.toVersion !== undefined) query = query.where('stream_version', '<=', options.toVersion);
+    if (options.types) query = options.types.length > 0 ? query.where('type', 'in', [...options.types]) : query.where(sql<boolean>`false`);
     const rows = await this.read('readStream', () =>
       query
         .orderBy('stream_version', direction === 'forward' ? 'asc' : 'desc')

@@ -103,4 +103,41 @@ describe('repeated intents', () => {
     expect(back.statusCode).toBe(201);
     expect(back.json()).toMatchObject({ unchanged: false });
   });
+
+  it("an intent is decided on the node's intents, not its observations: the events read do not grow with what the poller recorded, and the decision is the same", async () => {
+    await register(h, node(9));
+    await post(h, `/v1/nodes/${node(9)}/cordon`, { reason: 'fan' });
+    // The poller's observations pile up in the node's stream while the operator acts on it.
+    const observation = { type: 'SensorsObserved', actor: { kind: 'driver', id: 'poller' }, data: { source: 'redfish', dialect: 'generic', unrecognized: [], temperatures: [{ name: 'Inlet', reading: 24, unit: 'Cel' }], fans: [], powerSupplies: [], other: [] } } as const;
+    const observing = (async () => {
+      for (let batch = 0; batch < 10; batch += 1) await h.store.append(`node-${node(9)}`, Array.from({ length: 200 }, () => observation));
+    })();
+    const read = { events: 0 };
+    const readStream = h.store.readStream.bind(h.store);
+    const readStreamToEnd = h.store.readStreamToEnd.bind(h.store);
+    h.store.readStream = async (...args) => {
+      const events = await readStream(...args);
+      read.events += events.length;
+      return events;
+    };
+    h.store.readStreamToEnd = async (...args) => {
+      const events = await readStreamToEnd(...args);
+      read.events += events.length;
+      return events;
+    };
+    try {
+      await observing;
+      const again = await post(h, `/v1/nodes/${node(9)}/cordon`, { reason: 'fan' });
+      expect(again.json()).toMatchObject({ unchanged: true });
+      const uncordoned = await post(h, `/v1/nodes/${node(9)}/uncordon`, {});
+      expect(uncordoned.statusCode).toBe(201);
+      const keyed = await h.app.inject({ method: 'POST', url: `/v1/nodes/${node(9)}/cordon`, headers: { ...bearer('operator'), 'idempotency-key': 'ops-9' }, payload: { reason: 'fan again' } });
+      expect(keyed.statusCode).toBe(201);
+      // Three intents on a stream of 2,000 observations: the registration, the cordons and uncordon, never the observations.
+      expect(read.events).toBeLessThan(20);
+    } finally {
+      h.store.readStream = readStream;
+      h.store.readStreamToEnd = readStreamToEnd;
+    }
+  });
 });

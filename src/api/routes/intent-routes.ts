@@ -90,7 +90,8 @@ async function decideIntent<Command, State, Refusal>(
 ): Promise<IntentResult> {
   const proposed = proposedIntent(request, stream, event);
   if (proposed.eventId !== undefined) {
-    const recorded = (await ctx.store.readStreamToEnd(stream)).some((existing) => existing.eventId === proposed.eventId);
+    // Only the intent's own type is read: a node's stream holds every observation of the node.
+    const recorded = (await ctx.store.readStream(stream, { types: [event.type], limit: 1_000_000 })).some((existing) => existing.eventId === proposed.eventId);
     if (recorded) return recordIntent(ctx, request, reply, stream, event);
   }
   const outcome: CommandOutcome<State, Refusal> = await handleCommand(ctx.store, stream, decider, command, {
