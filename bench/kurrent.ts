@@ -37,18 +37,21 @@ const face = await serveKurrent({ store, tokens: new TokenTable([{ token: adminT
 const client = EventStoreDBClient.connectionString(`esdb://bench:${adminToken}@127.0.0.1:${face.port}?tls=true&tlsCAFile=${encodeURIComponent(certificate.caPath)}`);
 
 const nodeIds = Array.from({ length: callers }, (_, index) => `bench-r01-n${String(index + 1).padStart(2, '0')}`);
-for (const nodeId of nodeIds) {
-  await store.append(`node-${nodeId}`, [{ type: 'NodeRegistered', data: { nodeId, site: 'bench', rack: 'r01', bmc: { protocol: 'redfish', address: `https://${nodeId}.bmc`, credentialRef: 'bench' }, expectedIntervalS: 60 }, actor: { kind: 'operator', id: 'bench' } }]);
+// The API's intents are decided on their node's intents: nodes of their own, so each decision folds only the intents
+// the HTTP phase recorded (not the thousands of cordons the store's phase appends to bench-r01).
+const intentNodeIds = Array.from({ length: callers }, (_, index) => `bench-r02-n${String(index + 1).padStart(2, '0')}`);
+for (const nodeId of [...nodeIds, ...intentNodeIds]) {
+  await store.append(`node-${nodeId}`, [{ type: 'NodeRegistered', data: { nodeId, site: 'bench', rack: nodeId.slice(6, 9), bmc: { protocol: 'redfish', address: `https://${nodeId}.bmc`, credentialRef: 'bench' }, expectedIntervalS: 60 }, actor: { kind: 'operator', id: 'bench' } }]);
 }
 const reason = 'Replacing the failed DIMM B4 reported by the BMC SEL; ticket OPS-48213.';
 
 /** Events per second and latency percentiles of `append` called by 16 callers in a loop for `seconds`. */
-async function appendRate(append: (nodeId: string) => Promise<void>): Promise<{ eps: number; p50: number; p99: number }> {
+async function appendRate(append: (nodeId: string) => Promise<void>, nodes: readonly string[] = nodeIds): Promise<{ eps: number; p50: number; p99: number }> {
   const latencies: number[] = [];
   const until = performance.now() + seconds * 1000;
   const started = performance.now();
   await Promise.all(
-    nodeIds.map(async (nodeId) => {
+    nodes.map(async (nodeId) => {
       while (performance.now() < until) {
         const at = performance.now();
         await append(nodeId);
@@ -67,13 +70,13 @@ const appends = {
     await store.append(`node-${nodeId}`, [{ type: 'NodeCordoned', data: { nodeId, reason }, actor: { kind: 'operator', id: 'bench' } }]);
   }),
   // Cordon and uncordon in turn: a repeated intent that changes nothing is answered without being recorded (200), so
-  // each call changes the node (the store phase left every node cordoned) and records one event (201).
+  // each call changes the node (each starts uncordoned, on nodes of its own) and records one event (201).
   http: await appendRate(async (nodeId) => {
-    const verb = (uncordonNext.get(nodeId) ?? true) ? 'uncordon' : 'cordon';
+    const verb = (uncordonNext.get(nodeId) ?? false) ? 'uncordon' : 'cordon';
     uncordonNext.set(nodeId, verb === 'cordon');
     const response = await fetch(`${apiUrl}/v1/nodes/${nodeId}/${verb}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ reason }) });
     if (response.status !== 201) throw new Error(`HTTP append answered ${response.status}: ${await response.text()}`);
-  }),
+  }, intentNodeIds),
   grpc: await appendRate(async (nodeId) => {
     await client.appendToStream(`node-${nodeId}`, jsonEvent({ type: 'NodeCordoned', data: { nodeId, reason } }));
   }),
