@@ -11,7 +11,7 @@ import type { PollerStatusSource } from '../poller/index.js';
 import type { Simulator } from '../sim/index.js';
 import { buildApi } from './build-api.js';
 import type { ZodApp } from './api-context.js';
-import { generateDemoTokens, tokensFromEnvironment, type TokenTable } from './tokens.js';
+import { generateDemoTokens, tokensFromEnvironment, type TokenEntry, type TokenTable } from './tokens.js';
 
 export interface ServeApiOptions {
   store: EventStore;
@@ -34,6 +34,8 @@ export interface ServeApiOptions {
    * every read goes to the primary). Logged without its password.
    */
   readDatabaseUrl?: string | null;
+  /** Tokens added to the configured ones (a site's forwarder token for its centre). */
+  extraTokens?: readonly TokenEntry[];
   /** Where the one-time token listing goes (default stdout). */
   print?: (text: string) => void;
 }
@@ -57,6 +59,7 @@ export async function serveApi(options: ServeApiOptions): Promise<ServedApi> {
       `API demo tokens${demo.path ? ` (stored 0600 in ${demo.path})` : ''}:\n${demo.tokens.map((t) => `  ${t.role.padEnd(9)} ${t.principal.padEnd(15)} ${t.token}`).join('\n')}\n`,
     );
   }
+  if (options.extraTokens?.length) tokens = tokens.with(options.extraTokens);
   const readDatabaseUrl = options.readDatabaseUrl === undefined ? process.env.DATABASE_READ_URL || null : options.readDatabaseUrl;
   const app = await buildApi({
     store: options.store,

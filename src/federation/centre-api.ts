@@ -11,36 +11,57 @@
  *                           compares them with the live ones (holding each site's still meanwhile): the proof that
  *                           the answers are what the logs say
  *   GET /healthz
+ *   POST /v1/nodes/:nodeId/{cordon,uncordon,maintenance,...}, POST /v1/alarms/:alarmId/ack
+ *                           intents forwarded to the node's site (src/federation/fleet-intent-routes.ts)
  *
  * Every answer but `/healthz` needs a bearer token of a role that reads read models (the API's tokens: analysts,
  * auditors, operators); `rebuild-check`, which rebuilds every site's read models, needs an operator or an auditor and
- * runs one at a time (429 while one runs).
+ * runs one at a time (429 while one runs); every POST (an intent) needs a role that may ask intents.
+ * The centre's own refusals carry a code of its catalogue (src/federation/centre-errors.ts).
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { queryRoles, type Role, type TokenTable } from '../api/index.js';
+import { intentRoles, queryRoles, type Principal, type Role, type TokenTable } from '../api/index.js';
 import type { Centre } from './centre.js';
+import { CentreError } from './centre-errors.js';
 import { fleetAlarms, fleetLiveness, fleetNodes, fleetSites, fleetVector } from './fleet-answers.js';
+import { fleetIntentRoutes } from './fleet-intent-routes.js';
 
 const refuse = (reply: FastifyReply, status: number, code: string, message: string, details: Record<string, unknown>): FastifyReply => reply.code(status).send({ error: { code, message, details } });
 
 /** The roles each route admits (`admin` everywhere); `/healthz` is public. */
-function rolesFor(url: string): readonly Role[] | null {
+function rolesFor(method: string, url: string): readonly Role[] | null {
   if (url === '/healthz') return null;
+  if (method !== 'GET' && method !== 'HEAD') return intentRoles;
   if (url === '/v1/fleet/rebuild-check') return ['operator', 'auditor'];
   return queryRoles;
 }
 
 export async function serveCentreApi(centre: Centre, options: { port: number; host?: string; tokens: TokenTable }): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false });
+  const app = Fastify({ logger: false, bodyLimit: 64 * 1024 });
+  const principals = new WeakMap<FastifyRequest, Principal>();
+  const principalOf = (request: FastifyRequest): Principal => {
+    const principal = principals.get(request);
+    if (!principal) throw new Error('a route that needs a principal was reached without one');
+    return principal;
+  };
+  app.setErrorHandler((error, _request, reply) => {
+    if (error instanceof CentreError) return refuse(reply, error.status, error.code, error.message, { ...error.details, retryable: error.retryable });
+    const status = error && typeof error === 'object' && 'statusCode' in error && typeof error.statusCode === 'number' ? error.statusCode : 500;
+    const message = error instanceof Error ? error.message : String(error);
+    if (status < 500) return refuse(reply, status, 'CENTRE_INVALID_REQUEST', message, { field: 'body', reason: message });
+    return refuse(reply, 500, 'API_INTERNAL', 'an unexpected failure at the centre', {});
+  });
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    const roles = rolesFor(request.routeOptions.url ?? request.url.split('?')[0] ?? '');
+    const roles = rolesFor(request.method, request.routeOptions.url ?? request.url.split('?')[0] ?? '');
     if (!roles) return;
     const token = /^Bearer\s+(\S+)\s*$/i.exec(String(request.headers.authorization ?? ''))?.[1];
     if (!token) return refuse(reply, 401, 'API_UNAUTHORIZED', 'this route needs a bearer token (Authorization: Bearer <token>)', { reason: 'missing' });
     const principal = options.tokens.resolve(token);
     if (!principal) return refuse(reply, 401, 'API_UNAUTHORIZED', 'the bearer token is not known', { reason: 'unknown' });
-    if (principal.role !== 'admin' && !roles.includes(principal.role)) return refuse(reply, 403, 'API_FORBIDDEN', `role ${principal.role} may not GET ${request.routeOptions.url}`, { role: principal.role, allowed: [...roles, 'admin'] });
+    if (principal.role !== 'admin' && !roles.includes(principal.role)) return refuse(reply, 403, 'API_FORBIDDEN', `role ${principal.role} may not ${request.method} ${request.routeOptions.url}`, { role: principal.role, allowed: [...roles, 'admin'] });
+    principals.set(request, principal);
   });
+  fleetIntentRoutes(app, { centre, principalOf });
   app.get('/healthz', async () => ({ ok: true }));
   app.get('/v1/fleet/sites', async () => ({ sites: await fleetSites(centre.pool) }));
   app.get('/v1/fleet/vector', async () => ({ vector: await fleetVector(centre.pool) }));
