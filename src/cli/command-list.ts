@@ -48,6 +48,10 @@ export const commands = {
     summary: 'read the log through the API: events, one stream, verify the hash chain, tail the live feed',
     load: () => import('./commands/events.js'),
   },
+  'fleet-rollout': {
+    summary: 'fleet-wide rollouts through the centre: one child rollout per site, planned, approved, paused, aborted and shown per site',
+    load: () => import('./commands/fleet-rollout.js'),
+  },
   history: {
     summary: "one node's history as intervals: liveness states, observed inventory and alarms, through the API",
     load: () => import('./commands/history.js'),

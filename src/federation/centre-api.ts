@@ -13,6 +13,7 @@
  *   GET /healthz
  *   POST /v1/nodes/:nodeId/{cordon,uncordon,maintenance,...}, POST /v1/alarms/:alarmId/ack
  *                           intents forwarded to the node's site (src/federation/fleet-intent-routes.ts)
+ *   /v1/fleet/rollouts      fleet rollouts: one child per site, run by the site (src/federation/fleet-rollout-routes.ts)
  *
  * Every answer but `/healthz` needs a bearer token of a role that reads read models (the API's tokens: analysts,
  * auditors, operators); `rebuild-check`, which rebuilds every site's read models, needs an operator or an auditor and
@@ -25,6 +26,7 @@ import type { Centre } from './centre.js';
 import { CentreError } from './centre-errors.js';
 import { fleetAlarms, fleetLiveness, fleetNodes, fleetSites, fleetVector } from './fleet-answers.js';
 import { fleetIntentRoutes } from './fleet-intent-routes.js';
+import { fleetRolloutRoutes } from './fleet-rollout-routes.js';
 
 const refuse = (reply: FastifyReply, status: number, code: string, message: string, details: Record<string, unknown>): FastifyReply => reply.code(status).send({ error: { code, message, details } });
 
@@ -62,6 +64,7 @@ export async function serveCentreApi(centre: Centre, options: { port: number; ho
     principals.set(request, principal);
   });
   fleetIntentRoutes(app, { centre, principalOf });
+  fleetRolloutRoutes(app, { rollouts: centre.rollouts, principalOf });
   app.get('/healthz', async () => ({ ok: true }));
   app.get('/v1/fleet/sites', async () => ({ sites: await fleetSites(centre.pool) }));
   app.get('/v1/fleet/vector', async () => ({ vector: await fleetVector(centre.pool) }));

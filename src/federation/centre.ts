@@ -23,6 +23,7 @@ import { SiteReadModels, type RebuildComparison } from './site-read-models.js';
 import { siteName, siteSlot, siteSubscription } from './site-names.js';
 import { SiteWitness } from './site-witness.js';
 import { SiteDoors, type SiteApi } from './site-doors.js';
+import { ensureFleetRolloutTables, FleetRollouts } from './fleet-rollouts.js';
 
 export { centrePostgresSettings };
 
@@ -111,6 +112,8 @@ export class Centre {
   readonly readModels: SiteReadModels;
   /** The sites' APIs, for intents forwarded from the centre. */
   readonly doors: SiteDoors;
+  /** Fleet-wide rollouts: a child per site, each run by its site. */
+  readonly rollouts: FleetRollouts;
   readonly #options: CentreOptions;
   readonly #witnesses = new Map<string, SiteWitness>();
   readonly #intervals = new Map<string, number>();
@@ -129,6 +132,7 @@ export class Centre {
     this.pool.on('error', (error) => options.log?.('centre pool error', { error: String(error) }));
     this.readModels = new SiteReadModels(this.pool);
     this.doors = new SiteDoors(this.pool, options.forwardTimeoutMs);
+    this.rollouts = new FleetRollouts(this.pool, this.doors, () => this.sites);
   }
 
   /** Connects and makes the centre's schema. */
@@ -139,6 +143,7 @@ export class Centre {
       await client.query('SELECT pg_advisory_lock(4242043)');
       try {
         await ensureCentreSchema(client);
+        await ensureFleetRolloutTables(client);
       } finally {
         await client.query('SELECT pg_advisory_unlock(4242043)');
       }

@@ -10,3 +10,4 @@ export { loadOrCreateCentreToken } from './centre-token.js';
 export { SiteDoors, type SiteApi, type SiteAnswer, type ForwardedRequest } from './site-doors.js';
 export { centreErrorCatalogue, CentreError, type CentreErrorCode, type CentreErrorDetails } from './centre-errors.js';
 export { forwardedNodeVerbs } from './fleet-intent-routes.js';
+export { childRolloutId, FleetRollouts, fleetRolloutVerbs, type ChildAnswer, type ChildView, type FleetRolloutPlan, type FleetRolloutVerb } from './fleet-rollouts.js';

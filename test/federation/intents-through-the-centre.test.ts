@@ -2,7 +2,8 @@
  * Intents asked at the centre: forwarded to the node's site and recorded there with the principal who asked at the
  * centre and the door it came through; refused with the retryable `CENTRE_SITE_UNREACHABLE` while the site is cut
  * (nothing recorded), then recorded exactly once by a retry with the same key after the cut heals. The site's own
- * operators act locally throughout. Under load: the site appends poll outcomes meanwhile.
+ * operators act locally throughout. Under load: the site appends poll outcomes meanwhile. Then a fleet rollout: a child
+ * per site, requested and approved through the centre, shown from each site's log (as of its last heartbeat when cut).
  */
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -22,6 +23,7 @@ const centreTokens = new TokenTable([
 describe('intents asked at the centre', () => {
   let base: string;
   let site: TestSite;
+  let other: TestSite;
   let centre: TestCentre;
   let centreUrl = '';
   let closeApi: () => Promise<void> = async () => undefined;
@@ -37,20 +39,21 @@ describe('intents asked at the centre', () => {
   beforeAll(async () => {
     base = mkdtempSync(join(tmpdir(), 'fleet-ledger-intents-'));
     chmodSync(base, 0o755);
-    [site, centre] = await Promise.all([startTestSite('fra2', join(base, 'fra2'), { intervalS, api: true }), startTestCentre(join(base, 'centre'), { forwardTimeoutMs: 1_500 })]);
+    [site, other, centre] = await Promise.all([startTestSite('fra2', join(base, 'fra2'), { intervalS, api: true }), startTestSite('ams1', join(base, 'ams1'), { intervalS, api: true }), startTestCentre(join(base, 'centre'), { forwardTimeoutMs: 1_500 })]);
     await centre.centre.addSite(site.card);
+    await centre.centre.addSite(other.card);
     centre.centre.start();
     const app = await serveCentreApi(centre.centre, { port: 0, tokens: centreTokens });
     centreUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     closeApi = () => app.close();
-    await waitFor('fra2 live with its nodes applied', 20_000, async () => ((await stateOf()) === 'live' && (await fleetNodes(centre.centre.pool, centre.centre.readModels.db)).nodes.length === 4 ? true : undefined));
+    await waitFor('fra2 live with its nodes applied', 20_000, async () => ((await stateOf()) === 'live' && (await fleetNodes(centre.centre.pool, centre.centre.readModels.db)).nodes.length === 8 ? true : undefined));
   }, 120_000);
 
   afterAll(async () => {
     await closeApi();
     await Promise.allSettled([centre?.stop()]);
-    await Promise.allSettled([site?.stop()]);
-    await Promise.allSettled([site?.proxy.close()]);
+    await Promise.allSettled([site?.stop(), other?.stop()]);
+    await Promise.allSettled([site?.proxy.close(), other?.proxy.close()]);
     if (base) rmSync(base, { recursive: true, force: true });
   });
 
@@ -106,5 +109,53 @@ describe('intents asked at the centre', () => {
     expect(quarantines).toHaveLength(1);
     expect(quarantines[0]!.actor).toMatchObject({ id: 'alice', via: 'centre:centre' });
     expect((await eventsOf('fra2-n2', 'NodeCordoned'))[0]!.actor).toEqual({ kind: 'operator', id: 'oper-fra2', role: 'operator' });
+  }, 60_000);
+
+  it('a fleet rollout is a child per site, requested and approved through the centre and shown from each site’s log, as of the last heartbeat while a site is cut', async () => {
+    const request = { firmware: { component: 'BMC', version: '9.9', imageUri: 'https://images.example/bmc-9.9.bin' } };
+    const planned = await asAlice('/v1/fleet/rollouts', { fleetRolloutId: 'fw-bmc-9', request });
+    expect(planned.status).toBe(200);
+    expect(planned.body.children.map((c: { site: string; rolloutId: string; outcome: string }) => [c.site, c.rolloutId, c.outcome])).toEqual([
+      ['ams1', 'fw-bmc-9.ams1', 'recorded'],
+      ['fra2', 'fw-bmc-9.fra2', 'recorded'],
+    ]);
+    // Planned again: nothing new on either site.
+    expect((await asAlice('/v1/fleet/rollouts', { fleetRolloutId: 'fw-bmc-9', request })).body.children.map((c: { outcome: string }) => c.outcome)).toEqual(['already-requested', 'already-requested']);
+    expect(await asAlice('/v1/fleet/rollouts', { fleetRolloutId: 'fw-bmc-9', request: { ...request, seed: 7 } })).toMatchObject({ status: 409, body: { error: { code: 'CENTRE_CONFLICT' } } });
+    const approved = await asAlice('/v1/fleet/rollouts/fw-bmc-9/approve', { reason: 'CVE fix' });
+    expect(approved.body).toMatchObject({ complete: true });
+    const plannedOnSite = (await site.ledger.store.readStreamToEnd('rollout-fw-bmc-9.fra2')).map((event) => [event.type, event.actor]);
+    expect(plannedOnSite).toEqual([
+      ['RolloutPlanned', { kind: 'operator', id: 'alice', role: 'operator', via: 'centre:centre' }],
+      ['RolloutApproved', { kind: 'operator', id: 'alice', role: 'operator', via: 'centre:centre' }],
+    ]);
+    const show = async () => (await fetch(`${centreUrl}/v1/fleet/rollouts/fw-bmc-9`, { headers: { authorization: 'Bearer ana-analyst-token-000001' } })).json() as Promise<{ requestedBy: string; children: Array<{ site: string; state: string; asOf: string | null; rollout: { revision: number; status: string; approvals: { by: string[] } } | null }> }>;
+    const both = await waitFor('both children approved at the centre', 10_000, async () => {
+      const view = await show();
+      return view.children.every((child) => child.rollout?.approvals.by.includes('operator:alice')) ? view : undefined;
+    });
+    expect(both.requestedBy).toBe('alice');
+
+    // fra2 is cut: the centre's verbs reach ams1 only; fra2's child moves on alone and is shown as of its last heartbeat.
+    site.cut('blackhole');
+    await waitFor('fra2 partitioned', 10_000, async () => ((await stateOf()) === 'partitioned' ? true : undefined));
+    const aborted = await asAlice('/v1/fleet/rollouts/fw-bmc-9/abort', { reason: 'bad image' });
+    expect(aborted.body.complete).toBe(false);
+    expect(aborted.body.children.map((c: { site: string; outcome: string; status: number }) => [c.site, c.outcome, c.status])).toEqual([
+      ['ams1', 'recorded', 200],
+      ['fra2', 'refused', 503],
+    ]);
+    const local = await post(site.apiUrl!, '/v1/rollouts/fw-bmc-9.fra2/abort', siteTokens.operator, { reason: 'stopped on site' });
+    expect(local.status).toBe(200);
+    const during = await show();
+    const fra2During = during.children.find((child) => child.site === 'fra2')!;
+    expect(fra2During).toMatchObject({ state: 'partitioned', rollout: { revision: both.children.find((child) => child.site === 'fra2')!.rollout!.revision } });
+    expect(fra2During.asOf).not.toBeNull();
+    site.restore();
+    const after = await waitFor('fra2 child shown as the site left it', 20_000, async () => {
+      const child = (await show()).children.find((c) => c.site === 'fra2')!;
+      return child.state === 'live' && child.rollout?.status === 'aborted' ? child : undefined;
+    });
+    expect(after.asOf).toBeNull();
   }, 60_000);
 });
