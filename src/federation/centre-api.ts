@@ -13,6 +13,9 @@
  *   GET /healthz
  *   POST /v1/nodes/:nodeId/{cordon,uncordon,maintenance,...}, POST /v1/alarms/:alarmId/ack
  *                           intents forwarded to the node's site (src/federation/fleet-intent-routes.ts)
+ *   GET /v1/fleet/audit/keys              the sites' verifier keys as the centre pinned them (auditors)
+ *   GET /v1/fleet/audit/export?site=S&to=N   site S's log as the centre witnessed it, in the format of a site's own
+ *                           export, checked offline against S's own key (auditors; src/federation/site-audit-export.ts)
  *   /v1/fleet/rollouts      fleet rollouts: one child per site, run by the site (src/federation/fleet-rollout-routes.ts)
  *
  * Every answer but `/healthz` needs a bearer token of a role that reads read models (the API's tokens: analysts,
@@ -27,6 +30,7 @@ import { CentreError } from './centre-errors.js';
 import { fleetAlarms, fleetLiveness, fleetNodes, fleetSites, fleetVector } from './fleet-answers.js';
 import { fleetIntentRoutes } from './fleet-intent-routes.js';
 import { fleetRolloutRoutes } from './fleet-rollout-routes.js';
+import { fleetAuditRoutes } from './fleet-audit-routes.js';
 
 const refuse = (reply: FastifyReply, status: number, code: string, message: string, details: Record<string, unknown>): FastifyReply => reply.code(status).send({ error: { code, message, details } });
 
@@ -35,6 +39,7 @@ function rolesFor(method: string, url: string): readonly Role[] | null {
   if (url === '/healthz') return null;
   if (method !== 'GET' && method !== 'HEAD') return intentRoles;
   if (url === '/v1/fleet/rebuild-check') return ['operator', 'auditor'];
+  if (url.startsWith('/v1/fleet/audit/')) return ['auditor'];
   return queryRoles;
 }
 
@@ -65,6 +70,7 @@ export async function serveCentreApi(centre: Centre, options: { port: number; ho
   });
   fleetIntentRoutes(app, { centre, principalOf });
   fleetRolloutRoutes(app, { rollouts: centre.rollouts, principalOf });
+  fleetAuditRoutes(app, centre);
   app.get('/healthz', async () => ({ ok: true }));
   app.get('/v1/fleet/sites', async () => ({ sites: await fleetSites(centre.pool) }));
   app.get('/v1/fleet/vector', async () => ({ vector: await fleetVector(centre.pool) }));

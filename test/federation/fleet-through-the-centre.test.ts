@@ -4,13 +4,17 @@
  * (nothing recorded), then recorded exactly once by a retry with the same key after the cut heals. The site's own
  * operators act locally throughout. Under load: the site appends poll outcomes meanwhile. Then a fleet rollout: a child
  * per site, requested and approved through the centre, shown from each site's log (as of its last heartbeat when cut).
+ * And audit across sites: the centre exports each site's log as it witnessed it; the offline verifier checks each
+ * against the site's own key.
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenTable } from '../../src/api/index.js';
+import { verifyFleetExport } from '../../replay/audit/index.js';
+import { fleetExport } from '../../src/cli/fleet-audit.js';
 import { fleetNodes, fleetSites, serveCentreApi } from '../../src/federation/index.js';
 import { siteTokens, startTestCentre, startTestSite, waitFor, type TestCentre, type TestSite } from '../support/site-harness.js';
 
@@ -18,9 +22,10 @@ const intervalS = 1;
 const centreTokens = new TokenTable([
   { token: 'alice-operator-token-0001', principal: 'alice', role: 'operator' },
   { token: 'ana-analyst-token-000001', principal: 'ana', role: 'analyst' },
+  { token: 'audrey-auditor-token-0001', principal: 'audrey', role: 'auditor' },
 ]);
 
-describe('intents asked at the centre', () => {
+describe('the fleet through the centre', () => {
   let base: string;
   let site: TestSite;
   let other: TestSite;
@@ -158,4 +163,33 @@ describe('intents asked at the centre', () => {
     });
     expect(after.asOf).toBeNull();
   }, 60_000);
+
+  it('audit across sites: the centre exports each site’s witnessed log, and each is checked offline against its own key', async () => {
+    await waitFor('a checkpoint of each site witnessed', 15_000, async () => ((await fleetSites(centre.centre.pool)).every((view) => view.witnessedSize > 0) ? true : undefined));
+    const dir = join(base, 'fleet-export');
+    const files = await fleetExport({ url: centreUrl, token: 'audrey-auditor-token-0001', json: true }, dir, null);
+    expect(files.map((file) => file.slice(dir.length + 1))).toEqual(['ams1.export', 'fra2.export']);
+    const keys = { ams1: other.audit.signer.verifierKey, fra2: site.audit.signer.verifierKey };
+    const held = await verifyFleetExport(dir, keys);
+    expect(held.sites.map((s) => [s.site, s.ok, s.origin])).toEqual([
+      ['ams1', true, held.sites[0]!.origin],
+      ['fra2', true, held.sites[1]!.origin],
+    ]);
+    expect(held.ok).toBe(true);
+    expect(held.sites.every((s) => s.events >= 5 && s.checkpoints > 0)).toBe(true);
+    // Each log against its own key: swapped keys, or a site without one, do not hold.
+    expect((await verifyFleetExport(dir, { ams1: keys.fra2, fra2: keys.ams1 })).sites.map((s) => s.ok)).toEqual([false, false]);
+    expect((await verifyFleetExport(dir, { ams1: keys.ams1 })).sites.map((s) => [s.site, s.ok])).toEqual([['ams1', true], ['fra2', false]]);
+    // One row of fra2 changed in the file: fra2 fails at that row, ams1 still holds.
+    const fra2File = join(dir, 'fra2.export');
+    const lines = readFileSync(fra2File, 'utf8').split('\n');
+    const target = lines.findIndex((line) => line.startsWith('E 5\t'));
+    lines[target] = lines[target]!.replace('"nodeId":"fra2-n', '"nodeId":"frX2-n');
+    writeFileSync(fra2File, lines.join('\n'));
+    const tampered = await verifyFleetExport(dir, keys);
+    expect(tampered.ok).toBe(false);
+    expect(tampered.sites.map((s) => [s.site, s.ok, s.firstBadPosition])).toEqual([['ams1', true, undefined], ['fra2', false, 5]]);
+    // Only an auditor may export.
+    expect((await fetch(`${centreUrl}/v1/fleet/audit/export?site=fra2`, { headers: { authorization: 'Bearer ana-analyst-token-000001' } })).status).toBe(403);
+  }, 30_000);
 });
