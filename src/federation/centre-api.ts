@@ -6,6 +6,7 @@
  *   GET /v1/fleet/vector    the read models' position per site
  *   GET /v1/fleet/liveness  liveness counts per site and for the fleet, each site labelled
  *   GET /v1/fleet/nodes     ?state=dark&site=ams1&limit=N: nodes with their site's label ("as of T")
+ *                           both also ?asOf=<instant> or ?at=<site:position,...>: as of then (src/federation/fleet-as-of.ts)
  *   GET /v1/fleet/alarms    site alarms, then each site's node alarms, labelled
  *   GET /v1/fleet/rebuild-check   rebuilds every site's read models from its replicated log into a scratch schema and
  *                           compares them with the live ones (holding each site's still meanwhile): the proof that
@@ -31,6 +32,22 @@ import { fleetAlarms, fleetLiveness, fleetNodes, fleetSites, fleetVector } from 
 import { fleetIntentRoutes } from './fleet-intent-routes.js';
 import { fleetRolloutRoutes } from './fleet-rollout-routes.js';
 import { fleetAuditRoutes } from './fleet-audit-routes.js';
+import { fleetLivenessAsOf, fleetNodesAsOf, parseVector, type AsOfQuestion } from './fleet-as-of.js';
+
+interface AsOfParameters {
+  asOf?: string;
+  at?: string;
+}
+
+/** The as-of question of a request (`asOf=<instant>` or `at=<site:position,...>`), or null for the live answer. */
+function asOfQuestion(query: AsOfParameters, sites: readonly string[]): AsOfQuestion | null {
+  if (query.asOf !== undefined && query.at !== undefined) throw new CentreError('CENTRE_INVALID_REQUEST', { field: 'asOf', reason: 'give asOf or at, not both' }, 'give asOf (an instant) or at (a position per site), not both');
+  if (query.at !== undefined) return { vector: parseVector(query.at, sites) };
+  if (query.asOf === undefined) return null;
+  const instant = new Date(query.asOf);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(query.asOf) || Number.isNaN(instant.getTime())) throw new CentreError('CENTRE_INVALID_REQUEST', { field: 'asOf', reason: 'an ISO 8601 instant (2026-12-08T01:00:00Z)' }, `asOf: '${query.asOf}' is not an ISO 8601 instant`);
+  return { instant };
+}
 
 const refuse = (reply: FastifyReply, status: number, code: string, message: string, details: Record<string, unknown>): FastifyReply => reply.code(status).send({ error: { code, message, details } });
 
@@ -74,9 +91,26 @@ export async function serveCentreApi(centre: Centre, options: { port: number; ho
   app.get('/healthz', async () => ({ ok: true }));
   app.get('/v1/fleet/sites', async () => ({ sites: await fleetSites(centre.pool) }));
   app.get('/v1/fleet/vector', async () => ({ vector: await fleetVector(centre.pool) }));
-  app.get('/v1/fleet/liveness', async () => fleetLiveness(centre.pool, centre.readModels.db));
-  app.get<{ Querystring: { state?: string; site?: string; limit?: string } }>('/v1/fleet/nodes', async (request) => {
+  // Answers as of an instant or a position vector rebuild the sites' read models: one such question at a time.
+  let answeringAsOf = false;
+  const asOf = async <T>(reply: FastifyReply, answer: () => Promise<T>): Promise<T | FastifyReply> => {
+    if (answeringAsOf) return refuse(reply, 429, 'API_TOO_MANY_REQUESTS', 'an answer as of another point is being computed; try again when it is done', { resource: 'as-of', limit: 1 });
+    answeringAsOf = true;
+    try {
+      return await answer();
+    } finally {
+      answeringAsOf = false;
+    }
+  };
+  app.get<{ Querystring: AsOfParameters }>('/v1/fleet/liveness', async (request, reply) => {
+    const question = asOfQuestion(request.query, centre.sites);
+    return question ? asOf(reply, () => fleetLivenessAsOf(centre.pool, centre.readModels, centre.sites, question)) : fleetLiveness(centre.pool, centre.readModels.db);
+  });
+  app.get<{ Querystring: AsOfParameters & { state?: string; site?: string; limit?: string } }>('/v1/fleet/nodes', async (request, reply) => {
     const limit = request.query.limit === undefined ? 1000 : Math.max(1, Math.min(10_000, Number(request.query.limit) || 1000));
+    const question = asOfQuestion(request.query, centre.sites);
+    const sites = request.query.site ? centre.sites.filter((site) => site === request.query.site) : centre.sites;
+    if (question) return asOf(reply, () => fleetNodesAsOf(centre.pool, centre.readModels, sites, question, { ...(request.query.state ? { state: request.query.state } : {}), limit }));
     return fleetNodes(centre.pool, centre.readModels.db, { ...(request.query.state ? { state: request.query.state } : {}), ...(request.query.site ? { site: request.query.site } : {}), limit });
   });
   let rebuilding = false;

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenTable } from '../../src/api/index.js';
 import { verifyFleetExport } from '../../replay/audit/index.js';
 import { fleetExport } from '../../src/cli/fleet-audit.js';
-import { fleetNodes, fleetSites, serveCentreApi } from '../../src/federation/index.js';
+import { fleetLiveness, fleetNodes, fleetSites, serveCentreApi } from '../../src/federation/index.js';
 import { siteTokens, startTestCentre, startTestSite, waitFor, type TestCentre, type TestSite } from '../support/site-harness.js';
 
 const intervalS = 1;
@@ -32,6 +32,9 @@ describe('the fleet through the centre', () => {
   let centre: TestCentre;
   let centreUrl = '';
   let closeApi: () => Promise<void> = async () => undefined;
+  /** The fleet's liveness as the centre showed it when the setup was done, and that instant. */
+  let before: Awaited<ReturnType<typeof fleetLiveness>>;
+  let beforeAt: Date;
 
   const post = async (url: string, path: string, token: string, body: unknown, key?: string) => {
     const response = await fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) }, body: JSON.stringify(body) });
@@ -52,6 +55,8 @@ describe('the fleet through the centre', () => {
     centreUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     closeApi = () => app.close();
     await waitFor('fra2 live with its nodes applied', 20_000, async () => ((await stateOf()) === 'live' && (await fleetNodes(centre.centre.pool, centre.centre.readModels.db)).nodes.length === 8 ? true : undefined));
+    before = await fleetLiveness(centre.centre.pool, centre.centre.readModels.db);
+    beforeAt = new Date();
   }, 120_000);
 
   afterAll(async () => {
@@ -192,4 +197,35 @@ describe('the fleet through the centre', () => {
     // Only an auditor may export.
     expect((await fetch(`${centreUrl}/v1/fleet/audit/export?site=fra2`, { headers: { authorization: 'Bearer ana-analyst-token-000001' } })).status).toBe(403);
   }, 30_000);
+
+  it('fleet answers as of an instant or a per-site position vector are what the fleet was then, and a site cut before then says so', async () => {
+    type Liveness = { vector: Record<string, number>; fleet: Record<string, number>; sites: Array<{ site: string; position: number; complete: boolean; heardUntil: string | null; counts: Record<string, number> }> };
+    const liveness = async (query: string): Promise<Liveness> => (await fetch(`${centreUrl}/v1/fleet/liveness?${query}`, { headers: { authorization: 'Bearer ana-analyst-token-000001' } })).json() as Promise<Liveness>;
+    const countsOf = (answer: { sites: Array<{ site: string; counts: Record<string, number> }> }) => Object.fromEntries(answer.sites.map((s) => [s.site, s.counts]));
+    // The fleet moves on: fra2's nodes are polled (while it keeps appending).
+    site.startLoad(50);
+    await waitFor('fra2 liveness changed at the centre', 15_000, async () => {
+      const now = await fleetLiveness(centre.centre.pool, centre.centre.readModels.db);
+      return JSON.stringify(countsOf(now)) !== JSON.stringify(countsOf(before)) ? true : undefined;
+    });
+    const atVector = await liveness(`at=${Object.entries(before.vector).map(([s, p]) => `${s}:${p}`).join(',')}`);
+    expect(atVector.vector).toEqual(before.vector);
+    expect(countsOf(atVector)).toEqual(countsOf(before));
+    const atInstant = await liveness(`asOf=${beforeAt.toISOString()}`);
+    expect(countsOf(atInstant)).toEqual(countsOf(before));
+    expect(atInstant.sites.every((s) => s.complete)).toBe(true);
+    expect(atInstant.fleet).toEqual(before.fleet);
+
+    // fra2 cut: an instant after its last heartbeat heard is answered as far as the centre holds it, and says so.
+    site.cut('blackhole');
+    await waitFor('fra2 partitioned', 10_000, async () => ((await fleetSites(centre.centre.pool)).find((v) => v.site === 'fra2')!.state === 'partitioned' ? true : undefined));
+    const now = await liveness(`asOf=${new Date().toISOString()}`);
+    const fra2 = now.sites.find((s) => s.site === 'fra2')!;
+    expect(fra2.complete).toBe(false);
+    expect(Date.parse(fra2.heardUntil!)).toBeLessThan(Date.now() - intervalS * 1000);
+    expect(now.sites.find((s) => s.site === 'ams1')!.complete).toBe(true);
+    site.restore();
+    await site.stopLoad();
+    expect((await fetch(`${centreUrl}/v1/fleet/liveness?asOf=yesterday`, { headers: { authorization: 'Bearer ana-analyst-token-000001' } })).status).toBe(400);
+  }, 40_000);
 });
