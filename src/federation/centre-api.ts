@@ -86,7 +86,7 @@ export async function serveCentreApi(centre: Centre, options: { port: number; ho
     principals.set(request, principal);
   });
   fleetIntentRoutes(app, { centre, principalOf });
-  fleetRolloutRoutes(app, { rollouts: centre.rollouts, principalOf });
+  fleetRolloutRoutes(app, { centre, principalOf });
   fleetAuditRoutes(app, centre);
   app.get('/healthz', async () => ({ ok: true }));
   app.get('/v1/fleet/sites', async () => ({ sites: await fleetSites(centre.pool) }));

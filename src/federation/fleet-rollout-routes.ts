@@ -12,7 +12,8 @@ import { rolloutIdSchema } from '../../events/index.js';
 import type { Principal } from '../api/index.js';
 import { CentreError } from './centre-errors.js';
 import { idempotencyKeyOf } from './fleet-intent-routes.js';
-import { fleetRolloutVerbs, type ChildAnswer, type FleetRollouts } from './fleet-rollouts.js';
+import type { Centre } from './centre.js';
+import { fleetRolloutVerbs, type ChildAnswer } from './fleet-rollouts.js';
 
 const planBody = z.object({ fleetRolloutId: rolloutIdSchema, sites: z.array(z.string().min(1).max(40)).min(1).max(1000).optional(), request: z.record(z.string(), z.unknown()) }).strict();
 const verbBody = z.object({ reason: z.string().min(1).max(500) }).strict();
@@ -28,18 +29,20 @@ function parsed<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
 
 const answered = (result: { fleetRolloutId: string; children: ChildAnswer[] }) => ({ ...result, complete: result.children.every((child) => child.outcome !== 'refused') });
 
-export function fleetRolloutRoutes(app: FastifyInstance, { rollouts, principalOf }: { rollouts: FleetRollouts; principalOf: (request: FastifyRequest) => Principal }): void {
+export function fleetRolloutRoutes(app: FastifyInstance, { centre, principalOf }: { centre: Centre; principalOf: (request: FastifyRequest) => Principal }): void {
+  // Reached at each request, never while the routes are made (the door is tested before any centre answers).
+  const rollouts = () => centre.rollouts;
   app.post('/v1/fleet/rollouts', async (request) => {
     const plan = parsed(planBody, request.body, 'body');
-    return answered(await rollouts.plan(plan, principalOf(request).id));
+    return answered(await rollouts().plan(plan, principalOf(request).id));
   });
   for (const verb of fleetRolloutVerbs) {
     app.post<{ Params: { id: string } }>(`/v1/fleet/rollouts/:id/${verb}`, async (request) => {
       const id = parsed(rolloutIdSchema, request.params.id, 'id');
       const { reason } = parsed(verbBody, request.body, 'body');
-      return answered(await rollouts.verb(id, verb, reason, principalOf(request).id, idempotencyKeyOf(request)));
+      return answered(await rollouts().verb(id, verb, reason, principalOf(request).id, idempotencyKeyOf(request)));
     });
   }
-  app.get('/v1/fleet/rollouts', async () => ({ rollouts: await rollouts.list() }));
-  app.get<{ Params: { id: string } }>('/v1/fleet/rollouts/:id', async (request) => rollouts.show(parsed(rolloutIdSchema, request.params.id, 'id')));
+  app.get('/v1/fleet/rollouts', async () => ({ rollouts: await rollouts().list() }));
+  app.get<{ Params: { id: string } }>('/v1/fleet/rollouts/:id', async (request) => rollouts().show(parsed(rolloutIdSchema, request.params.id, 'id')));
 }
