@@ -48,9 +48,9 @@ export const commands = {
     summary: 'read the log through the API: events, one stream, verify the hash chain, tail the live feed',
     load: () => import('./commands/events.js'),
   },
-  'fleet-rollout': {
-    summary: 'fleet-wide rollouts through the centre: one child rollout per site, planned, approved, paused, aborted and shown per site',
-    load: () => import('./commands/fleet-rollout.js'),
+  fleet: {
+    summary: 'the fleet through the centre: fleet-wide rollouts, one child rollout per site, planned, approved, paused and shown',
+    load: () => import('./commands/fleet.js'),
   },
   history: {
     summary: "one node's history as intervals: liveness states, observed inventory and alarms, through the API",

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenTable } from '../../src/api/index.js';
 import { verifyFleetExport } from '../../replay/audit/index.js';
 import { fleetExport } from '../../src/cli/fleet-audit.js';
-import * as fleetRolloutCommand from '../../src/cli/commands/fleet-rollout.js';
+import * as fleetCommand from '../../src/cli/commands/fleet.js';
 import * as nodesCommand from '../../src/cli/commands/nodes.js';
 import { vi } from 'vitest';
 import { fleetLiveness, fleetNodes, fleetSites, serveCentreApi } from '../../src/federation/index.js';
@@ -232,7 +232,7 @@ describe('the fleet through the centre', () => {
     expect((await fetch(`${centreUrl}/v1/fleet/liveness?asOf=yesterday`, { headers: { authorization: 'Bearer ana-analyst-token-000001' } })).status).toBe(400);
   }, 40_000);
 
-  it('the command line acts through the centre: a node verb with --url the centre, and fleet-rollout', async () => {
+  it('the command line acts through the centre: a node verb with --url the centre, and fleet rollout', async () => {
     await waitFor('fra2 live again', 20_000, async () => ((await stateOf()) === 'live' ? true : undefined));
     const printed: string[] = [];
     const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
@@ -241,15 +241,19 @@ describe('the fleet through the centre', () => {
     });
     try {
       const connection = ['--url', centreUrl, '--token', 'alice-operator-token-0001', '--json'];
-      expect(await nodesCommand.run(['uncordon', 'fra2-n1', '--idempotency-key', 'cli-uncordon', ...connection])).toBe(0);
-      expect(JSON.parse(printed.join(''))).toMatchObject({ site: 'fra2', idempotencyKey: 'cli-uncordon' });
+      expect(await nodesCommand.run(['cordon', 'fra2-n3', '--reason', 'from the command line', '--idempotency-key', 'cli-cordon', ...connection])).toBe(0);
+      expect(JSON.parse(printed.join(''))).toMatchObject({ site: 'fra2', idempotencyKey: 'cli-cordon' });
       printed.length = 0;
-      expect(await fleetRolloutCommand.run(['list', ...connection])).toBe(0);
-      expect(JSON.parse(printed.join('')).rollouts.map((r: { fleetRolloutId: string }) => r.fleetRolloutId)).toContain('fw-bmc-9');
+      expect(await fleetCommand.run(['rollout', 'plan', 'fw-cli', '--component', 'BMC', '--version', '9.8', '--image', 'https://images.example/bmc-9.8.bin', ...connection])).toBe(0);
+      expect(JSON.parse(printed.join('')).children.map((c: { site: string; outcome: string }) => [c.site, c.outcome])).toEqual([
+        ['ams1', 'recorded'],
+        ['fra2', 'recorded'],
+      ]);
     } finally {
       write.mockRestore();
     }
-    const uncordons = await eventsOf('fra2-n1', 'NodeUncordoned');
-    expect(uncordons.map((event) => event.actor)).toEqual([{ kind: 'operator', id: 'alice', role: 'operator', via: 'centre:centre' }]);
+    const cordons = await eventsOf('fra2-n3', 'NodeCordoned');
+    expect(cordons.map((event) => event.actor)).toEqual([{ kind: 'operator', id: 'alice', role: 'operator', via: 'centre:centre' }]);
+    expect((await other.ledger.store.readStreamToEnd('rollout-fw-cli.ams1')).map((event) => [event.type, event.actor])).toEqual([['RolloutPlanned', { kind: 'operator', id: 'alice', role: 'operator', via: 'centre:centre' }]]);
   }, 20_000);
 });

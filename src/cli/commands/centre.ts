@@ -25,7 +25,7 @@ const usage = `fleet-ledger centre --site-card FILE [--site-card FILE ...] [opti
   --port P          the fleet API on 127.0.0.1 (default 8090; FLEET_LEDGER_API_HOST to bind elsewhere):
                     GET /v1/fleet/sites, /v1/fleet/liveness, /v1/fleet/nodes, /v1/fleet/alarms, /v1/fleet/vector;
                     node intents and alarm acks forwarded to their site (the site API's paths: fleet-ledger nodes
-                    cordon N --url <centre>), fleet rollouts (fleet-ledger fleet-rollout)
+                    cordon N --url <centre>), fleet rollouts (fleet-ledger fleet rollout)
   --data-dir DIR    the centre's embedded data folder (default ./.fleet-centre); its witness key lives there
   --pg-port P       the embedded PostgreSQL's port
   --check-ms MS     how often sites are judged and their logs followed (default 1000)

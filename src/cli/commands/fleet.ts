@@ -1,14 +1,14 @@
 /**
- * `fleet-ledger fleet-rollout <verb>`: fleet-wide firmware rollouts through the centre (`--url` the centre's API): one
+ * `fleet-ledger fleet rollout <verb>`: fleet-wide firmware rollouts through the centre (`--url` the centre's API): one
  * child rollout per site, requested, approved, paused, resumed or aborted on each site through the centre, each run
  * by its site's own rollout saga (src/federation/fleet-rollouts.ts).
  */
 import { callApi, connectionOf, connectionUsage, exitCodes, output, parseCommandArgs, required, runApiCommand, table, UsageError } from '../api-client.js';
 import { rolloutRequestOf, rolloutRequestOptions, rolloutRequestUsage } from '../rollout-request.js';
 
-export const summary = 'fleet-wide rollouts through the centre: one child rollout per site, planned, approved, paused, aborted and shown per site';
+export const summary = 'the fleet through the centre: fleet-wide rollouts, one child rollout per site, planned, approved, paused and shown';
 
-const usage = `usage: fleet-ledger fleet-rollout <verb> [options]      (--url: the centre's API, e.g. http://127.0.0.1:8090)
+const usage = `usage: fleet-ledger fleet rollout <verb> [options]      (--url: the centre's API, e.g. http://127.0.0.1:8090)
 
   plan ID --component C --version V --image URI [policy] [--on-sites a,b]
                        a child rollout ID.<site> on every site (or those named), each planned by its site from its
@@ -40,21 +40,23 @@ function describeChildren(children: ChildAnswer[]): string {
 }
 
 export function run(argv: string[]): Promise<number> {
-  return runApiCommand('fleet-rollout', usage, argv, async () => {
+  return runApiCommand('fleet', usage, argv, async () => {
     const { values, positionals } = parseCommandArgs(argv, options);
     if (values.help) {
       process.stdout.write(usage);
       return exitCodes.ok;
     }
     const connection = connectionOf({ ...values, url: values.url ?? process.env.FLEET_LEDGER_CENTRE_URL ?? 'http://127.0.0.1:8090' });
-    const verb = required(positionals, 0, 'verb');
+    const subject = required(positionals, 0, 'rollout');
+    if (subject !== 'rollout') throw new UsageError(`unknown subject '${subject}' (rollout)`);
+    const verb = required(positionals, 1, 'verb');
     const children = (answer: { complete: boolean; children: ChildAnswer[] }): number => {
       output(connection, answer, () => describeChildren(answer.children));
       return answer.complete ? exitCodes.ok : 4;
     };
     switch (verb) {
       case 'plan': {
-        const id = required(positionals, 1, 'ID');
+        const id = required(positionals, 2, 'ID');
         const sites = values['on-sites']?.split(',').map((site) => site.trim()).filter((site) => site.length > 0);
         return children(await callApi(connection, '/v1/fleet/rollouts', { method: 'POST', body: { fleetRolloutId: id, request: rolloutRequestOf(values), ...(sites ? { sites } : {}) } }));
       }
@@ -62,13 +64,13 @@ export function run(argv: string[]): Promise<number> {
       case 'pause':
       case 'resume':
       case 'abort': {
-        const id = required(positionals, 1, 'ID');
+        const id = required(positionals, 2, 'ID');
         if (!values.reason) throw new UsageError('--reason is required');
         const headers = values['idempotency-key'] ? { 'idempotency-key': values['idempotency-key'] } : undefined;
         return children(await callApi(connection, `/v1/fleet/rollouts/${encodeURIComponent(id)}/${verb}`, { method: 'POST', body: { reason: values.reason }, ...(headers ? { headers } : {}) }));
       }
       case 'show': {
-        const id = required(positionals, 1, 'ID');
+        const id = required(positionals, 2, 'ID');
         const answer = await callApi(connection, `/v1/fleet/rollouts/${encodeURIComponent(id)}`);
         output(connection, answer, () =>
           `${id}: asked by ${answer.requestedBy} at ${answer.requestedAt}\n${table(
