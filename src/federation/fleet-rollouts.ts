@@ -8,6 +8,7 @@
  * - an approved child runs on its site through a cut, with nothing from the centre;
  * - the centre shows each child from the site's replicated log, as of the last heartbeat it heard when the site is not
  *   live (the site's label on every child).
+ * A request whose selector names sites plans children on those sites only.
  * Planning again with the same id and request is idempotent: a child already requested is answered `already-requested`
  * (the site refuses a second plan under one id), a child refused before (its site was cut) is requested now.
  */
@@ -61,11 +62,30 @@ export async function ensureFleetRolloutTables(client: pg.ClientBase): Promise<v
     CREATE INDEX IF NOT EXISTS ledger_events_site_stream ON ledger_events (site, stream, position);`);
 }
 
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
 /** `error.details.reason` of a site's error answer, when it has one. */
 function conflictReason(body: unknown): unknown {
   const error = body && typeof body === 'object' && 'error' in body ? body.error : null;
   const details = error && typeof error === 'object' && 'details' in error ? error.details : null;
   return details && typeof details === 'object' && 'reason' in details ? details.reason : undefined;
+}
+
+/** The sites a plan gets children on: those named (default every site), narrowed by the request's `selector.sites`. */
+function childSites(plan: FleetRolloutPlan, selector: Record<string, unknown>, known: readonly string[]): string[] {
+  const selected = Array.isArray(selector.sites) ? selector.sites.filter((site): site is string => typeof site === 'string') : null;
+  const named = [...(plan.sites ?? known)];
+  const unknown = named.filter((site) => !known.includes(site));
+  const sites = named.filter((site) => selected === null || selected.includes(site)).sort();
+  if (unknown.length > 0 || sites.length === 0) {
+    const reason = unknown.length > 0 ? `not federated here: ${unknown.join(', ')}` : "no site left once the request's selector.sites is applied";
+    throw new CentreError('CENTRE_INVALID_REQUEST', { field: 'sites', reason }, `sites: ${reason}`);
+  }
+  for (const site of sites) {
+    const child = childRolloutId(plan.fleetRolloutId, site);
+    if (child.length > 80) throw new CentreError('CENTRE_INVALID_REQUEST', { field: 'fleetRolloutId', reason: `child id ${child} is longer than 80 characters` }, `fleetRolloutId: child id ${child} is too long`);
+  }
+  return sites;
 }
 
 export class FleetRollouts {
@@ -77,21 +97,14 @@ export class FleetRollouts {
 
   /** Records the fleet plan (once per id) and requests every child not yet requested. */
   async plan(plan: FleetRolloutPlan, principal: string): Promise<{ fleetRolloutId: string; children: ChildAnswer[] }> {
-    const known = this.sites();
-    const sites = [...(plan.sites ?? known)].sort();
-    const unknown = sites.filter((site) => !known.includes(site));
-    if (unknown.length > 0 || sites.length === 0) throw new CentreError('CENTRE_INVALID_REQUEST', { field: 'sites', reason: `not federated here: ${unknown.join(', ') || '(none given)'}` }, `sites: ${unknown.join(', ') || 'none'} not federated here`);
-    for (const site of sites) {
-      const child = childRolloutId(plan.fleetRolloutId, site);
-      if (child.length > 80) throw new CentreError('CENTRE_INVALID_REQUEST', { field: 'fleetRolloutId', reason: `child id ${child} is longer than 80 characters` }, `fleetRolloutId: child id ${child} is too long`);
-    }
+    const selector = isRecord(plan.request.selector) ? plan.request.selector : {};
+    const sites = childSites(plan, selector, this.sites());
     await this.pool.query('INSERT INTO fleet_rollouts (fleet_rollout_id, request, sites, requested_by) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [plan.fleetRolloutId, JSON.stringify(plan.request), sites, principal]);
     // Compared as jsonb: the stored request's keys are in jsonb's order, not the caller's.
     const held = (await this.pool.query<{ same: boolean }>('SELECT request = $2::jsonb AND sites = $3::text[] AS same FROM fleet_rollouts WHERE fleet_rollout_id = $1', [plan.fleetRolloutId, JSON.stringify(plan.request), sites])).rows[0]!;
     if (!held.same) {
       throw new CentreError('CENTRE_CONFLICT', { resource: 'fleet-rollout', id: plan.fleetRolloutId, reason: 'planned before with another request or other sites' }, `fleet rollout ${plan.fleetRolloutId} was planned with another request or other sites`);
     }
-    const selector = typeof plan.request.selector === 'object' && plan.request.selector !== null ? plan.request.selector : {};
     const children: ChildAnswer[] = [];
     for (const site of sites) {
       const rolloutId = childRolloutId(plan.fleetRolloutId, site);

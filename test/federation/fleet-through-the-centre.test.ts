@@ -135,6 +135,9 @@ describe('the fleet through the centre', () => {
     // Planned again: nothing new on either site.
     expect((await asAlice('/v1/fleet/rollouts', { fleetRolloutId: 'fw-bmc-9', request })).body.children.map((c: { outcome: string }) => c.outcome)).toEqual(['already-requested', 'already-requested']);
     expect(await asAlice('/v1/fleet/rollouts', { fleetRolloutId: 'fw-bmc-9', request: { ...request, seed: 7 } })).toMatchObject({ status: 409, body: { error: { code: 'CENTRE_CONFLICT' } } });
+    // A request whose selector names sites has children on those only.
+    const narrowed = await asAlice('/v1/fleet/rollouts', { fleetRolloutId: 'fw-ams-only', request: { ...request, selector: { sites: ['ams1'] } } });
+    expect(narrowed.body.children.map((c: { site: string; outcome: string }) => [c.site, c.outcome])).toEqual([['ams1', 'recorded']]);
     const approved = await asAlice('/v1/fleet/rollouts/fw-bmc-9/approve', { reason: 'CVE fix' });
     expect(approved.body).toMatchObject({ complete: true });
     const plannedOnSite = (await site.ledger.store.readStreamToEnd('rollout-fw-bmc-9.fra2')).map((event) => [event.type, event.actor]);
