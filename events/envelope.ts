@@ -23,7 +23,11 @@ export type SagaLeaseStamp = z.infer<typeof sagaLeaseSchema>;
 
 export const actorSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('driver'), id: z.string().min(1).max(200), lease: leaseSchema.optional() }),
-  z.object({ kind: z.literal('operator'), id: z.string().min(1).max(200), role: z.string().max(50).optional() }),
+  /**
+   * `via`: the door an intent came through when it was not the ledger's own API: `centre:<principal>` for an intent
+   * asked at the fleet's centre and forwarded to the site (the centre authenticated `id`; the site trusts the centre).
+   */
+  z.object({ kind: z.literal('operator'), id: z.string().min(1).max(200), role: z.string().max(50).optional(), via: z.string().min(1).max(200).optional() }),
   z.object({ kind: z.literal('saga'), id: z.string().min(1).max(200), lease: sagaLeaseSchema.optional() }),
   z.object({ kind: z.literal('system'), id: z.string().min(1).max(200), lease: leaseSchema.optional() }),
 ]);

@@ -9,7 +9,7 @@ import { freePort } from './free-port.js';
 
 export interface CentreProcess {
   url: string;
-  /** An auditor's bearer token for its API (`Authorization` header). */
+  /** An operator's bearer token for its API (`Authorization` header): operators read the fleet's read models and may run the rebuild check. */
   headers: Record<string, string>;
   output: () => string;
   stop: (graceMs?: number) => Promise<number | null>;
@@ -19,7 +19,7 @@ export interface CentreProcess {
 export async function startCentreProcess(args: string[], timeoutMs = 120_000): Promise<CentreProcess> {
   const port = await freePort();
   const token = `fl_${randomBytes(18).toString('base64url')}`;
-  const env = { ...process.env, FLEET_LEDGER_TOKENS: `${token}=bench-auditor:auditor` };
+  const env = { ...process.env, FLEET_LEDGER_TOKENS: `${token}=bench-operator:operator` };
   const child = spawn(process.execPath, [...cliArguments(), 'centre', '--port', String(port), ...args], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
   let output = '';
   const keep = (chunk: Buffer): void => {

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from './api-error.js';
+import { forwardedPrincipal } from './forwarded-principal.js';
 import type { TokenTable } from './tokens.js';
 
 function bearerOf(request: FastifyRequest): string | null {
@@ -13,7 +14,8 @@ function bearerOf(request: FastifyRequest): string | null {
 
 /**
  * Resolves the caller of a protected route and checks its role: 401 without a known token, 403 with a
- * role the route does not admit. `admin` is admitted everywhere. Routes without `access` are public.
+ * role the route does not admit. `admin` is admitted everywhere. Routes without `access` are public. A forwarder's
+ * request (the centre's) is answered for the principal it names (src/api/forwarded-principal.ts).
  */
 export function authenticate(tokens: TokenTable) {
   return async (request: FastifyRequest): Promise<void> => {
@@ -30,7 +32,7 @@ export function authenticate(tokens: TokenTable) {
     if (principal.role !== 'admin' && !access.roles.includes(principal.role)) {
       throw new ApiError('API_FORBIDDEN', { role: principal.role, allowed: [...access.roles, 'admin'] }, `role ${principal.role} may not ${request.method} ${request.routeOptions.url}`);
     }
-    request.principal = principal;
+    request.principal = principal.forwards ? forwardedPrincipal(principal, request) : principal;
   };
 }
 

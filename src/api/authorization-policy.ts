@@ -274,5 +274,10 @@ export function readVerdict(principal: Principal | null, anonymousReads: Anonymo
  */
 export function appendActor(principal: Principal, stream: string, type: string, door: 'http' | 'kurrent'): Actor {
   if (observationTypes.has(type)) return { kind: 'driver', id: `${door}:${stream.replace(/^node-/, '')}@${principal.id}` };
-  return { kind: 'operator', id: principal.id, role: principal.role };
+  return operatorActor(principal);
+}
+
+/** The operator a principal's intent is recorded as: who asked, with what role, and through which door if not ours. */
+export function operatorActor(principal: Principal): Extract<Actor, { kind: 'operator' }> {
+  return { kind: 'operator', id: principal.id, role: principal.role, ...(principal.via ? { via: principal.via } : {}) };
 }

@@ -2,13 +2,15 @@
 export { buildApi, type ApiOptions } from './build-api.js';
 export { serveApi, type ServeApiOptions, type ServedApi } from './serve.js';
 export { ApiError, apiErrorCatalogue, ledgerErrorStatus, documentedErrorCodes, type ApiErrorCode, type ErrorBody } from './api-error.js';
-export { TokenTable, agentMayReportFor, apiTokens, demoTokenListing, generateDemoTokens, parseTokensEnv, readTokensFile, tokensFromEnvironment, roles, type Principal, type Role, type DemoTokens } from './tokens.js';
+export { TokenTable, agentMayReportFor, apiTokens, demoTokenListing, generateDemoTokens, parseTokensEnv, principalIdSchema, readTokensFile, tokensFromEnvironment, roles, type Principal, type Role, type DemoTokens, type TokenEntry } from './tokens.js';
 export { checkStrictJson, describeStrictJsonProblem, type StrictJsonProblem, type StrictJsonVerdict } from './strict-json.js';
 export { intentRoles, queryRoles, type ZodApp } from './api-context.js';
 export { agentObservationTypes, observationTypes, operatorIntentTypes } from './append-permission.js';
+export { forwardedPrincipal, onBehalfOfHeader } from './forwarded-principal.js';
 export {
   alarmStream,
   appendActor,
+  operatorActor,
   appendRefusal,
   derivedIntentStream,
   logView,

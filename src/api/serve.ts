@@ -11,7 +11,7 @@ import type { PollerStatusSource } from '../poller/index.js';
 import type { Simulator } from '../sim/index.js';
 import { buildApi } from './build-api.js';
 import type { ZodApp } from './api-context.js';
-import { apiTokens, demoTokenListing, type TokenTable } from './tokens.js';
+import { apiTokens, demoTokenListing, type TokenEntry, type TokenTable } from './tokens.js';
 
 export interface ServeApiOptions {
   store: EventStore;
@@ -34,6 +34,8 @@ export interface ServeApiOptions {
    * every read goes to the primary). Logged without its password.
    */
   readDatabaseUrl?: string | null;
+  /** Tokens added to the configured ones (a site's forwarder token for its centre). */
+  extraTokens?: readonly TokenEntry[];
   /** Where the one-time token listing goes (default stdout). */
   print?: (text: string) => void;
 }
@@ -49,7 +51,8 @@ export interface ServedApi {
 export async function serveApi(options: ServeApiOptions): Promise<ServedApi> {
   const print = options.print ?? ((text: string) => process.stdout.write(text));
   // Demo tokens are made now and printed once the API listens: a token shown is a token that works at once.
-  const { table: tokens, demo } = apiTokens(options.dataDir);
+  const { table: apiTable, demo } = apiTokens(options.dataDir);
+  const tokens = options.extraTokens?.length ? apiTable.with(options.extraTokens) : apiTable;
   const readDatabaseUrl = options.readDatabaseUrl === undefined ? process.env.DATABASE_READ_URL || null : options.readDatabaseUrl;
   const app = await buildApi({
     store: options.store,

@@ -19,6 +19,13 @@ export interface Principal {
    * unless its owner wrote `*`. Absent on other roles.
    */
   nodes?: readonly string[];
+  /**
+   * A forwarder (the fleet's centre) asks on behalf of the principals it authenticated: each of its requests names
+   * who asked (`Fleet-On-Behalf-Of`), and the ledger records that principal with the door it came through (`via`).
+   */
+  forwards?: boolean;
+  /** Set on a principal a forwarder asked for: `centre:<forwarder>` (recorded on its intents as the actor's `via`). */
+  via?: string;
 }
 
 const nodePattern = z.string().min(1).max(200).regex(/^[A-Za-z0-9*][A-Za-z0-9._:*-]*$/, 'node patterns use letters, digits, . _ : - and * only');
@@ -29,21 +36,38 @@ export function agentMayReportFor(principal: Principal, nodeId: string): boolean
 }
 
 const principalId = z.string().min(1).max(200).regex(/^[A-Za-z0-9._@:-]+$/, 'principals use letters, digits and . _ @ : - only');
+/** What a principal's name may be (a tokens file's, or one a forwarder names). */
+export const principalIdSchema = principalId;
 
 /** The JSON tokens file: `{ "tokens": [{ "token": "...", "principal": "alice", "role": "operator" }] }` or a bare array. */
-const tokenEntry = z.object({ token: z.string().min(16), principal: principalId, role: z.enum(roles), nodes: z.array(nodePattern).min(1).optional() });
+const tokenEntry = z.object({ token: z.string().min(16), principal: principalId, role: z.enum(roles), nodes: z.array(nodePattern).min(1).optional(), forwards: z.boolean().optional() });
 const tokensFileSchema = z.preprocess((value) => (Array.isArray(value) ? { tokens: value } : value), z.object({ tokens: z.array(tokenEntry) }));
 
 function digest(token: string): Buffer {
   return createHash('sha256').update(token).digest();
 }
 
+export interface TokenEntry {
+  token: string;
+  principal: string;
+  role: Role;
+  nodes?: readonly string[] | undefined;
+  forwards?: boolean | undefined;
+}
+
 /** The configured tokens, looked up by digest in constant time per candidate. */
 export class TokenTable {
   readonly #entries: Array<{ digest: Buffer; principal: Principal }>;
 
-  constructor(entries: ReadonlyArray<{ token: string; principal: string; role: Role; nodes?: readonly string[] | undefined }>) {
-    this.#entries = entries.map((entry) => ({ digest: digest(entry.token), principal: { id: entry.principal, role: entry.role, ...(entry.nodes ? { nodes: [...entry.nodes] } : {}) } }));
+  constructor(entries: ReadonlyArray<TokenEntry>) {
+    this.#entries = entries.map((entry) => ({ digest: digest(entry.token), principal: { id: entry.principal, role: entry.role, ...(entry.nodes ? { nodes: [...entry.nodes] } : {}), ...(entry.forwards ? { forwards: true } : {}) } }));
+  }
+
+  /** This table and more entries (a site adds the token it hands its centre). */
+  with(entries: ReadonlyArray<TokenEntry>): TokenTable {
+    const table = new TokenTable([]);
+    table.#entries.push(...this.#entries, ...new TokenTable(entries).#entries);
+    return table;
   }
 
   get size(): number {

@@ -48,6 +48,10 @@ export const commands = {
     summary: 'read the log through the API: events, one stream, verify the hash chain, tail the live feed',
     load: () => import('./commands/events.js'),
   },
+  fleet: {
+    summary: 'the fleet through the centre: fleet-wide rollouts, one child rollout per site, planned, approved, paused and shown',
+    load: () => import('./commands/fleet.js'),
+  },
   history: {
     summary: "one node's history as intervals: liveness states, observed inventory and alarms, through the API",
     load: () => import('./commands/history.js'),

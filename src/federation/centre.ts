@@ -22,6 +22,8 @@ import { sitePublication } from './site-publication.js';
 import { SiteReadModels, type RebuildComparison } from './site-read-models.js';
 import { siteName, siteSlot, siteSubscription } from './site-names.js';
 import { SiteWitness } from './site-witness.js';
+import { SiteDoors, type SiteApi } from './site-doors.js';
+import { ensureFleetRolloutTables, FleetRollouts } from './fleet-rollouts.js';
 
 export { centrePostgresSettings };
 
@@ -34,6 +36,8 @@ export interface SiteCard {
   verifierKey: string;
   /** The site's heartbeat interval, until its first heartbeat says it. */
   intervalS: number;
+  /** The site's API and the forwarder token it issued the centre: intents asked at the centre are forwarded there. */
+  api?: SiteApi;
 }
 
 export type SiteState = 'new' | 'live' | 'partitioned' | 'catching-up' | 'refused';
@@ -58,6 +62,8 @@ export interface CentreOptions {
   slotWarnShare?: number;
   log?: (message: string, fields?: Record<string, unknown>) => void;
   onStateChange?: (change: SiteStateChange) => void;
+  /** How long a forwarded intent waits for its site's answer (default 5000 ms). */
+  forwardTimeoutMs?: number;
 }
 
 interface SiteRow {
@@ -104,6 +110,10 @@ export function subscriptionConninfo(publisherUrl: string, site: string): string
 export class Centre {
   readonly pool: pg.Pool;
   readonly readModels: SiteReadModels;
+  /** The sites' APIs, for intents forwarded from the centre. */
+  readonly doors: SiteDoors;
+  /** Fleet-wide rollouts: a child per site, each run by its site. */
+  readonly rollouts: FleetRollouts;
   readonly #options: CentreOptions;
   readonly #witnesses = new Map<string, SiteWitness>();
   readonly #intervals = new Map<string, number>();
@@ -121,6 +131,8 @@ export class Centre {
     this.pool = new pg.Pool({ connectionString: options.connectionString, max: 8, application_name: 'fleet-ledger centre' });
     this.pool.on('error', (error) => options.log?.('centre pool error', { error: String(error) }));
     this.readModels = new SiteReadModels(this.pool);
+    this.doors = new SiteDoors(this.pool, options.forwardTimeoutMs);
+    this.rollouts = new FleetRollouts(this.pool, this.doors, () => this.sites);
   }
 
   /** Connects and makes the centre's schema. */
@@ -131,6 +143,7 @@ export class Centre {
       await client.query('SELECT pg_advisory_lock(4242043)');
       try {
         await ensureCentreSchema(client);
+        await ensureFleetRolloutTables(client);
       } finally {
         await client.query('SELECT pg_advisory_unlock(4242043)');
       }
@@ -192,6 +205,7 @@ export class Centre {
       this.#options.log?.(`site ${site}: the subscription now reaches it at ${redactConnectionString(card.publisherUrl)}`, { site });
     }
     this.#intervals.set(site, card.intervalS);
+    if (card.api) this.doors.set(site, card.api);
     if (!this.#witnesses.has(site)) {
       this.#witnesses.set(site, new SiteWitness(this.pool, site, card.verifierKey, this.#options.witnessSignerKey ?? null));
       if (this.#loops.length > 0) this.#loops.push(this.#followLoop(site));

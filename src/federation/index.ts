@@ -6,3 +6,8 @@ export { Centre, centrePostgresSettings, subscriptionConninfo, type CentreOption
 export { fleetAlarms, fleetLiveness, fleetNodes, fleetSites, fleetVector, type FleetNode, type SiteLabel, type SiteView } from './fleet-answers.js';
 export { serveCentreApi } from './centre-api.js';
 export type { RebuildComparison } from './site-read-models.js';
+export { loadOrCreateCentreToken } from './centre-token.js';
+export { SiteDoors, type SiteApi, type SiteAnswer, type ForwardedRequest } from './site-doors.js';
+export { centreErrorCatalogue, CentreError, type CentreErrorCode, type CentreErrorDetails } from './centre-errors.js';
+export { forwardedNodeVerbs } from './fleet-intent-routes.js';
+export { childRolloutId, FleetRollouts, fleetRolloutVerbs, type ChildAnswer, type ChildView, type FleetRolloutPlan, type FleetRolloutVerb } from './fleet-rollouts.js';

@@ -33,5 +33,8 @@ export const siteSlot = (site: string, centreId: string): string => `fleet_${cen
 /** The scratch schema a rebuild of `site`'s read models is made in, to be compared with the live ones. */
 export const siteRebuildSchema = (site: string): string => `rebuild_${identifierPart(site)}`;
 
+/** The scratch schema a site's read models are rebuilt in to answer as of a position (`tag` keeps requests apart). */
+export const siteAsOfSchema = (site: string, tag: string): string => `asof_${identifierPart(site)}_${tag.replace(/[^a-z0-9]/g, '')}`;
+
 /** The stream a site's heartbeats go to. */
 export const siteStream = (site: string): string => `site-${siteName(site)}`;

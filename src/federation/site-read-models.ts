@@ -13,7 +13,7 @@ import type pg from 'pg';
 import { fleetCatalogue, type RecordedEvent } from '../../events/index.js';
 import { fleetProjections } from '../../projections/index.js';
 import { recordedEvent, type DynamicDatabase, type Projection } from '../ledger/index.js';
-import { siteRebuildSchema, siteSchema } from './site-names.js';
+import { siteAsOfSchema, siteRebuildSchema, siteSchema } from './site-names.js';
 
 const page = 1_000;
 
@@ -80,6 +80,35 @@ export class SiteReadModels {
     return position;
   }
 
+  /** Makes `schema` afresh and applies the site's replicated log to it from zero up to `position`. */
+  async #rebuildInto(site: string, schema: string, position: number): Promise<void> {
+    await sql`DROP SCHEMA IF EXISTS ${sql.id(schema)} CASCADE`.execute(this.db);
+    await sql`CREATE SCHEMA ${sql.id(schema)}`.execute(this.db);
+    for (const projection of this.projections) await projection.createTables(this.db.withSchema(schema));
+    let at = 0;
+    while (at < position) {
+      const events = await this.#events(site, at, position);
+      if (events.length === 0) break;
+      await this.db.transaction().execute((trx) => this.#apply(trx as unknown as Kysely<DynamicDatabase>, schema, events));
+      at = events[events.length - 1]!.position;
+    }
+  }
+
+  /**
+   * Answers `read` over the site's read models as of `position`: rebuilt from the replicated log into a scratch schema
+   * (never the live ones, which move on while the question is answered), dropped afterwards. A rebuild costs the
+   * site's log up to `position`, so the API answers one such question at a time.
+   */
+  async atPosition<T>(site: string, position: number, read: (db: Kysely<DynamicDatabase>) => Promise<T>): Promise<T> {
+    const scratch = siteAsOfSchema(site, Math.random().toString(36).slice(2, 10));
+    try {
+      await this.#rebuildInto(site, scratch, position);
+      return await read(this.db.withSchema(scratch));
+    } finally {
+      await sql`DROP SCHEMA IF EXISTS ${sql.id(scratch)} CASCADE`.execute(this.db);
+    }
+  }
+
   /**
    * Rebuilds the site's read models from zero up to the position they are at now, into a scratch schema, and compares
    * every table with the live one (as whole rows, either way). The caller keeps the live ones still meanwhile.
@@ -89,17 +118,8 @@ export class SiteReadModels {
     const live = siteSchema(site);
     const scratch = siteRebuildSchema(site);
     const position = Number((await this.pool.query<{ position: number }>('SELECT position FROM fleet_read_model_positions WHERE site = $1', [site])).rows[0]?.position ?? 0);
-    await sql`DROP SCHEMA IF EXISTS ${sql.id(scratch)} CASCADE`.execute(this.db);
-    await sql`CREATE SCHEMA ${sql.id(scratch)}`.execute(this.db);
+    await this.#rebuildInto(site, scratch, position);
     try {
-      for (const projection of this.projections) await projection.createTables(this.db.withSchema(scratch));
-      let at = 0;
-      while (at < position) {
-        const events = await this.#events(site, at, position);
-        if (events.length === 0) break;
-        await this.db.transaction().execute((trx) => this.#apply(trx as unknown as Kysely<DynamicDatabase>, scratch, events));
-        at = events[events.length - 1]!.position;
-      }
       const tables: RebuildComparison['tables'] = [];
       for (const projection of this.projections) {
         for (const table of projection.tables) {

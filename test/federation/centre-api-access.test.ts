@@ -37,6 +37,14 @@ describe('the centre API door', () => {
     expect(await get('/healthz')).toMatchObject({ status: 200, body: { ok: true } });
   });
 
+  it('takes intents (forwarded to sites) only from a role that may ask intents, and exports logs only to auditors', async () => {
+    const post = await fetch(`${url}/v1/nodes/ams1-n1/cordon`, { method: 'POST', headers: { authorization: 'Bearer analyst-token', 'content-type': 'application/json' }, body: JSON.stringify({ reason: 'x' }) });
+    expect({ status: post.status, body: await post.json() }).toMatchObject({ status: 403, body: { error: { code: 'API_FORBIDDEN' } } });
+    const plan = await fetch(`${url}/v1/fleet/rollouts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(plan.status).toBe(401);
+    expect(await get('/v1/fleet/audit/export?site=ams1', 'analyst-token')).toMatchObject({ status: 403, body: { error: { code: 'API_FORBIDDEN' } } });
+  });
+
   it('keeps the rebuild check, which rebuilds every site, to operators and auditors', async () => {
     expect(await get('/v1/fleet/rebuild-check', 'analyst-token')).toMatchObject({ status: 403, body: { error: { code: 'API_FORBIDDEN' } } });
   });

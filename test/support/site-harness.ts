@@ -12,6 +12,12 @@ import { AuditService } from '../../replay/audit/index.js';
 import { Centre, centrePostgresSettings, prepareSitePublication, replicatorUrl, SiteHeartbeat, sitePostgresSettings, type CentreOptions, type SiteCard } from '../../src/federation/index.js';
 import { openLedger, startEmbeddedPostgres, type EmbeddedPostgresHandle, type OpenLedger } from '../../src/ledger/index.js';
 import { startFaultProxy, type FaultProxy } from '../../bench/support/fault-proxy.js';
+import { buildApi, TokenTable, type ZodApp } from '../../src/api/index.js';
+import { ProjectionRunner } from '../../src/ledger/index.js';
+import { fleetProjections } from '../../projections/index.js';
+
+/** With `api`: the token the site issues its centre (a forwarder), and one of the site's own operators. */
+export const siteTokens = { centre: 'centre-forwarder-token-0001', operator: 'site-operator-token-00001' } as const;
 
 export interface TestSite {
   name: string;
@@ -33,6 +39,12 @@ export interface TestSite {
   head(): Promise<number>;
   /** Stops the site (its PostgreSQL too); the proxy stays. */
   stop(): Promise<void>;
+  /** With `api`: the site's API (its projections running), reached by the centre through `apiProxy`. */
+  apiUrl: string | null;
+  apiProxy: FaultProxy | null;
+  /** Cuts (and restores) both links to the centre: replication and API. */
+  cut(mode?: 'blackhole' | 'reset'): void;
+  restore(): void;
 }
 
 /** These servers live for one test file: nothing is synced to disk (a server that crashes is not started again). */
@@ -41,7 +53,7 @@ const throwaway = { fsync: 'off', synchronous_commit: 'off', full_page_writes: '
 const nodes = (site: string): string[] => [1, 2, 3, 4].map((n) => `${site}-n${n}`);
 
 /** Starts (or starts again, on the same folder) a site ledger named `name`. */
-export async function startTestSite(name: string, dir: string, options: { intervalS: number; checkpointIntervalMs?: number; proxy?: FaultProxy; maxSlotWalKeepSize?: string }): Promise<TestSite> {
+export async function startTestSite(name: string, dir: string, options: { intervalS: number; checkpointIntervalMs?: number; proxy?: FaultProxy; maxSlotWalKeepSize?: string; api?: boolean }): Promise<TestSite> {
   mkdirSync(dir, { recursive: true });
   const secretFile = join(dir, 'replication-test.json');
   // The site keeps its password and its port across restarts: the centre's subscription names both.
@@ -68,6 +80,21 @@ export async function startTestSite(name: string, dir: string, options: { interv
       await store.append(`node-${nodeId}`, [{ type: 'NodeRegistered', data: { nodeId, site: name, rack: `${name}-r1`, bmc: { protocol: 'redfish', address: `https://${nodeId}.example`, credentialRef: `ref-${nodeId}` }, expectedIntervalS: options.intervalS }, actor: { kind: 'operator', id: 'test', role: 'admin' } }]);
     }
   }
+  let runner: ProjectionRunner | null = null;
+  let api: ZodApp | null = null;
+  let apiUrl: string | null = null;
+  let apiProxy: FaultProxy | null = null;
+  if (options.api) {
+    runner = new ProjectionRunner(store, fleetProjections());
+    await runner.start();
+    const tokens = new TokenTable([
+      { token: siteTokens.centre, principal: 'centre', role: 'operator', forwards: true },
+      { token: siteTokens.operator, principal: `oper-${name}`, role: 'operator' },
+    ]);
+    api = await buildApi({ store, tokens });
+    apiUrl = (await api.listen({ port: 0, host: '127.0.0.1' })).replace('[::1]', '127.0.0.1');
+    apiProxy = await startFaultProxy({ host: '127.0.0.1', port: Number(new URL(apiUrl).port) });
+  }
   let timer: NodeJS.Timeout | null = null;
   let inFlight: Promise<void> = Promise.resolve();
   const appendOutcomes = async (n: number): Promise<void> => {
@@ -90,7 +117,23 @@ export async function startTestSite(name: string, dir: string, options: { interv
     heartbeat,
     proxy,
     superuserUrl,
-    card: { site: name, publisherUrl: replicatorUrl(ledger.connectionString, password, `127.0.0.1:${proxy.port}`), verifierKey: audit.signer.verifierKey, intervalS: options.intervalS },
+    card: {
+      site: name,
+      publisherUrl: replicatorUrl(ledger.connectionString, password, `127.0.0.1:${proxy.port}`),
+      verifierKey: audit.signer.verifierKey,
+      intervalS: options.intervalS,
+      ...(apiProxy ? { api: { url: `http://127.0.0.1:${apiProxy.port}`, token: siteTokens.centre } } : {}),
+    },
+    apiUrl,
+    apiProxy,
+    cut(mode = 'blackhole') {
+      proxy.cutLink(mode);
+      apiProxy?.cutLink(mode);
+    },
+    restore() {
+      proxy.restore();
+      apiProxy?.restore();
+    },
     appendOutcomes,
     startLoad(everyMs) {
       timer = setInterval(() => {
@@ -108,6 +151,9 @@ export async function startTestSite(name: string, dir: string, options: { interv
     async stop() {
       await site.stopLoad();
       await heartbeat.stop();
+      await api?.close();
+      await apiProxy?.close();
+      await runner?.stop();
       await audit.stop();
       await ledger.close();
     },

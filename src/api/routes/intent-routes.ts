@@ -27,7 +27,7 @@ import { alarmById } from '../../../projections/index.js';
 import { alarmAckDecider, eventOfNodeIntent, handleCommand, nodeDecider, nodeStream, type CommandOutcome, type Decider, type NodeIntent } from '../../../sagas/index.js';
 import { ApiError } from '../api-error.js';
 import { intentRoles, type ApiContext, type ZodApp } from '../api-context.js';
-import { alarmStream, appendRefusal } from '../authorization-policy.js';
+import { alarmStream, appendRefusal, operatorActor } from '../authorization-policy.js';
 import { registrationDecider } from '../intent-deciders/registration-decide.js';
 import { topologyDecider } from '../intent-deciders/topology-decide.js';
 
@@ -58,10 +58,11 @@ function proposedIntent(request: FastifyRequest, stream: string, event: { type: 
   const key = request.headers['idempotency-key'];
   const path = request.url.split('?')[0];
   return {
-    ...(typeof key === 'string' ? { eventId: nameUuid(`${principal.id}\u0000${key}\u0000${request.method} ${path}`) } : {}),
+    // A key asked through the centre is the principal's key at that door: it never replays an intent asked on site.
+    ...(typeof key === 'string' ? { eventId: nameUuid(`${principal.id}${principal.via ? `\u0000via ${principal.via}` : ''}\u0000${key}\u0000${request.method} ${path}`) } : {}),
     type: event.type,
     data: event.data,
-    actor: { kind: 'operator', id: principal.id, role: principal.role },
+    actor: operatorActor(principal),
   };
 }
 

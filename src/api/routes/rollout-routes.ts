@@ -26,6 +26,8 @@ import {
   type StepState,
 } from '../../../sagas/index.js';
 import { ApiError } from '../api-error.js';
+import { operatorActor } from '../authorization-policy.js';
+import type { Principal } from '../tokens.js';
 import { intentRoles, queryRoles, type ApiContext, type ZodApp } from '../api-context.js';
 import { asOfAnswerSchema, asOfParameter, asOfPoint, stateAsOf } from './query-routes.js';
 
@@ -92,7 +94,7 @@ function rolloutCommandRoutes(app: ZodApp, ctx: ApiContext): void {
       const rolloutId = request.body.rolloutId ?? `fw-${new Date().toISOString().slice(0, 10)}-${Math.random().toString(36).slice(2, 8)}`;
       const plan = previewRollout(toRequest(request.body), await fleetCandidates(ctx.db, request.body.firmware.component));
       try {
-        await requestRollout(ctx.store, rolloutId, plan, { kind: 'operator', id: principal.id, role: principal.role });
+        await requestRollout(ctx.store, rolloutId, plan, operatorActor(principal));
         reply.code(201);
         return { ...rolloutSummary(await loadRollout(ctx.store, rolloutId)), warnings: planWarnings(plan) };
       } catch (error) {
@@ -115,7 +117,7 @@ function rolloutCommandRoutes(app: ZodApp, ctx: ApiContext): void {
       handler: async (request) => {
         const principal = request.principal!;
         try {
-          const state = await applyRolloutVerb(ctx.store, request.params.rolloutId, { verb: entry.verb, reason: request.body.reason } as RolloutVerb, { kind: 'operator', id: principal.id, role: principal.role }, request.body.expectedRevision);
+          const state = await applyRolloutVerb(ctx.store, request.params.rolloutId, { verb: entry.verb, reason: request.body.reason } as RolloutVerb, operatorActor(principal), request.body.expectedRevision);
           return rolloutSummary(state);
         } catch (error) {
           return toApiError(error);
@@ -130,7 +132,7 @@ function rolloutCommandRoutes(app: ZodApp, ctx: ApiContext): void {
     handler: async (request) => {
       const principal = request.principal!;
       try {
-        return rolloutSummary(await applyRolloutVerb(ctx.store, request.params.rolloutId, { verb: 'tighten-cap', cap: request.body.cap, reason: request.body.reason }, { kind: 'operator', id: principal.id, role: principal.role }, request.body.expectedRevision));
+        return rolloutSummary(await applyRolloutVerb(ctx.store, request.params.rolloutId, { verb: 'tighten-cap', cap: request.body.cap, reason: request.body.reason }, operatorActor(principal), request.body.expectedRevision));
       } catch (error) {
         return toApiError(error);
       }
@@ -143,7 +145,7 @@ function rolloutCommandRoutes(app: ZodApp, ctx: ApiContext): void {
     handler: async (request) => {
       const principal = request.principal!;
       try {
-        return rolloutSummary(await applyRolloutVerb(ctx.store, request.params.rolloutId, { verb: 'node', nodeId: request.params.nodeId, action: request.params.action, reason: request.body.reason }, { kind: 'operator', id: principal.id, role: principal.role }, request.body.expectedRevision));
+        return rolloutSummary(await applyRolloutVerb(ctx.store, request.params.rolloutId, { verb: 'node', nodeId: request.params.nodeId, action: request.params.action, reason: request.body.reason }, operatorActor(principal), request.body.expectedRevision));
       } catch (error) {
         return toApiError(error);
       }
@@ -243,7 +245,7 @@ export function provisioningRoutes(app: ZodApp, ctx: ApiContext): void {
   const operator = { access: { roles: intentRoles } };
   const reader = { access: { roles: [...intentRoles, ...queryRoles] } };
   const nodeParams = z.object({ nodeId: nodeIdSchema });
-  const actorOf = (request: { principal: { id: string; role: string } | null }) => ({ kind: 'operator' as const, id: request.principal!.id, role: request.principal!.role });
+  const actorOf = (request: { principal: Principal | null }) => operatorActor(request.principal!);
 
   app.post('/v1/provisioning', {
     config: operator,

@@ -20,6 +20,8 @@ import {
   type RotationState,
 } from '../../../sagas/index.js';
 import { ApiError } from '../api-error.js';
+import { operatorActor } from '../authorization-policy.js';
+import type { Principal } from '../tokens.js';
 import { intentRoles, queryRoles, type ApiContext, type ZodApp } from '../api-context.js';
 
 const list = z.array(z.string().min(1).max(200)).max(10_000).optional();
@@ -58,7 +60,7 @@ export function rotationRoutes(app: ZodApp, ctx: ApiContext): void {
   const operator = { access: { roles: intentRoles } };
   const reader = { access: { roles: [...intentRoles, ...queryRoles] } };
   const toRequest = (body: z.output<typeof requestBody>): RotationRequest => ({ ...body, seed: body.seed ?? Math.floor(Math.random() * 2 ** 31) }) as RotationRequest;
-  const actorOf = (request: { principal: { id: string; role: string } | null }) => ({ kind: 'operator' as const, id: request.principal!.id, role: request.principal!.role });
+  const actorOf = (request: { principal: Principal | null }) => operatorActor(request.principal!);
 
   app.post('/v1/credential-rotations/preview', {
     config: operator,

@@ -9,6 +9,7 @@ import { verifyConsistency, verifyInclusion } from '../../../replay/merkle/index
 import { openCheckpoint } from '../../../replay/audit/index.js';
 import { verifyExport } from '../../../replay/audit/index.js';
 import { checkReadableFile } from '../file-argument.js';
+import { describeFleetReport, fleetExport, siteKeys, verifyFleet } from '../fleet-audit.js';
 import { verifierKeyArgument } from '../verifier-key-argument.js';
 import { ApiCallError, callApi, connectionOf, connectionUsage, exitCodes, output, parseCommandArgs, required, runApiCommand, UsageError, type ApiConnection } from '../api-client.js';
 
@@ -32,6 +33,12 @@ const usage = `usage: fleet-ledger audit <verb> [options]
                                   consistency with a checkpoint you kept (a signed note file, or a copy of the
                                   published folder, which names the exact first position that differs). KEY is the
                                   verifier key or a file holding it. Exit 0 when it holds, 1 naming the first bad position.
+  fleet-export --out DIR [--sites a,b]
+                                  from the centre (--url the centre): each site's log as the centre witnessed it,
+                                  one DIR/<site>.export per site (every site by default), each in the format above
+  verify-fleet DIR --site-key SITE=KEY [--site-key ...]
+                                  offline: each DIR/<site>.export against that site's own key (the key or a file);
+                                  a site without a file or a key fails. Exit 0 when every site holds
 
   --json          machine-readable output
 ${connectionUsage}
@@ -44,6 +51,8 @@ const options = {
   out: { type: 'string' },
   key: { type: 'string' },
   since: { type: 'string' },
+  sites: { type: 'string' },
+  'site-key': { type: 'string', multiple: true },
 } as const;
 
 function positiveInt(text: string | undefined, what: string): number | undefined {
@@ -148,6 +157,18 @@ export function run(argv: string[]): Promise<number> {
             ? `OK: ${report.events} events (${report.from}..${report.to}) of ${report.origin}, ${report.checkpoints} signed checkpoints${report.since ? `, consistent with your checkpoint of size ${report.since.size}` : ''} (${report.eventsPerSecond} events/s)\n`
             : `FAILED${report.firstBadPosition !== undefined ? ` at position ${report.firstBadPosition}` : ''}: ${report.reason}\n${report.notes.map((note) => `  also: ${note}\n`).join('')}`,
         );
+        return report.ok ? exitCodes.ok : exitCodes.error;
+      }
+      case 'fleet-export': {
+        if (!values.out) throw new UsageError('fleet-export needs --out DIR');
+        const files = await fleetExport(connection, values.out, values.sites ? values.sites.split(',').map((site) => site.trim()).filter(Boolean) : null);
+        output(connection, { files }, () => `wrote ${files.join(', ')}; check them with: fleet-ledger audit verify-fleet ${values.out} --site-key SITE=KEY ...\n`);
+        return exitCodes.ok;
+      }
+      case 'verify-fleet': {
+        const dir = required(positionals, 1, 'DIR');
+        const report = await verifyFleet(dir, siteKeys(values['site-key'] ?? []));
+        output(connection, report, () => describeFleetReport(report));
         return report.ok ? exitCodes.ok : exitCodes.error;
       }
       default:

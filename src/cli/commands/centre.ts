@@ -23,7 +23,9 @@ const usage = `fleet-ledger centre --site-card FILE [--site-card FILE ...] [opti
   --resync SITE     re-synchronise SITE from its log (its slot was lost): a new subscription copies the site's log
                     again; every row the centre holds is compared as it arrives (repeatable)
   --port P          the fleet API on 127.0.0.1 (default 8090; FLEET_LEDGER_API_HOST to bind elsewhere):
-                    GET /v1/fleet/sites, /v1/fleet/liveness, /v1/fleet/nodes, /v1/fleet/alarms, /v1/fleet/vector
+                    GET /v1/fleet/sites, /v1/fleet/liveness, /v1/fleet/nodes, /v1/fleet/alarms, /v1/fleet/vector;
+                    node intents and alarm acks forwarded to their site (the site API's paths: fleet-ledger nodes
+                    cordon N --url <centre>), fleet rollouts (fleet-ledger fleet rollout)
   --data-dir DIR    the centre's embedded data folder (default ./.fleet-centre); its witness key lives there
   --pg-port P       the embedded PostgreSQL's port
   --check-ms MS     how often sites are judged and their logs followed (default 1000)
@@ -55,6 +57,7 @@ export async function run(argv: string[]): Promise<number> {
       const card = JSON.parse(readFileSync(file, 'utf8')) as SiteCard;
       siteName(card.site);
       if (typeof card.publisherUrl !== 'string' || typeof card.verifierKey !== 'string' || typeof card.intervalS !== 'number') throw new Error('it lacks publisherUrl, verifierKey or intervalS');
+      if (card.api !== undefined && (typeof card.api?.url !== 'string' || typeof card.api?.token !== 'string')) throw new Error('its api is not { url, token }');
       cards.push(card);
     } catch (error) {
       process.stderr.write(`fleet-ledger centre: --site-card ${file}: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -17,7 +17,7 @@ import { siteTlsFromFlags } from '../site-tls-flags.js';
 import { parseShardsPerSite, ThreadedClusterMember } from '../../cluster/index.js';
 import { loadScenario, type Simulator } from '../../sim/index.js';
 import { SagaSupervisor, type BmcAccess } from '../../../sagas/index.js';
-import { prepareSitePublication, replicatorUrl, SiteHeartbeat, siteName, sitePostgresSettings, type SiteCard } from '../../federation/index.js';
+import { loadOrCreateCentreToken, prepareSitePublication, replicatorUrl, SiteHeartbeat, siteName, sitePostgresSettings, type SiteCard } from '../../federation/index.js';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -76,6 +76,9 @@ const usage = `fleet-ledger start [options]
   --publish-listen ADDRS   with --site (embedded): the addresses PostgreSQL listens on for a centre on another
                     machine (listen_addresses; default 127.0.0.1); allow the centre in pg_hba.conf
   --advertise HOST[:PORT]  with --site: the address the centre reaches the site's PostgreSQL at (the card's)
+  --advertise-api URL      with --site: the address the centre reaches the site's API at, to forward intents
+                    (default http://<FLEET_LEDGER_API_HOST or 127.0.0.1>:<port>); the card carries it with the
+                    forwarder token the site issues its centre (<data-dir>/centre-token.json, 0600)
   FLEET_LEDGER_REPLICATOR_PASSWORD  with --site: the replicator role's password (default: generated once and kept in
                     <data-dir>/replication.json); give the same to every process of a site that shares DATABASE_URL
   DATABASE_URL      use that PostgreSQL server instead of the embedded one; several processes may share one
@@ -139,6 +142,7 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
       'slot-keep': { type: 'string', default: '1GB' },
       'publish-listen': { type: 'string' },
       advertise: { type: 'string' },
+      'advertise-api': { type: 'string' },
     },
     usage,
     false,
@@ -279,10 +283,13 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
 
   // A site: its heartbeat, and the card a centre subscribes with.
   let heartbeat: SiteHeartbeat | null = null;
-  if (site && replication) {
+  const apiPort = Number(values.port ?? process.env.FLEET_LEDGER_API_PORT ?? 8080);
+  const centreToken = site ? loadOrCreateCentreToken(siteDataDir) : null;
+  if (site && replication && centreToken) {
     const port = Number(new URL(ledger.connectionString).port);
     writeFileSync(replicationFile, JSON.stringify({ password: replication.password, port }), { mode: 0o600 });
-    const card: SiteCard = { site, publisherUrl: replicatorUrl(ledger.connectionString, replication.password, values.advertise), verifierKey: audit.signer.verifierKey, intervalS };
+    const api = { url: values['advertise-api'] ?? `http://${process.env.FLEET_LEDGER_API_HOST ?? '127.0.0.1'}:${apiPort}`, token: centreToken.token };
+    const card: SiteCard = { site, publisherUrl: replicatorUrl(ledger.connectionString, replication.password, values.advertise), verifierKey: audit.signer.verifierKey, intervalS, api };
     const cardFile = join(siteDataDir, 'site-card.json');
     writeFileSync(cardFile, `${JSON.stringify(card, null, 2)}\n`, { mode: 0o600 });
     heartbeat = new SiteHeartbeat({ store, site, intervalS, log: (message, fields) => logger.warn({ component: 'site', ...fields }, message) });
@@ -294,7 +301,6 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
   let sim: Simulator | null = null;
   let poller: ThreadedPoller | null = null;
   // Several processes may share the database: each polls only the shards it holds a lease on (src/cluster).
-  const apiPort = Number(values.port ?? process.env.FLEET_LEDGER_API_PORT ?? 8080);
   const cluster = new ThreadedClusterMember({
     connectionString: ledger.connectionString,
     apiUrl: `http://${process.env.FLEET_LEDGER_API_HOST ?? '127.0.0.1'}:${apiPort}`,
@@ -495,6 +501,7 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
       host: process.env.FLEET_LEDGER_API_HOST ?? '127.0.0.1',
       dataDir: values['data-dir'] ?? process.env.FLEET_LEDGER_DATA_DIR ?? '.fleet-ledger',
       readDatabaseUrl: process.env.DATABASE_READ_URL || null,
+      ...(centreToken ? { extraTokens: [centreToken] } : {}),
     });
   } catch (error) {
     // A failed start stops what it started: the embedded PostgreSQL must not outlive the process.
