@@ -1,0 +1,66 @@
+/**
+ * What a BMC's EventService offers, read as the ledger needs it: whether it is enabled, its SSE stream, its formats
+ * and registries, and the SSE subscriptions it lists now (with the heartbeat each announces). Written from the
+ * captures: iDRAC 9 and NVIDIA's OpenBMC name a `ServerSentEventUri` (iDRAC 9 at `/redfish/v1/SSE`, sometimes with
+ * `ServiceEnabled: false`), iLO 5, X13, GH200 and AMI name none (`redfish/<model>/redfish/v1/EventService`).
+ */
+import type { RedfishClient } from '../redfish-client.js';
+import { isDriverError } from '../../driver-error.js';
+
+export type PushOffer =
+  | { kind: 'sse'; sseUri: string; subscriptionsPath: string | undefined; formats: string[]; registries: string[] }
+  | { kind: 'none'; reason: 'no-event-service' | 'disabled' | 'no-sse' };
+
+const EVENT_SERVICE = '/redfish/v1/EventService';
+
+/** The BMC's push offer. A 404 for the EventService is `no-event-service`; any other failure is thrown. */
+export async function readPushOffer(client: RedfishClient): Promise<PushOffer> {
+  let body: unknown;
+  try {
+    body = (await client.get(EVENT_SERVICE)).body;
+  } catch (error) {
+    if (isDriverError(error) && error.code === 'DRIVER_NOT_FOUND') return { kind: 'none', reason: 'no-event-service' };
+    throw error;
+  }
+  const service = objectOf(body);
+  if (service.ServiceEnabled === false) return { kind: 'none', reason: 'disabled' };
+  const sseUri = service.ServerSentEventUri;
+  if (typeof sseUri !== 'string' || sseUri.length === 0) return { kind: 'none', reason: 'no-sse' };
+  return { kind: 'sse', sseUri, subscriptionsPath: linkOf(service.Subscriptions), formats: strings(service.EventFormatTypes), registries: strings(service.RegistryPrefixes) };
+}
+
+export interface ListedSseSubscription {
+  id: string;
+  /** The heartbeat it announces (`SendHeartbeat`, `HeartbeatIntervalMinutes`), in milliseconds. */
+  heartbeatMs: number | undefined;
+}
+
+/** The SSE subscriptions the BMC lists now (members of another type are left out). */
+export async function readSseSubscriptions(client: RedfishClient, subscriptionsPath: string): Promise<ListedSseSubscription[]> {
+  const collection = objectOf((await client.get(subscriptionsPath)).body);
+  const members = Array.isArray(collection.Members) ? collection.Members : [];
+  const listed: ListedSseSubscription[] = [];
+  for (const member of members) {
+    const path = linkOf(member);
+    if (!path) continue;
+    const subscription = objectOf((await client.get(path)).body);
+    if (subscription.SubscriptionType !== 'SSE') continue;
+    const minutes = subscription.HeartbeatIntervalMinutes;
+    const heartbeatMs = subscription.SendHeartbeat === true && typeof minutes === 'number' && minutes > 0 ? minutes * 60_000 : undefined;
+    listed.push({ id: typeof subscription.Id === 'string' ? subscription.Id : path, heartbeatMs });
+  }
+  return listed;
+}
+
+function objectOf(value: unknown): Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+function linkOf(value: unknown): string | undefined {
+  const id = objectOf(value)['@odata.id'];
+  return typeof id === 'string' ? id : undefined;
+}
+
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
+}
