@@ -19,7 +19,7 @@ import { redirectLocation, withPlaceholders } from './serving-quirks.ts';
 import { ACCOUNTS, accountBody, accountCollection, patchAccount } from './account-service.ts';
 import type { SimBmc } from './sim-bmc.ts';
 import { eventServiceBody, isEventStream, openEventStream } from './events/event-service-replies.ts';
-import { systemPathOf } from './events/event-faults.ts';
+import { isSystemPath } from './events/event-faults.ts';
 import type { ErrorReply, VendorProfile } from './vendor-profile.ts';
 
 export interface ServiceContext {
@@ -280,7 +280,7 @@ function dynamicBody(context: ServiceContext, bmc: SimBmc, path: string): string
 /** What a GET of `path` answers: this BMC's own state, else the tree (the captured machine's sessions never). */
 function bodyOf(context: ServiceContext, bmc: SimBmc, path: string, query: URLSearchParams): string | undefined {
   const served = dynamicBody(context, bmc, path) ?? (path.startsWith(`${SESSIONS}/`) ? undefined : capturedBody(context, bmc, path, query));
-  const body = served !== undefined && bmc.healthOverride !== undefined && path === systemPathOf(bmc) ? withHealth(served, bmc.healthOverride) : served;
+  const body = served !== undefined && bmc.healthOverride !== undefined && isSystemPath(path) ? withHealth(served, bmc.healthOverride) : served;
   return body !== undefined && bmc.profile.serving?.placeholders ? withPlaceholders(body) : body;
 }
 

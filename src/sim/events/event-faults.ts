@@ -64,11 +64,16 @@ export function changeHealth(bmc: SimBmc, health: Health): void {
 
 const systemPaths = new WeakMap<SimBmc['capture'], string>();
 
-/** The BMC's first System (`/redfish/v1/Systems/<id>`), as its tree holds it. */
+/** Whether `path` is one of the BMC's Systems (each shows the health a `health` fault set). */
+export function isSystemPath(path: string): boolean {
+  return /^\/redfish\/v1\/Systems\/[^/?]+$/.test(path);
+}
+
+/** The BMC's first System by id, named as the origin of its health events. */
 export function systemPathOf(bmc: SimBmc): string {
   let path = systemPaths.get(bmc.capture);
   if (path === undefined) {
-    path = [...bmc.capture.resources.keys()].filter((key) => /^\/redfish\/v1\/Systems\/[^/?]+$/.test(key)).sort()[0] ?? '/redfish/v1/Systems/1';
+    path = [...bmc.capture.resources.keys()].filter(isSystemPath).sort()[0] ?? '/redfish/v1/Systems/1';
     systemPaths.set(bmc.capture, path);
   }
   return path;
