@@ -198,7 +198,7 @@ export class PushKeeper {
 
   async #audit(node: PushNode, client: RedfishClient, now: number): Promise<void> {
     const first = node.audited === undefined;
-    const reading = await auditBmc(client, node.subscriptionsPath, node.systemPath);
+    const reading = await auditBmc(client, node);
     let gap = judgeAudit(node, reading);
     if (gap?.kind === 'silent') {
       // An event for the change may be on its way: silence is judged once it has had time to arrive.

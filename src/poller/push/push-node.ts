@@ -33,6 +33,8 @@ export interface PushNode {
   eventsSinceAudit: number;
   /** The last audit whose reading the stream accounted for. */
   audited?: { at: number; health: string | undefined; powerState: string | undefined };
+  /** The subscription members the last audit read (their paths, one per line), and what they said. */
+  subscriptions?: { key: string; listedSse: number; heartbeatMs: number | undefined };
   /** In fallback: when the subscription is tried again. */
   retryAt: number;
   gaps: number;

@@ -35,25 +35,33 @@ export interface ListedSseSubscription {
   heartbeatMs: number | undefined;
 }
 
-/** The SSE subscriptions the BMC lists now (members of another type are left out). */
-export async function readSseSubscriptions(client: RedfishClient, subscriptionsPath: string): Promise<ListedSseSubscription[]> {
+/** The members of the BMC's subscription collection, by path. */
+export async function listSubscriptions(client: RedfishClient, subscriptionsPath: string): Promise<string[]> {
   const collection = objectOf((await client.get(subscriptionsPath)).body);
   const members = Array.isArray(collection.Members) ? collection.Members : [];
+  return members.map(linkOf).filter((path): path is string => path !== undefined);
+}
+
+/** One subscription: whether it is an SSE one, and the heartbeat it announces (`SendHeartbeat`, `HeartbeatIntervalMinutes`). */
+export async function readSubscription(client: RedfishClient, path: string): Promise<{ sse: boolean } & ListedSseSubscription> {
+  const subscription = objectOf((await client.get(path)).body);
+  const minutes = subscription.HeartbeatIntervalMinutes;
+  const heartbeatMs = subscription.SendHeartbeat === true && typeof minutes === 'number' && minutes > 0 ? minutes * 60_000 : undefined;
+  return { sse: subscription.SubscriptionType === 'SSE', id: typeof subscription.Id === 'string' ? subscription.Id : path, heartbeatMs };
+}
+
+/** The SSE subscriptions the BMC lists now (members of another type are left out). */
+export async function readSseSubscriptions(client: RedfishClient, subscriptionsPath: string): Promise<ListedSseSubscription[]> {
   const listed: ListedSseSubscription[] = [];
-  for (const member of members) {
-    const path = linkOf(member);
-    if (!path) continue;
-    const subscription = objectOf((await client.get(path)).body);
-    if (subscription.SubscriptionType !== 'SSE') continue;
-    const minutes = subscription.HeartbeatIntervalMinutes;
-    const heartbeatMs = subscription.SendHeartbeat === true && typeof minutes === 'number' && minutes > 0 ? minutes * 60_000 : undefined;
-    listed.push({ id: typeof subscription.Id === 'string' ? subscription.Id : path, heartbeatMs });
+  for (const path of await listSubscriptions(client, subscriptionsPath)) {
+    const { sse, ...subscription } = await readSubscription(client, path);
+    if (sse) listed.push(subscription);
   }
   return listed;
 }
 
 function objectOf(value: unknown): Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.fromEntries(Object.entries(value)) : {};
 }
 
 function linkOf(value: unknown): string | undefined {
