@@ -45,6 +45,9 @@ describe('push rules', () => {
     expect(parser.push(': hello\r\nid: 7\r\ndata: {"a":')).toEqual([]);
     expect(parser.push('1}\r\nretry: 5\r')).toEqual([]);
     expect(parser.push('\n\r\ndata: x\ndata: y\n\n')).toEqual([{ id: '7', data: '{"a":1}' }, { id: undefined, data: 'x\ny' }]);
+    // A CRLF split between two chunks ends one line, not two (the second would be a blank line, ending the message).
+    expect(parser.push('data: a\r')).toEqual([]);
+    expect(parser.push('\ndata: b\n\n')).toEqual([{ id: undefined, data: 'a\nb' }]);
   });
 
   it('a message larger than the bound is refused, not buffered without end', () => {

@@ -52,6 +52,7 @@ export class PushKeeper {
   readonly #counters = { streamsOpened: 0, duplicatesDropped: 0, malformed: 0 };
   readonly #gaps = Object.fromEntries(pushGapKinds.map((kind) => [kind, 0])) as Record<PushGapKind, number>;
   readonly #eventToLedgerMs: number[] = [];
+  #lastSweepAt: number | undefined;
 
   constructor(private readonly options: PushKeeperOptions) {
     this.#clock = options.clock ?? Date.now;
@@ -136,8 +137,14 @@ export class PushKeeper {
     }
   }
 
-  /** Looks for stalled streams. */
+  /**
+   * Looks for stalled streams. A sweep that comes late (this process's event loop was held up) judges nothing: what
+   * the streams sent meanwhile may still wait, unread, in the sockets, and silence of ours is not the BMC's.
+   */
   sweep(now: number): void {
+    const late = this.#lastSweepAt !== undefined && now - this.#lastSweepAt > 2 * this.options.policy.sweepMs;
+    this.#lastSweepAt = now;
+    if (late) return;
     for (const node of this.#nodes.values()) {
       const gap = judgeStall(node, now, this.options.policy.heartbeatGrace);
       if (gap) this.#fallback(node, gap, now, now);
