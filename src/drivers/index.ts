@@ -61,7 +61,7 @@ export type { MockupFault, MockupServer, MockupServerOptions, MockupStats } from
 
 export { openEventStream } from './redfish/events/sse-stream.js';
 export type { EventStream, EventStreamEnd, EventStreamOptions } from './redfish/events/sse-stream.js';
-export { listSubscriptions, readPushOffer, readSseSubscriptions, readSubscription } from './redfish/events/event-service.js';
+export { listSubscriptions, readPushOffer, readSseSubscriptions, readSubscription, submitTestEvent } from './redfish/events/event-service.js';
 export type { ListedSseSubscription, PushOffer } from './redfish/events/event-service.js';
 export { readRedfishEvent } from './redfish/events/redfish-event.js';
 export type { PushedEventRecord } from './redfish/events/redfish-event.js';

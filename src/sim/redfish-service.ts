@@ -18,7 +18,7 @@ import { baseError, resourceMissing, sessionBody, sessionCollection } from './re
 import { redirectLocation, withPlaceholders } from './serving-quirks.ts';
 import { ACCOUNTS, accountBody, accountCollection, patchAccount } from './account-service.ts';
 import type { SimBmc } from './sim-bmc.ts';
-import { eventServiceBody, isEventStream, openEventStream } from './events/event-service-replies.ts';
+import { eventServiceBody, isEventStream, isTestEventAction, openEventStream, submitTestEvent } from './events/event-service-replies.ts';
 import { isSystemPath } from './events/event-faults.ts';
 import type { ErrorReply, VendorProfile } from './vendor-profile.ts';
 
@@ -123,6 +123,11 @@ export async function answerBmcRequest(
   }
   // An SSE stream holds its request open: on basic auth it holds a session slot for its whole life.
   if (method === 'GET' && isEventStream(bmc, path)) return openEventStream(bmc, response);
+  if (method === 'POST' && isTestEventAction(bmc, path)) {
+    submitTestEvent(bmc, await readJson(request));
+    response.writeHead(204).end();
+    return;
+  }
   if (method !== 'GET' && method !== 'HEAD') {
     return sendJson(response, 405, baseError('ActionNotSupported', `The action ${method} ${path} is not supported by the resource.`, 'The action supplied cannot be resubmitted to the implementation.'));
   }

@@ -54,17 +54,31 @@ describe('push, checked by poll', { timeout: 30_000 }, () => {
     expect(await gaps()).toEqual([]);
   });
 
-  it('accepted but silent: the audit finds the BMC changed while its stream said nothing, a silent gap', async () => {
+  it('accepted but silent, nothing changing: the audit asks for a test event, none comes, a silent gap; the node is polled', async () => {
     fleet = await startPushFleet();
     const { sim, bmc } = fleet;
     sim.injectFault({ kind: 'push-silent', target: { bmc: bmc.id } });
+    await until(async () => (await gaps()).some((gap) => gap.kind === 'silent'), 10_000, 'a silent gap');
+    expect((await gaps())[0]).toMatchObject({ kind: 'silent', detail: expect.stringContaining('test event') });
+    expect(fleet.poller.stats().push).toMatchObject({ streamsOpen: 0, gaps: { silent: 1 } });
+    const checks = checksAnswered(fleet);
+    const requests = sim.bmcStats(bmc.id)!.requests;
+    await until(() => checksAnswered(fleet!) >= checks + 3, 5_000, 'three more checks');
+    expect(sim.bmcStats(bmc.id)!.requests).toBeGreaterThanOrEqual(requests + 3);
+    expect(await pushedEvents()).toEqual([]);
+  });
+
+  it('silent through a change: the audit finds the BMC changed while its stream said nothing, a silent gap since the last agreeing audit', async () => {
+    fleet = await startPushFleet();
+    const { sim, bmc } = fleet;
     await until(async () => (await streamsOpened()) === 1, 10_000, 'a stream opened');
-    const openedAt = Date.now();
+    sim.injectFault({ kind: 'push-silent', target: { bmc: bmc.id } });
+    const silencedAt = Date.now();
     sim.injectFault({ kind: 'health', target: { bmc: bmc.id }, health: 'Critical' });
     await until(async () => (await gaps()).some((gap) => gap.kind === 'silent'), 10_000, 'a silent gap');
     const gap = (await gaps()).find((candidate) => candidate.kind === 'silent')!;
-    expect(Date.parse(gap.since)).toBeLessThanOrEqual(openedAt + 1_500);
-    expect(fleet.poller.stats().push).toMatchObject({ streamsOpen: 0, gaps: { silent: 1 } });
+    expect(gap.detail).toContain('changed (health OK to Critical');
+    expect(Date.parse(gap.since)).toBeLessThanOrEqual(silencedAt);
     expect(await pushedEvents()).toEqual([]);
   });
 
@@ -118,7 +132,8 @@ describe('push, checked by poll', { timeout: 30_000 }, () => {
     await until(async () => (await pushedEvents()).length === 2, 5_000, 'two events recorded');
     await fleet.poller.stop();
     const events = await pushedEvents();
-    expect(events.map((event) => event.eventId)).toEqual(['2', '1']); // as they arrived
+    const ids = events.map((event) => Number(event.eventId));
+    expect(ids[0]).toBe(ids[1]! + 1); // the later event arrived first, and is recorded first
     for (const event of events) expect(event.observedAt).toBe(event.eventTimestamp);
     const byWhen = [...events].sort((a, b) => Date.parse(a.observedAt!) - Date.parse(b.observedAt!));
     expect(byWhen.map((event) => event.severity)).toEqual(['Warning', 'Critical']);

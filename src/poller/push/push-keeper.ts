@@ -9,9 +9,10 @@
  *   polled again at once (`onFallback`) and its subscription re-created at its next visit (after a silent or refused
  *   one, one audit interval later: a BMC that keeps accepting and never sending is not reopened every minute).
  */
+import { randomBytes } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { pushGapKinds, type PushGapKind } from '../../../events/index.js';
-import { isDriverError, openEventStream, readPushOffer, RedfishClient, type PushedEventRecord } from '../../drivers/index.js';
+import { isDriverError, openEventStream, readPushOffer, RedfishClient, submitTestEvent, type PushedEventRecord } from '../../drivers/index.js';
 import type { EventStore } from '../../ledger/index.js';
 import type { Credential, PollTarget } from '../poll-target.js';
 import { auditBmc, firstSystemPath } from './push-audit.js';
@@ -128,6 +129,7 @@ export class PushKeeper {
         }
         node.sseUri = offer.sseUri;
         node.subscriptionsPath = offer.subscriptionsPath;
+        node.testEventTarget = offer.testEventTarget;
         node.systemPath = await firstSystemPath(client);
       }
       if (node.status !== 'streaming' && !(await this.#open(node, target, credential, dispatcher, now))) return;
@@ -212,6 +214,8 @@ export class PushKeeper {
       await new Promise((resolve) => setTimeout(resolve, this.options.policy.eventGraceMs));
       gap = judgeAudit(node, reading);
     }
+    // A stream that said nothing since the last audit, and has no heartbeat to show it works, is asked to prove it.
+    if (!gap && node.eventsSinceAudit === 0 && reading.heartbeatMs === undefined) gap = await this.#probe(node, client, now);
     if (gap) {
       const retryAt = gap.kind === 'silent' ? now + this.options.policy.auditIntervalS * 1000 : now;
       this.#fallback(node, gap, now, retryAt);
@@ -223,10 +227,45 @@ export class PushKeeper {
     if (first) this.#recorder.opened(node.nodeId, node.sseUri ?? '', reading.heartbeatMs, now);
   }
 
+  /**
+   * Asks the BMC for a test event and waits `eventGraceMs` for it on the stream: a stream that accepted the
+   * subscription and sends nothing is found even when nothing about the BMC changes. A BMC that refuses the action
+   * for good is not asked again (its silence is then found only by a change, or a heartbeat).
+   */
+  async #probe(node: PushNode, client: RedfishClient, now: number): Promise<PushGap | undefined> {
+    const target = node.testEventTarget;
+    if (target === undefined) return undefined;
+    const token = randomBytes(6).toString('hex');
+    let timer: NodeJS.Timeout | undefined;
+    const answered = new Promise<boolean>((resolve) => {
+      node.probe = { token, answered: () => resolve(true) };
+      timer = setTimeout(() => resolve(false), this.options.policy.eventGraceMs);
+    });
+    try {
+      await submitTestEvent(client, target, token);
+    } catch (error) {
+      clearTimeout(timer);
+      node.probe = undefined;
+      if (isDriverError(error) && !error.retryable) node.testEventTarget = undefined;
+      else throw error;
+      return undefined;
+    }
+    const came = await answered;
+    clearTimeout(timer);
+    node.probe = undefined;
+    if (came) return undefined;
+    return { kind: 'silent', since: node.audited?.at ?? now, detail: `asked the BMC for a test event: none came on the stream within ${this.options.policy.eventGraceMs} ms` };
+  }
+
   #received(node: PushNode, record: PushedEventRecord): void {
     const receivedAt = this.#clock();
     node.lastBeatAt = receivedAt;
     if (record.heartbeat) return;
+    // A test event asked for by an audit (this one's, or a late one's) proves the stream works and is not recorded.
+    if (record.message?.startsWith('fleet-ledger push probe ')) {
+      if (node.probe && record.message.endsWith(node.probe.token)) node.probe.answered();
+      return;
+    }
     let recent = this.#recent.get(node.nodeId);
     if (!recent) {
       recent = new RecentEvents();

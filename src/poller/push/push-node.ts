@@ -24,6 +24,10 @@ export interface PushNode {
   sseUri?: string;
   subscriptionsPath?: string;
   systemPath?: string;
+  /** Where the BMC takes `SubmitTestEvent` (undefined: it offers none, or refused one). */
+  testEventTarget?: string | undefined;
+  /** A test event asked for and not come yet: its token, and what is told when it comes. */
+  probe?: { token: string; answered: () => void };
   stream?: EventStream;
   heartbeatMs?: number | undefined;
   /** Last record of any kind on the stream (heartbeats included), and last event proper. */

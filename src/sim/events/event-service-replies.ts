@@ -10,6 +10,7 @@ import type { SimBmc } from '../sim-bmc.ts';
 
 export const EVENT_SERVICE_PATH = '/redfish/v1/EventService';
 export const SUBSCRIPTIONS_PATH = '/redfish/v1/EventService/Subscriptions';
+export const TEST_EVENT_PATH = '/redfish/v1/EventService/Actions/EventService.SubmitTestEvent';
 
 /** The body of an EventService resource, or undefined when `path` is none of them (or the BMC has no EventService). */
 export function eventServiceBody(bmc: SimBmc, path: string, heartbeatMs: number | undefined): string | undefined {
@@ -29,6 +30,7 @@ export function eventServiceBody(bmc: SimBmc, path: string, heartbeatMs: number 
       DeliveryRetryAttempts: 3,
       DeliveryRetryIntervalSeconds: 30,
       Subscriptions: link(SUBSCRIPTIONS_PATH),
+      Actions: { '#EventService.SubmitTestEvent': { target: `${bmc.linkPrefix}${TEST_EVENT_PATH}` } },
     });
   }
   const listed = events.listed();
@@ -58,6 +60,21 @@ export function eventServiceBody(bmc: SimBmc, path: string, heartbeatMs: number 
 /** True when `path` is the BMC's stream. */
 export function isEventStream(bmc: SimBmc, path: string): boolean {
   return bmc.events !== undefined && bmc.events.spec.serviceEnabled && path === canonicalPath(bmc.events.spec.sseUri);
+}
+
+/** True when `path` is the BMC's `SubmitTestEvent` action. */
+export function isTestEventAction(bmc: SimBmc, path: string): boolean {
+  return bmc.events !== undefined && path === TEST_EVENT_PATH;
+}
+
+/**
+ * `EventService.SubmitTestEvent`: the BMC sends the event described (its `MessageId` and `Message`, else a
+ * `Base.1.0.Success`) to its streams, as any event: a silent, stalled or forgotten stream does not get it.
+ */
+export function submitTestEvent(bmc: SimBmc, body: unknown): void {
+  const fields = body !== null && typeof body === 'object' && !Array.isArray(body) ? Object.fromEntries(Object.entries(body)) : {};
+  const text = (value: unknown, otherwise: string): string => (typeof value === 'string' && value.length > 0 && value.length <= 1024 ? value : otherwise);
+  bmc.events?.emit(text(fields.MessageId, 'Base.1.0.Success'), text(fields.Message, 'Test event.'), 'OK', `${bmc.linkPrefix}/redfish/v1/EventService`);
 }
 
 /** Opens the stream, or answers 503 when the BMC's event connections are all taken. */

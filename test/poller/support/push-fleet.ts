@@ -4,8 +4,8 @@ import { Poller, type PushPolicy } from '../../../src/poller/index.js';
 import { parseScenario, startSimulator, type SimBmcInfo, type Simulator } from '../../../src/sim/index.js';
 import { backends, freshDatabase } from '../../support/backends.js';
 
-/** A fast push policy for tests: audits every second, stalls after three heartbeats, looked for every 50 ms. */
-export const testPushPolicy: PushPolicy = { auditIntervalS: 1, heartbeatGrace: 3, eventGraceMs: 200, minSessionLimit: 3, sweepMs: 50 };
+/** A fast push policy for tests: audits every second, a second for an event (or a test event) to come, stalls after three heartbeats, looked for every 50 ms. */
+export const testPushPolicy: PushPolicy = { auditIntervalS: 1, heartbeatGrace: 3, eventGraceMs: 1_000, minSessionLimit: 3, sweepMs: 50 };
 
 export interface PushFleet {
   sim: Simulator;

@@ -8,7 +8,7 @@ import type { RedfishClient } from '../redfish-client.js';
 import { isDriverError } from '../../driver-error.js';
 
 export type PushOffer =
-  | { kind: 'sse'; sseUri: string; subscriptionsPath: string | undefined; formats: string[]; registries: string[] }
+  | { kind: 'sse'; sseUri: string; subscriptionsPath: string | undefined; formats: string[]; registries: string[]; testEventTarget: string | undefined }
   | { kind: 'none'; reason: 'no-event-service' | 'disabled' | 'no-sse' };
 
 const EVENT_SERVICE = '/redfish/v1/EventService';
@@ -26,7 +26,17 @@ export async function readPushOffer(client: RedfishClient): Promise<PushOffer> {
   if (service.ServiceEnabled === false) return { kind: 'none', reason: 'disabled' };
   const sseUri = service.ServerSentEventUri;
   if (typeof sseUri !== 'string' || sseUri.length === 0) return { kind: 'none', reason: 'no-sse' };
-  return { kind: 'sse', sseUri, subscriptionsPath: linkOf(service.Subscriptions), formats: strings(service.EventFormatTypes), registries: strings(service.RegistryPrefixes) };
+  const testEvent = objectOf(objectOf(service.Actions)['#EventService.SubmitTestEvent']).target;
+  return { kind: 'sse', sseUri, subscriptionsPath: linkOf(service.Subscriptions), formats: strings(service.EventFormatTypes), registries: strings(service.RegistryPrefixes), testEventTarget: typeof testEvent === 'string' ? testEvent : undefined };
+}
+
+/**
+ * Asks the BMC to send a test event to its subscribers (`EventService.SubmitTestEvent`, advertised by every capture
+ * that has a stream), carrying `token` in its `Message` so the asker knows it when it comes. Every subscriber of the
+ * BMC receives it. Throws the `DriverError` of a refusal.
+ */
+export async function submitTestEvent(client: RedfishClient, target: string, token: string): Promise<void> {
+  await client.post(target, { EventType: 'Alert', MessageId: 'Base.1.0.Success', Message: `fleet-ledger push probe ${token}`, Severity: 'OK', EventTimestamp: new Date().toISOString() });
 }
 
 export interface ListedSseSubscription {
