@@ -11,7 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Dispatcher } from 'undici';
-import { pushGapKinds, type PushGapKind } from '../../../events/index.js';
+import type { PushGapKind } from '../../../events/index.js';
 import { isDriverError, openEventStream, readPushOffer, RedfishClient, submitTestEvent, type PushedEventRecord } from '../../drivers/index.js';
 import type { EventStore } from '../../ledger/index.js';
 import type { Credential, PollTarget } from '../poll-target.js';
@@ -51,7 +51,7 @@ export class PushKeeper {
   readonly #clock: () => number;
   readonly #sweep: NodeJS.Timeout;
   readonly #counters = { streamsOpened: 0, duplicatesDropped: 0, malformed: 0 };
-  readonly #gaps = Object.fromEntries(pushGapKinds.map((kind) => [kind, 0])) as Record<PushGapKind, number>;
+  readonly #gaps: Record<PushGapKind, number> = { silent: 0, 'subscription-lost': 0, stalled: 0, refused: 0, ended: 0 };
   readonly #eventToLedgerMs: number[] = [];
   #lastSweepAt: number | undefined;
 
