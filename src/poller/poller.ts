@@ -128,7 +128,7 @@ export class Poller {
     this.#credentials = new CredentialGate(options);
     this.#latches = new CredentialLatches(options.store, options.cluster !== undefined, (message, fields) => options.log?.(message, fields));
     this.#observations = new ObservationAppender(options.store, options.cluster, (message, fields) => options.log?.(message, fields));
-    this.#push = pollerPush(options, this.#policy, this.#transports, this.#states, { clock: () => this.#clock(), record: (state, outcome, latencyMs, at) => this.#record(state.target, 'liveness', outcome, latencyMs, at, leaseOf(state)), enqueue: (state) => this.#enqueue(state) });
+    this.#push = pollerPush(options, this.#policy, this.#transports, this.#states, { clock: () => this.#clock(), record: (state, outcome, latencyMs, at) => this.#record(state.target, 'liveness', outcome, latencyMs, at, leaseOf(state)), enqueue: (state) => this.#enqueue(state), guards: (state) => this.#visitGuards(state) });
   }
 
   get policy(): PollPolicy {
@@ -239,7 +239,8 @@ export class Poller {
     if (!active) return;
     this.#active.delete(shard);
     active.controller.abort(new Error(`shard ${shard} handed over`));
-    for (const [nodeId, state] of this.#states) if (state.shard === shard) this.#states.delete(nodeId);
+    // Its streams are closed too: the shard's new owner holds its own, and a BMC's sessions are counted by one process.
+    for (const [nodeId, state] of this.#states) if (state.shard === shard && this.#states.delete(nodeId)) this.#push?.keeper.remove(nodeId);
     await Promise.all([...active.visits]);
     await this.#recorder.flush();
   }

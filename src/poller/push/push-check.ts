@@ -12,7 +12,7 @@ import type { PollerOptions } from '../poller-options.js';
 import type { Credential, PollTarget } from '../poll-target.js';
 import type { TargetState } from '../target-state.js';
 import { sessionLimit } from '../target-limits.js';
-import { PushKeeper } from './push-keeper.js';
+import { PushKeeper, type PushVisitGuards } from './push-keeper.js';
 
 export interface PushCheckHost {
   keeper: PushKeeper;
@@ -20,6 +20,8 @@ export interface PushCheckHost {
   sessionLimit(target: PollTarget): number;
   record(state: TargetState, outcome: PollOutcomeKind, latencyMs: number, at: number): void;
   enqueue(state: TargetState): void;
+  /** The node's visit guards (its shard's lease, its rotation fence): asked before every request of a push visit. */
+  guards(state: TargetState): PushVisitGuards;
   log?: (message: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -29,7 +31,7 @@ export function pollerPush(
   policy: PollPolicy,
   transports: BmcTransports,
   states: ReadonlyMap<string, TargetState>,
-  poller: Pick<PushCheckHost, 'clock' | 'record' | 'enqueue'>,
+  poller: Pick<PushCheckHost, 'clock' | 'record' | 'enqueue' | 'guards'>,
 ): PushCheckHost | undefined {
   if (!options.push) return undefined;
   const limitOf = (target: PollTarget): number => sessionLimit(policy, target);
@@ -60,26 +62,29 @@ export async function pushCheck(host: PushCheckHost, state: TargetState, credent
   const interval = target.expectedIntervalS * 1000;
   const contact = keeper.contactAt(target.nodeId, now);
   if (contact !== undefined && !keeper.auditDue(target.nodeId, now)) {
-    answered(host, state, 0, now, interval);
+    // Recorded at the stream's last record: the contact it proves, not the moment it was looked at.
+    answered(host, state, 0, contact, now + interval);
     return true;
   }
   if (!keeper.wantsVisit(target.nodeId, now)) return false;
   const started = performance.now();
   try {
-    await keeper.visit(target, credential, now);
+    await keeper.visit(target, credential, now, host.guards(state));
   } catch (error) {
     host.log?.('a push visit failed: the node is checked as usual', { nodeId: target.nodeId, error: String(error) });
     return false;
   }
-  answered(host, state, Math.round(performance.now() - started), host.clock(), interval);
+  const done = host.clock();
+  answered(host, state, Math.round(performance.now() - started), done, done + interval);
   return true;
 }
 
-function answered(host: PushCheckHost, state: TargetState, latencyMs: number, at: number, interval: number): void {
+/** A contact at `at` is recorded as the check's outcome; the next check is due at `nextDue` (never in the past). */
+function answered(host: PushCheckHost, state: TargetState, latencyMs: number, at: number, nextDue: number): void {
   host.record(state, 'success', latencyMs, at);
   state.lastContactAt = at;
   state.consecutiveFailures = 0;
   state.sessionLimitStreak = 0;
-  state.due.liveness = at + interval;
+  state.due.liveness = nextDue;
   host.enqueue(state);
 }

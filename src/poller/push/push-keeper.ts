@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import type { PushGapKind } from '../../../events/index.js';
-import { isDriverError, openEventStream, readPushOffer, RedfishClient, submitTestEvent, type PushedEventRecord } from '../../drivers/index.js';
+import { DriverError, isDriverError, openEventStream, readPushOffer, RedfishClient, submitTestEvent, type PushedEventRecord } from '../../drivers/index.js';
 import type { EventStore } from '../../ledger/index.js';
 import type { Credential, PollTarget } from '../poll-target.js';
 import { auditBmc, firstSystemPath } from './push-audit.js';
@@ -31,6 +31,12 @@ export interface PushKeeperOptions {
   log?: (message: string, fields?: Record<string, unknown>) => void;
   /** The node's push cannot be trusted: poll it now. */
   onFallback: (nodeId: string) => void;
+}
+
+/** What a push visit asks before every request (`RedfishClientOptions.guard`), and the headers naming the poller. */
+export interface PushVisitGuards {
+  guard?: () => boolean;
+  headers?: Record<string, string>;
 }
 
 export interface PushStats {
@@ -114,10 +120,11 @@ export class PushKeeper {
    * One push visit, in one session: learns the BMC's EventService (first time), opens its stream (when none is held)
    * and audits it. Throws the `DriverError` of a request that failed; the caller polls as usual then.
    */
-  async visit(target: PollTarget, credential: Credential, now: number): Promise<void> {
+  async visit(target: PollTarget, credential: Credential, now: number, guards: PushVisitGuards = {}): Promise<void> {
     const node = this.node(target.nodeId);
     const dispatcher = this.options.dispatcherFor?.(target);
-    const client = new RedfishClient({ baseUrl: target.baseUrl, username: credential.username, password: credential.password, authMode: 'basic', maxConcurrency: 1, requestTimeoutMs: this.options.requestTimeoutMs, ...(dispatcher ? { dispatcher } : {}), ...(this.options.headers ? { headers: this.options.headers } : {}) });
+    const headers = { ...this.options.headers, ...guards.headers };
+    const client = new RedfishClient({ baseUrl: target.baseUrl, username: credential.username, password: credential.password, authMode: 'basic', maxConcurrency: 1, requestTimeoutMs: this.options.requestTimeoutMs, headers, ...(dispatcher ? { dispatcher } : {}), ...(guards.guard ? { guard: guards.guard } : {}) });
     try {
       await client.login(); // basic auth: sets the header, opens no session
       if (node.sseUri === undefined) {
@@ -132,7 +139,11 @@ export class PushKeeper {
         node.testEventTarget = offer.testEventTarget;
         node.systemPath = await firstSystemPath(client);
       }
-      if (node.status !== 'streaming' && !(await this.#open(node, target, credential, dispatcher, now))) return;
+      if (node.status !== 'streaming') {
+        // Opened only while the guard allows (the lease held, no rotation fence), as any request of the visit.
+        if (guards.guard && !guards.guard()) throw new DriverError('DRIVER_FENCED', `no stream opened to ${target.baseUrl}: the right to talk to this BMC has ended`, { url: target.baseUrl });
+        if (!(await this.#open(node, target, credential, dispatcher, headers, now))) return;
+      }
       await this.#audit(node, client, now);
     } finally {
       await client.close();
@@ -175,7 +186,7 @@ export class PushKeeper {
     await this.#recorder.settled();
   }
 
-  async #open(node: PushNode, target: PollTarget, credential: Credential, dispatcher: Dispatcher | undefined, now: number): Promise<boolean> {
+  async #open(node: PushNode, target: PollTarget, credential: Credential, dispatcher: Dispatcher | undefined, headers: Record<string, string>, now: number): Promise<boolean> {
     try {
       const stream = await openEventStream({
         baseUrl: target.baseUrl,
@@ -183,8 +194,8 @@ export class PushKeeper {
         username: credential.username,
         password: credential.password,
         connectTimeoutMs: this.options.requestTimeoutMs,
+        headers,
         ...(dispatcher ? { dispatcher } : {}),
-        ...(this.options.headers ? { headers: this.options.headers } : {}),
         onRecord: (record) => this.#received(node, record),
         onMalformed: (reason) => {
           this.#counters.malformed += 1;
