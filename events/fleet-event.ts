@@ -14,6 +14,7 @@ import { driverObservationEvents } from './driver-observations.js';
 import { livenessEvents } from './liveness.js';
 import { operatorIntentEvents } from './operator-intents.js';
 import { pollOutcomeEvents } from './poll-outcomes.js';
+import { pushEvents } from './push.js';
 import { capacityStreamEvents, provisionStreamEvents, rolloutStreamEvents, sagaProgressEvents, stepStreamEvents } from './saga-progress.js';
 import { systemEvents } from './system.js';
 
@@ -21,6 +22,7 @@ import { systemEvents } from './system.js';
 export const fleetEventDefinitions = [
   ...driverObservationEvents,
   ...pollOutcomeEvents,
+  ...pushEvents,
   ...operatorIntentEvents,
   ...livenessEvents,
   ...bmcCertificateEvents,

@@ -11,6 +11,7 @@ export * from './catalogue.js';
 export * from './common.js';
 export * from './uuid-v7.js';
 export * from './poll-outcomes.js';
+export * from './push.js';
 export * from './operator-intents.js';
 export * from './liveness.js';
 export * from './bmc-certificates.js';

@@ -38,3 +38,4 @@ export function fleetProjections(options: FleetProjectionOptions = {}): Projecti
   ];
 }
 export { nodeHasHistory, nodeHistory, type AlarmInterval, type HistoryInterval, type InventoryInterval, type LivenessInterval, type NodeHistory } from './node-history.js';
+export * from './push/index.js';

@@ -8,7 +8,8 @@ import { cpus } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { ThreadedProjectionRunner } from '../../projections/index.js';
 import { EventStore } from '../../src/ledger/index.js';
-import { Poller } from '../../src/poller/index.js';
+import { Poller, type PushPolicy } from '../../src/poller/index.js';
+import { injectPushFaults, pushFindings, type PushInjection } from './push-injection.js';
 import { NaivePoller } from './naive-poller.js';
 import { simJson, startSimProcess, type SimBmc } from './sim-process.js';
 import { percentile, round } from './bench-database.js';
@@ -49,6 +50,14 @@ export interface ScaleRunOptions {
    * first reads need instead of failing on time it was not given; on an idle machine the run ends at `durationS`.
    */
   inventoryDeadlineS?: number;
+  /** Vendor profiles of the fleet (`sim --mockup`; default the simulator's). */
+  mockups?: string[];
+  /** Heartbeats on every event stream, every this many seconds (`sim --event-heartbeat`). */
+  eventHeartbeatS?: number;
+  /** BMC requests are also counted from this many seconds into the run (after the first reads) to its end. */
+  steadyFromS?: number;
+  /** Push: the poller's policy, and at `injectAtS` `broken` subscriptions broken and `announced` health changes pushed. */
+  push?: { policy: PushPolicy; injectAtS: number; broken: number; announced: number; capable: ReadonlySet<string> };
 }
 
 export interface ScaleRunResult {
@@ -103,6 +112,10 @@ export interface ScaleRunResult {
   tls_handshakes?: number;
   tls_resumed?: number;
   certificates_pinned?: number;
+  /** Requests the BMCs received over the run, and from `steadyFromS` to its end. */
+  bmc_requests: number;
+  bmc_requests_steady: number;
+  push?: { streams_opened: number; gaps: Record<string, number>; events_recorded: number; event_to_ledger_p99_s: number | null; broken_subscriptions_injected: number; broken_subscriptions_found: number; broken_found_p99_s: number | null };
 }
 
 /** The machine's CPU time so far, all cores: idle and total, in ms. */
@@ -116,8 +129,12 @@ function machineCpu(): { idle: number; total: number } {
   return { idle, total };
 }
 
-async function startSim(bmcs: number, captures: string | undefined, latencyScale: number | undefined, tls: boolean): Promise<{ child: ChildProcess; controlUrl: string }> {
-  return startSimProcess(['--bmcs', String(bmcs), '--seed', '7', ...(captures ? ['--captures', captures] : []), ...(latencyScale !== undefined ? ['--latency-scale', String(latencyScale)] : []), ...(tls ? ['--tls'] : [])]);
+async function startSim(bmcs: number, captures: string | undefined, latencyScale: number | undefined, tls: boolean, extra: string[] = []): Promise<{ child: ChildProcess; controlUrl: string }> {
+  return startSimProcess(['--bmcs', String(bmcs), '--seed', '7', ...(captures ? ['--captures', captures] : []), ...(latencyScale !== undefined ? ['--latency-scale', String(latencyScale)] : []), ...(tls ? ['--tls'] : []), ...extra]);
+}
+
+function simExtras(options: ScaleRunOptions): string[] {
+  return [...(options.mockups ?? []).flatMap((mockup) => ['--mockup', mockup]), ...(options.eventHeartbeatS !== undefined ? ['--event-heartbeat', String(options.eventHeartbeatS)] : [])];
 }
 
 const getJson = simJson;
@@ -132,7 +149,7 @@ function shareInventoriedS(at: readonly number[], total: number, share: number, 
 export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult> {
   const threshold = options.darkThreshold ?? 10;
   if (options.tls && options.naive) throw new Error('--tls measures the scheduler: the naive baseline speaks plain HTTP only');
-  const sim = await startSim(options.bmcs, options.captures, options.latencyScale, options.tls === true);
+  const sim = await startSim(options.bmcs, options.captures, options.latencyScale, options.tls === true, simExtras(options));
   const store = await EventStore.open({ connectionString: options.connectionString, poolSize: 8 });
   try {
     const fleet = (await getJson<{ bmcs: SimBmc[] }>(`${sim.controlUrl}/sim/fleet`)).bmcs;
@@ -232,6 +249,7 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
           ...(options.firstReadSpreadS !== undefined ? { firstReadSpreadS: options.firstReadSpreadS } : {}),
           ...(options.expandCollections !== undefined ? { expandCollections: options.expandCollections } : {}),
         },
+        ...(options.push ? { push: options.push.policy } : {}),
         onOutcome: (nodeId, work, outcome, _latency, at) => {
           if (work === 'liveness' && outcome !== 'latched') onLiveness(nodeId, outcome === 'success' || outcome === 'not-modified', at);
           else {
@@ -251,6 +269,9 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
     const until = started + options.durationS * 1000;
     const inventoryUntil = started + Math.max(options.durationS, options.inventoryDeadlineS ?? 0) * 1000;
     let flapping = false;
+    let injection: PushInjection | undefined;
+    let steadyRequests: number | undefined;
+    const requestsNow = async (): Promise<number> => (await getJson<{ requests: number }>(`${sim.controlUrl}/sim/stats`)).requests;
     while (Date.now() < until || (firstInventoryAt === null && Date.now() < inventoryUntil)) {
       const elapsed = Date.now() - started;
       if (!flapping && flapIds.size > 0 && elapsed >= options.intervalS * 2000) {
@@ -262,8 +283,15 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
         darkAt = Date.now();
         await getJson(`${sim.controlUrl}/sim/faults`, { method: 'POST', body: { fault: 'dark', target: { bmc: [...darkIds] }, duration: `${options.durationS * 2}s` } });
       }
+      if (steadyRequests === undefined && elapsed >= (options.steadyFromS ?? 0) * 1000) steadyRequests = await requestsNow();
+      if (options.push && !injection && elapsed >= options.push.injectAtS * 1000) {
+        const candidates = fleet.filter((b) => options.push!.capable.has(b.fixture) && !darkIds.has(b.id) && !flapIds.has(b.id)).map((b) => b.id);
+        injection = await injectPushFaults(sim.controlUrl, candidates, options.push.broken, options.push.announced);
+      }
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
+    const requestsAtEnd = await requestsNow();
+    const pushStats = poller?.stats().push;
     const wall = (Date.now() - started) / 1000;
     await poller?.stop();
     await naive?.stop();
@@ -272,6 +300,8 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
     const machineAfter = machineCpu();
     lags.sort((a, b) => a - b);
     const cpu = process.cpuUsage(cpuBefore);
+    const findings = injection ? await pushFindings(store, injection, headBefore) : undefined;
+    const toLedger = [...(pushStats?.eventToLedgerMs ?? [])].sort((a, b) => a - b);
     const stats = await getJson<{ rejections: number; resets: number; rssBytes: number }>(`${sim.controlUrl}/sim/stats`);
     const bytes = await store.pool.query<{ total: string; outcomes: string }>(
       `SELECT coalesce(sum(pg_column_size(e.*)), 0) AS total,
@@ -326,6 +356,21 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRunResult
       sim_rss_mb: Math.round(stats.rssBytes / 2 ** 20),
       ...(tlsCounters ? { tls_handshakes: tlsCounters.handshakes, tls_resumed: tlsCounters.resumed } : {}),
       ...(pinned !== undefined ? { certificates_pinned: pinned } : {}),
+      bmc_requests: requestsAtEnd,
+      bmc_requests_steady: requestsAtEnd - (steadyRequests ?? 0),
+      ...(pushStats
+        ? {
+            push: {
+              streams_opened: pushStats.streamsOpened,
+              gaps: pushStats.gaps,
+              events_recorded: pushStats.eventsRecorded,
+              event_to_ledger_p99_s: toLedger.length ? round(percentile(toLedger, 99) / 1000, 2) : null,
+              broken_subscriptions_injected: injection?.broken.size ?? 0,
+              broken_subscriptions_found: findings?.found ?? 0,
+              broken_found_p99_s: findings?.foundP99S ?? null,
+            },
+          }
+        : {}),
     };
   } finally {
     await store.close();

@@ -27,6 +27,7 @@ import { auditRoutes } from './routes/audit-routes.js';
 import { clusterRoutes } from './routes/cluster-routes.js';
 import { dashboardRoutes } from './routes/dashboard-routes.js';
 import { nodeHistoryRoutes } from './routes/node-history-routes.js';
+import { pushRoutes } from './routes/push-routes.js';
 import { historyRoutes } from './routes/history-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
 import { liveFeedRoutes } from './routes/live-feed-routes.js';
@@ -189,6 +190,7 @@ export async function buildApi(options: ApiOptions): Promise<ZodApp> {
   auditRoutes(app, ctx);
   historyRoutes(app, ctx);
   nodeHistoryRoutes(app, ctx);
+  pushRoutes(app, ctx);
   clusterRoutes(app, ctx);
   dashboardRoutes(app);
   return app;

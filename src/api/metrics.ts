@@ -10,6 +10,7 @@ import { registerAuditMetrics } from './metrics/audit-metrics.js';
 import { registerClusterMetrics } from './metrics/cluster-metrics.js';
 import { registerLedgerMetrics } from './metrics/ledger-metrics.js';
 import { registerPollerMetrics } from './metrics/poller-metrics.js';
+import { registerPushMetrics } from './metrics/push-metrics.js';
 import { registerProjectionMetrics } from './metrics/projection-metrics.js';
 import { registerReadModelMetrics } from './metrics/read-model-metrics.js';
 import { registerReplicaMetrics } from './metrics/replica-metrics.js';
@@ -42,6 +43,7 @@ export function createMetrics(ctx: Omit<ApiContext, 'timeAppend'>, options: { pr
   registerSagaMetrics(ctx, registers);
   registerProjectionMetrics(ctx, registers);
   registerPollerMetrics(ctx, registers);
+  registerPushMetrics(ctx, registers);
   registerClusterMetrics(ctx, registers);
   registerSimulatorMetrics(ctx, registers);
   const refreshReplica = registerReplicaMetrics(ctx, registers);

@@ -58,3 +58,11 @@ export { canonicalObservationJson, changedObservations, observationContentHash, 
 
 export { startMockupServer } from './mockup/mockup-server.js';
 export type { MockupFault, MockupServer, MockupServerOptions, MockupStats } from './mockup/mockup-server.js';
+
+export { openEventStream } from './redfish/events/sse-stream.js';
+export type { EventStream, EventStreamEnd, EventStreamOptions } from './redfish/events/sse-stream.js';
+export { listSubscriptions, readPushOffer, readSseSubscriptions, readSubscription, submitTestEvent } from './redfish/events/event-service.js';
+export type { ListedSseSubscription, PushOffer } from './redfish/events/event-service.js';
+export { readRedfishEvent } from './redfish/events/redfish-event.js';
+export type { PushedEventRecord } from './redfish/events/redfish-event.js';
+export { SseParser } from './redfish/events/sse-parser.js';

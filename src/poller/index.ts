@@ -11,3 +11,4 @@ export type { LoopDelay } from './poller-thread.js';
 export { leaseAllowsRequest, leaseSlotWidth, readLeaseSlot, type LeaseInSlot, type PollerClusterView } from './lease-slots.js';
 export { shardOf, type ShardConfig } from './shard-of.js';
 export { BmcTransports, type BmcTransportsOptions, type SiteTlsPolicy } from './bmc-transports.js';
+export { defaultPushPolicy, type PushPolicy, type PushStats } from './push/index.js';

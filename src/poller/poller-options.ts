@@ -5,6 +5,7 @@ import type { PollPolicy } from './poll-policy.js';
 import type { PollTimers } from './poll-timers.js';
 import type { CredentialProvider, PollWork } from './poll-target.js';
 import type { Visitor } from './redfish-visitor.js';
+import type { PushPolicy } from './push/push-policy.js';
 
 export interface PollerOptions {
   store: EventStore;
@@ -37,6 +38,8 @@ export interface PollerOptions {
    * observation carries the lease (the ledger refuses a stale epoch), and a refused append gives the shard up.
    */
   cluster?: PollerCluster;
+  /** Hold an audited SSE stream to every BMC that offers one (`docs/push.md`); off when absent. */
+  push?: PushPolicy;
 }
 
 /** What the poller asks of its cluster membership (`ClusterMember` implements it). */

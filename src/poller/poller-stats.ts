@@ -1,3 +1,4 @@
+import type { PushStats } from './push/push-keeper.js';
 import type { PollOutcomeKind } from '../../events/index.js';
 import type { TargetState } from './target-state.js';
 
@@ -39,6 +40,8 @@ export interface PollerStats {
   fencedChecks: number;
   /** ...and the few failing longest, by name, for an operator's first look (at most `worstTargetsShown`). */
   worstTargets: Array<{ nodeId: string; site: string; consecutiveFailures: number; sessionLimitStreak: number }>;
+  /** Push, when the poller holds streams (`docs/push.md`): streams, gaps by kind, events, event-to-ledger times. */
+  push?: PushStats;
 }
 
 /** The buckets of consecutive failed visits per target. */

@@ -22,6 +22,7 @@ export interface PollerThreadData {
   policy?: Partial<PollPolicy>;
   plainHttpSites?: readonly string[];
   siteTls?: PollerOptions['siteTls'];
+  push?: PollerOptions['push'];
   /** The credentials known when the thread starts, by reference (later ones arrive as `credentials` messages). */
   credentials: Record<string, Credential>;
   /** Cluster mode: the member's id and shard rule, and the shared memory its keeper mirrors leases into. */
@@ -138,6 +139,7 @@ const starting = (async () => {
       ...(data.policy ? { policy: data.policy } : {}),
       ...(data.plainHttpSites ? { plainHttpSites: data.plainHttpSites } : {}),
       ...(data.siteTls ? { siteTls: data.siteTls } : {}),
+      ...(data.push ? { push: data.push } : {}),
       log: (message, fields) => post({ kind: 'log', level: 'warn', message, ...(fields ? { fields } : {}) }),
       ...(cluster ? { cluster } : {}),
       ...(data.reportOutcomes ? { onOutcome: (nodeId, work, outcome, latencyMs, at) => void outcomes.push([nodeId, work, outcome, latencyMs, at]) } : {}),

@@ -21,6 +21,7 @@ import { firstDue, initialTargetState, leaseOf, type ActiveShard, type TargetSta
 import { backoffFactor, sessionLimit as targetSessionLimit } from './target-limits.js';
 import { boundedVisit, expandedRequestTimedOut, visitBoundMs } from './visit-bound.js';
 import { latchesCredentials, outcomeOfError, retryWithinVisit } from './visit-outcome.js';
+import { pollerPush, pushCheck, type PushCheckHost } from './push/index.js';
 
 export { credentialFingerprint } from './credential-latches.js';
 export type { PollerCluster, PollerOptions } from './poller-options.js';
@@ -100,12 +101,14 @@ export class Poller {
   readonly #nodeCredentials = new Map<string, NodeCredential>();
   /** Liveness checks of fenced nodes (rotation under way): answered without a login, counted as contact. */
   #fencedChecks = 0;
+  /** Push (`docs/push.md`): one audited SSE stream per capable BMC, when the options ask for it. */
+  readonly #push: PushCheckHost | undefined;
 
   constructor(private readonly options: PollerOptions) {
     this.#policy = { ...defaultPollPolicy, ...options.policy, intervals: { ...defaultPollPolicy.intervals, ...options.policy?.intervals } };
     this.#clock = options.clock ?? Date.now;
     this.#timers = options.timers ?? systemTimers;
-    this.#queues = new DispatchQueues(this.#states, (state) => leaseAllows(options.cluster, state), (target) => targetSessionLimit(this.#policy, target));
+    this.#queues = new DispatchQueues(this.#states, (state) => leaseAllows(options.cluster, state), (target) => targetSessionLimit(this.#policy, target) - (this.#push?.keeper.holdsSession(target.nodeId) ? 1 : 0));
     this.#transports = new BmcTransports({
       store: options.store,
       ...(options.siteTls ? { sites: options.siteTls } : {}),
@@ -125,6 +128,7 @@ export class Poller {
     this.#credentials = new CredentialGate(options);
     this.#latches = new CredentialLatches(options.store, options.cluster !== undefined, (message, fields) => options.log?.(message, fields));
     this.#observations = new ObservationAppender(options.store, options.cluster, (message, fields) => options.log?.(message, fields));
+    this.#push = pollerPush(options, this.#policy, this.#transports, this.#states, { clock: () => this.#clock(), record: (state, outcome, latencyMs, at) => this.#record(state.target, 'liveness', outcome, latencyMs, at, leaseOf(state)), enqueue: (state) => this.#enqueue(state), guards: (state) => this.#visitGuards(state) });
   }
 
   get policy(): PollPolicy {
@@ -165,6 +169,7 @@ export class Poller {
   /** Stops polling a target (decommissioned); an in-flight visit finishes and is recorded. */
   removeTarget(nodeId: string): void {
     this.#states.delete(nodeId);
+    this.#push?.keeper.remove(nodeId);
     this.#transports.release(nodeId);
     this.#known.delete(nodeId);
     this.#latches.known.delete(nodeId);
@@ -234,7 +239,8 @@ export class Poller {
     if (!active) return;
     this.#active.delete(shard);
     active.controller.abort(new Error(`shard ${shard} handed over`));
-    for (const [nodeId, state] of this.#states) if (state.shard === shard) this.#states.delete(nodeId);
+    // Its streams are closed too: the shard's new owner holds its own, and a BMC's sessions are counted by one process.
+    for (const [nodeId, state] of this.#states) if (state.shard === shard && this.#states.delete(nodeId)) this.#push?.keeper.remove(nodeId);
     await Promise.all([...active.visits]);
     await this.#recorder.flush();
   }
@@ -290,7 +296,7 @@ export class Poller {
     let timer: TimerHandle | undefined;
     await Promise.race([Promise.all([...this.#pending]), new Promise((resolve) => (timer = this.#timers.setTimeout(() => resolve(undefined), graceMs)))]);
     this.#timers.clearTimeout(timer);
-    await Promise.all([this.#recorder.flush(), this.#latches.record(), this.#transports.record()]);
+    await Promise.all([this.#recorder.flush(), this.#latches.record(), this.#transports.record(), this.#push?.keeper.close()]);
     await this.#transports.close();
   }
 
@@ -452,6 +458,7 @@ export class Poller {
     this.#inFlight += 1;
     this.#visits += 1;
     try {
+      if (this.#push && (await pushCheck(this.#push, state, credential, now))) return;
       const sessionLimit = targetSessionLimit(this.#policy, target);
       // Until it is known what kind of BMC this is, the check also asks (its service root): it orders the first read.
       const describe = state.model === undefined && state.readOnce.size === 0;
@@ -573,6 +580,7 @@ export class Poller {
       fencedTargets: [...this.#states.values()].filter((state) => state.credential?.fenced).length,
       fencedChecks: this.#fencedChecks,
       worstTargets: perTarget.worstTargets,
+      ...(this.#push ? { push: this.#push.keeper.stats() } : {}),
     };
   }
 

@@ -33,6 +33,8 @@ export interface ThreadedPollerOptions {
   plainHttpSites?: readonly string[];
   /** How each site's HTTPS BMCs are trusted (`PollerOptions.siteTls`). */
   siteTls?: PollerOptions['siteTls'];
+  /** Audited SSE streams where BMCs offer them (`PollerOptions.push`, `docs/push.md`). */
+  push?: PollerOptions['push'];
   log?: (message: string, fields?: Record<string, unknown>) => void;
   /** What is news rather than trouble (a shard's BMCs taken up); none: said through `log`. */
   info?: (message: string, fields?: Record<string, unknown>) => void;
@@ -130,6 +132,7 @@ export class ThreadedPoller {
       ...(this.#options.policy ? { policy: this.#options.policy } : {}),
       ...(this.#options.plainHttpSites ? { plainHttpSites: this.#options.plainHttpSites } : {}),
       ...(this.#options.siteTls ? { siteTls: this.#options.siteTls } : {}),
+      ...(this.#options.push ? { push: this.#options.push } : {}),
       credentials,
       cluster: cluster ? { processId: cluster.processId, shards: cluster.shardConfig, leaseSlots: cluster.leaseSlots } : null,
       reportOutcomes: this.#options.onOutcome !== undefined,

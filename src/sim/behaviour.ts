@@ -22,6 +22,11 @@ export interface SimBehaviour {
   darkMode: 'hang' | 'refuse';
   /** Multiplies every modelled response time; 0 answers at once. */
   latencyScale: number;
+  /**
+   * Heartbeats on every event stream, this often. No captured controller advertises them, so none by default; a
+   * test or the push bench gives them to see what a fleet that has them gains (`docs/push.md`).
+   */
+  eventHeartbeatMs: number | undefined;
 }
 
 export const DEFAULT_BEHAVIOUR: SimBehaviour = {
@@ -35,4 +40,5 @@ export const DEFAULT_BEHAVIOUR: SimBehaviour = {
   imageFailureRates: undefined,
   darkMode: 'hang',
   latencyScale: 1,
+  eventHeartbeatMs: undefined,
 };

@@ -9,6 +9,7 @@ import type { FaultKind, FaultSpec, FaultTarget } from './fault-spec.ts';
 import { fnv1a } from './random.ts';
 import type { SimBmc } from './sim-bmc.ts';
 import { factoryPasswordOf } from './account-service.ts';
+import { applyEventFault } from './events/event-faults.ts';
 
 export interface ActiveFault {
   id: string;
@@ -156,6 +157,14 @@ export class FaultEngine {
         break;
       case 'certificate-replaced':
         for (const bmc of bmcs) this.options.onCertificateReplaced?.(bmc);
+        break;
+      case 'health':
+      case 'push-silent':
+      case 'push-stall':
+      case 'push-connection-cap':
+      case 'push-duplicate':
+      case 'push-reorder':
+        end = applyEventFault({ fault: spec.fault, health: spec.health, count: spec.count }, bmcs);
         break;
       default: {
         const unreachable: never = spec.fault;

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { durationMs } from './duration.ts';
 import { SimError, describeIssues } from './errors.ts';
+import { EVENT_FAULT_KINDS } from './events/event-faults.ts';
 
 export const FAULT_KINDS = [
   /** Power or network lost: the BMC answers nothing (requests hang, or are dropped in `refuse` dark mode). */
@@ -29,6 +30,13 @@ export const FAULT_KINDS = [
   'update-fault',
   /** The BMC serves a new key and certificate from now on (a reflash, or a machine impersonating it); needs `tls`. */
   'certificate-replaced',
+  /**
+   * Events (`events/event-faults.ts`): `health` (the system's health becomes `health`, announced as an event),
+   * `push-silent` (streams accepted and listed, nothing sent), `push-stall` (the open streams stop for good),
+   * `push-connection-cap` (at most `count` event connections), `push-duplicate` (every event twice), `push-reorder`
+   * (events in swapped pairs).
+   */
+  ...EVENT_FAULT_KINDS,
 ] as const;
 
 export type FaultKind = (typeof FAULT_KINDS)[number];
@@ -59,7 +67,7 @@ export const faultSpecShape = {
   factor: z.number().positive().optional(),
   /** rotate-password: the new password. */
   password: z.string().min(1).optional(),
-  /** firmware-failure, update-fault: how many updates are hit; password-policy: how many password changes. */
+  /** firmware-failure, update-fault: how many updates are hit; password-policy: how many password changes; push-connection-cap: the cap. */
   count: z.number().int().positive().optional(),
   /**
    * update-fault: fail, purge-task (404 when it ends), completed-critical (nothing applied), reset-mid-update (the BMC
@@ -67,6 +75,8 @@ export const faultSpecShape = {
    * 404 halfway; nothing applied, no reset), lost-response, refuse-image (400 naming the image, nothing started).
    */
   mode: z.enum(['fail', 'purge-task', 'completed-critical', 'reset-mid-update', 'lost-after-running', 'lost-response', 'refuse-image']).optional(),
+  /** health: the system health it becomes (default Critical). */
+  health: z.enum(['OK', 'Warning', 'Critical']).optional(),
   /** update-fault: only updates whose image URI contains this. */
   image: z.string().min(1).optional(),
 };

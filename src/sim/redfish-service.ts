@@ -18,6 +18,8 @@ import { baseError, resourceMissing, sessionBody, sessionCollection } from './re
 import { redirectLocation, withPlaceholders } from './serving-quirks.ts';
 import { ACCOUNTS, accountBody, accountCollection, patchAccount } from './account-service.ts';
 import type { SimBmc } from './sim-bmc.ts';
+import { eventServiceBody, isEventStream, isTestEventAction, openEventStream, submitTestEvent } from './events/event-service-replies.ts';
+import { isSystemPath } from './events/event-faults.ts';
 import type { ErrorReply, VendorProfile } from './vendor-profile.ts';
 
 export interface ServiceContext {
@@ -118,6 +120,13 @@ export async function answerBmcRequest(
   if (method === 'PATCH' && path.startsWith(`${ACCOUNTS}/`)) {
     const answer = patchAccount(bmc, path.slice(ACCOUNTS.length + 1), await readJson(request), clock.now());
     return sendJson(response, answer.status, answer.body);
+  }
+  // An SSE stream holds its request open: on basic auth it holds a session slot for its whole life.
+  if (method === 'GET' && isEventStream(bmc, path)) return openEventStream(bmc, response);
+  if (method === 'POST' && isTestEventAction(bmc, path)) {
+    submitTestEvent(bmc, await readJson(request));
+    response.writeHead(204).end();
+    return;
   }
   if (method !== 'GET' && method !== 'HEAD') {
     return sendJson(response, 405, baseError('ActionNotSupported', `The action ${method} ${path} is not supported by the resource.`, 'The action supplied cannot be resubmitted to the implementation.'));
@@ -247,6 +256,8 @@ export function versionOfImage(imageUri: string, profile: VendorProfile): string
 
 function dynamicBody(context: ServiceContext, bmc: SimBmc, path: string): string | undefined {
   const now = context.clock.now();
+  const events = eventServiceBody(bmc, path, context.behaviour.eventHeartbeatMs);
+  if (events !== undefined) return events;
   if (path === SESSIONS) return JSON.stringify(sessionCollection(bmc));
   if (path === ACCOUNTS) return JSON.stringify(accountCollection(bmc));
   if (path.startsWith(`${ACCOUNTS}/`)) {
@@ -273,8 +284,15 @@ function dynamicBody(context: ServiceContext, bmc: SimBmc, path: string): string
 
 /** What a GET of `path` answers: this BMC's own state, else the tree (the captured machine's sessions never). */
 function bodyOf(context: ServiceContext, bmc: SimBmc, path: string, query: URLSearchParams): string | undefined {
-  const body = dynamicBody(context, bmc, path) ?? (path.startsWith(`${SESSIONS}/`) ? undefined : capturedBody(context, bmc, path, query));
+  const served = dynamicBody(context, bmc, path) ?? (path.startsWith(`${SESSIONS}/`) ? undefined : capturedBody(context, bmc, path, query));
+  const body = served !== undefined && bmc.healthOverride !== undefined && isSystemPath(path) ? withHealth(served, bmc.healthOverride) : served;
   return body !== undefined && bmc.profile.serving?.placeholders ? withPlaceholders(body) : body;
+}
+
+/** A System's body with the health a `health` fault set. */
+function withHealth(body: string, health: NonNullable<SimBmc['healthOverride']>): string {
+  const system = JSON.parse(body) as { Status?: Record<string, unknown> };
+  return JSON.stringify({ ...system, Status: { ...(system.Status ?? {}), Health: health, HealthRollup: health } });
 }
 
 /** The host name a request was addressed to (its `Host` header), else the address it arrived at. */

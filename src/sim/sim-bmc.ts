@@ -9,6 +9,8 @@ import type { Capture } from './capture.ts';
 import type { SimClock } from './clock.ts';
 import type { UpdateFault } from './firmware-updates.ts';
 import type { VendorProfile } from './vendor-profile.ts';
+import type { BmcEvents } from './events/bmc-events.ts';
+import type { Health } from './profiles/bmc-profile.ts';
 
 /** Where a BMC sits and what feeds it. Shared by every node of a rack. */
 export interface Placement {
@@ -114,6 +116,12 @@ export class SimBmc {
   /** Requests held unanswered while dark, released (connection dropped) when the BMC comes back. */
   held: Set<Socket> | undefined;
   nextId = 1;
+  /** The BMC's EventService and its streams, where its profile has one (`events/event-service-profiles.ts`). */
+  events: BmcEvents | undefined;
+  /** The system health a `health` fault set, served in its System's `Status.Health` over the tree's. */
+  healthOverride: Health | undefined;
+  /** Changes the BMC made to what it reports (health faults): what the ledger's push audit compares against. */
+  changes = 0;
   readonly counters: BmcCounters = {
     requests: 0,
     rejections: 0,
@@ -235,6 +243,7 @@ export class SimBmc {
     const now = clock.now();
     this.counters.resets++;
     this.sessions?.clear();
+    this.events?.forget();
     this.saturatedSince = undefined;
     this.resetUntil = Math.max(this.resetUntil, now + darkMs);
     clock.schedule(darkMs, () => this.releaseHeldIfUp(clock.now()));

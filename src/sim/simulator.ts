@@ -20,6 +20,7 @@ import { answerBmcRequest, type ServiceContext } from './redfish-service.ts';
 import { newUpdateStats, type UpdateContext, type UpdateStats } from './firmware-updates.ts';
 import { parseScenario, type Scenario } from './scenario.ts';
 import { SimBmc } from './sim-bmc.ts';
+import { BmcEvents } from './events/bmc-events.ts';
 import { bmcStats, fleetStats, type BmcStats, type FleetStats } from './stats.ts';
 import type { BmcTlsCounters, SimTlsOptions } from './tls/bmc-tls-endpoint.ts';
 import { TlsListener } from './tls/tls-listener.ts';
@@ -313,6 +314,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     if (bmc.address) byAddress.set(bmc.address, bmc);
   }
 
+  for (const bmc of bmcs) {
+    const spec = bmc.profile.eventService;
+    if (spec) bmc.events = new BmcEvents(spec, clock, behaviour.eventHeartbeatMs, () => bmc.isDark(clock.now()));
+  }
   const random = seededRandom(seed ^ 0x5eed);
   const updates: UpdateContext = { clock, behaviour, random, seed, stats: newUpdateStats(), keys: new Map(), inFlight: new Set() };
   const service: ServiceContext = { clock, behaviour, seed, random, updates };
@@ -424,7 +429,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       // A net.Server reports closed only once its connections are gone, so drop them first.
       const closing = Promise.all(listeners.map((server) => new Promise((resolve) => server.close(resolve))));
       for (const socket of sockets) socket.destroy();
-      for (const bmc of bmcs) bmc.held?.clear();
+      for (const bmc of bmcs) {
+        bmc.held?.clear();
+        bmc.events?.close();
+      }
       await closing;
       http.close();
       tls?.close();

@@ -8,6 +8,7 @@ import type { BmcProfile } from './profiles/bmc-profile.ts';
 import { standardNoValidSession, standardSessionLimit } from './profiles/error-bodies.ts';
 import { bmcProfiles } from './profiles/index.ts';
 import type { ServingQuirks } from './serving-quirks.ts';
+import { eventServiceOfProfile, type SimEventServiceSpec } from './events/event-service-profiles.ts';
 
 export type VendorFamily = 'dell' | 'hpe' | 'supermicro' | 'openbmc' | 'unknown';
 
@@ -44,6 +45,8 @@ export interface VendorProfile {
   slowResources: SlowResource[];
   /** How these BMCs serve their tree beyond the profile (redirects, placeholders); none by default. */
   serving?: ServingQuirks;
+  /** The EventService its BMCs serve, where the real controller advertises a stream; none otherwise. */
+  eventService?: SimEventServiceSpec;
 }
 
 /** The vendor family of a capture, from its folder name, else from what its service root says. */
@@ -135,7 +138,13 @@ export function profileFor(capture: Capture, source: BmcProfile | undefined, ove
     firmwareMix: mix,
     slowResources: overrides.slowResources ?? [...(source?.slowResources ?? []), ...slowest],
     ...(overrides.serving ? { serving: overrides.serving } : {}),
+    ...eventServiceEntry(source?.name),
   };
+}
+
+function eventServiceEntry(name: string | undefined): { eventService?: SimEventServiceSpec } {
+  const eventService = eventServiceOfProfile(name);
+  return eventService ? { eventService } : {};
 }
 
 function escapeRegExp(text: string): string {

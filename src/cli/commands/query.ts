@@ -15,6 +15,7 @@ const usage = `usage: fleet-ledger query <what> [options]
   firmware COMPONENT             node counts per running version of one component
   drift [--node N] [--kind missing|unexpected|mismatch]
   compliance [--component C] [--nodes]
+  push --node N                  the node's push: stream held or polled after a gap, since when, its push gaps
   ready                          the API's readiness (/readyz)
 
   --limit N   at most N rows (default: all)
@@ -112,6 +113,12 @@ export function run(argv: string[]): Promise<number> {
           const rows = await list('/v1/compliance');
           output(connection, rows, () => table(rows, ['component', 'atBaseline', 'above', 'below', 'unknown']));
         }
+        return exitCodes.ok;
+      }
+      case 'push': {
+        if (!values.node) throw new UsageError('give --node');
+        const answer = await callApi(connection, `/v1/nodes/${encodeURIComponent(values.node)}/push`);
+        output(connection, answer, () => `${answer.nodeId}: ${answer.status}${answer.since ? ` since ${answer.since}` : ''}, heartbeat ${answer.heartbeatMs ?? 'none'}, ${answer.streamsOpened} streams opened, ${answer.eventsPushed} events pushed\n${table(answer.gaps, ['kind', 'since', 'detectedAt', 'detail'])}`);
         return exitCodes.ok;
       }
       case 'ready': {

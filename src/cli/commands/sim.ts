@@ -20,11 +20,18 @@ const USAGE = `usage: fleet-ledger sim (--scenario <file> | --bmcs N [--mockup <
   --addressing MODE        auto | per-address | wildcard | path-prefix (default auto)
   --clock-factor F         simulated seconds per real second (default 1)
   --latency-scale S        multiply modelled response times (0 answers at once; default 1)
+  --event-heartbeat S      a heartbeat every S seconds on every event stream (no captured controller
+                           advertises one; default none)
   --stats-every SECONDS    how often to print a stats line (default 10; 0 never)
   --seed N                 seed for identities, firmware mix and topology
   --tls                    serve every BMC over HTTPS with its own self-signed certificate, TLS versions,
                            handshake time and keep-alive of its generation (the control API stays http)
 `;
+
+function behaviourOf(latencyScale: number | undefined, heartbeatS: number | undefined): Pick<SimulatorOptions, 'behaviour'> {
+  if (latencyScale === undefined && heartbeatS === undefined) return {};
+  return { behaviour: { ...(latencyScale !== undefined ? { latencyScale } : {}), ...(heartbeatS !== undefined ? { eventHeartbeatMs: heartbeatS * 1000 } : {}) } };
+}
 
 export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommand('sim', argv, {
@@ -36,6 +43,7 @@ export async function run(argv: string[]): Promise<number> {
     addressing: { type: 'string' },
     'clock-factor': { type: 'string' },
     'latency-scale': { type: 'string' },
+    'event-heartbeat': { type: 'string' },
     'stats-every': { type: 'string' },
     seed: { type: 'string' },
     tls: { type: 'boolean' },
@@ -70,7 +78,7 @@ export async function run(argv: string[]): Promise<number> {
       ...(addressing ? { addressing } : {}),
       ...(values['clock-factor'] !== undefined ? { clockFactor: number('clock-factor', values['clock-factor']) } : {}),
       ...(values.seed !== undefined ? { seed: number('seed', values.seed) } : {}),
-      ...(latencyScale !== undefined ? { behaviour: { latencyScale } } : {}),
+      ...behaviourOf(latencyScale, number('event-heartbeat', values['event-heartbeat'])),
       ...(values.tls ? { tls: true } : {}),
     };
     statsEvery = number('stats-every', values['stats-every']) ?? 10;

@@ -12,7 +12,7 @@ import { AsOfEngine } from '../../../replay/as-of/index.js';
 import { AuditService } from '../../../replay/audit/index.js';
 import { openLedger } from '../../ledger/index.js';
 import { logger } from '../../logger.js';
-import { credentialRefusal, ThreadedPoller } from '../../poller/index.js';
+import { credentialRefusal, defaultPushPolicy, ThreadedPoller } from '../../poller/index.js';
 import { siteTlsFromFlags } from '../site-tls-flags.js';
 import { parseShardsPerSite, ThreadedClusterMember } from '../../cluster/index.js';
 import { loadScenario, type Simulator } from '../../sim/index.js';
@@ -34,6 +34,7 @@ const usage = `fleet-ledger start [options]
   --captures DIR    build the simulated BMCs from real Mockup-Creator captures in DIR instead of the built-in
                     vendor profiles (the demo's mix names folders in DIR; see src/sim/README.md)
   --interval S      liveness interval in seconds (default 60)
+  --push            hold an audited SSE stream to every BMC that offers one (docs/push.md); default: poll only
   --no-sim          no simulated fleet: only the ledger, the projections and the API (and the poller with --targets)
   --targets FILE    with --no-sim: poll the real BMCs listed in FILE (YAML: targets: [{nodeId, site, rack, bmc
                     (https://... for Redfish, ipmi://host[:port] for IPMI-only BMCs, snmp://host[:port] for PDUs),
@@ -119,6 +120,7 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
       captures: { type: 'string' },
       interval: { type: 'string', default: '60' },
       'no-sim': { type: 'boolean', default: false },
+      push: { type: 'boolean', default: false },
       targets: { type: 'string' },
       'allow-http-site': { type: 'string', multiple: true },
       'site-ca': { type: 'string', multiple: true },
@@ -365,6 +367,7 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
       policy: { intervals: { health: 300, inventory: 600, firmware: 3600 } },
       // The simulator serves plain http on this machine; each credential is still bound to its own BMC's address.
       plainHttpSites: ['*'],
+      ...(values.push ? { push: defaultPushPolicy } : {}),
       log: (message, fields) => logger.warn(fields ?? {}, message),
       info: (message, fields) => logger.info({ component: 'cluster', ...fields }, message),
       cluster,
@@ -439,6 +442,7 @@ async function startFleet(argv: string[], started: StartedParts): Promise<number
       credentialRefs: () => targets.map((target) => target.credentialRef),
       plainHttpSites: httpSites,
       siteTls,
+      ...(values.push ? { push: defaultPushPolicy } : {}),
       log: (message, fields) => logger.warn(fields ?? {}, message),
       info: (message, fields) => logger.info({ component: 'cluster', ...fields }, message),
       cluster,
