@@ -7,7 +7,8 @@
  * - the visit's deadline (`RequestBudget`) cuts every request in flight the moment it passes, with its own error;
  * - an answer larger than `maxBodyBytes` is refused as soon as its `Content-Length` or its bytes say so, never kept
  *   whole in memory, and the request is aborted;
- * - every other failure is undici's error, for the caller to type.
+ * - those three are `DriverError`s naming the request (`DRIVER_TIMEOUT`, `DRIVER_PROTOCOL`); every other failure is
+ *   undici's error, for the caller to type.
  *
  * Why not undici's `request()`: a poller's heavy read is hundreds of small GETs a BMC, and `request()` gives each an
  * `AbortSignal` listener, a body stream and (read with `for await`) an async iterator; with an `AbortController` and
@@ -15,6 +16,7 @@
  * (`npm run bench:poll -- --tls`). Here a request is one handler object and one timer.
  */
 import type { Dispatcher } from 'undici';
+import { DriverError } from '../driver-error.js';
 
 /** What a request answered: status, headers as undici parses them, and the body as text. */
 export interface BoundedAnswer {
@@ -27,15 +29,18 @@ export interface BoundedRequestOptions {
   origin: string;
   /** Path and query. */
   path: string;
+  /** The full URL, as errors name it. */
+  url: string;
   method: Dispatcher.HttpMethod;
   headers: Record<string, string>;
   body?: string | Buffer;
   deadlineMs: number;
   maxBodyBytes: number;
-  /** The error a request gets when its own deadline passes. */
-  timedOut: () => Error;
-  /** The error a request gets when its answer is larger than `maxBodyBytes`. */
-  tooLarge: () => Error;
+}
+
+/** What a request gets when the visit's deadline has passed (before it was sent, or while it was in flight). */
+export function visitDeadlineError(method: string, url: string): DriverError {
+  return new DriverError('DRIVER_TIMEOUT', `${method} ${url} not completed: the visit passed its total deadline`, { method, url });
 }
 
 /**
@@ -45,14 +50,11 @@ export interface BoundedRequestOptions {
 export class RequestBudget {
   readonly #inFlight = new Set<BoundedResponse>();
   readonly #onAbort = (): void => {
-    for (const request of [...this.#inFlight]) request.cut(this.cutError());
+    for (const request of [...this.#inFlight]) request.cut(visitDeadlineError(request.options.method, request.options.url));
   };
 
-  constructor(
-    private readonly signal: AbortSignal | undefined,
-    /** The error a request in flight gets when the visit's deadline passes. */
-    private readonly cutError: () => Error,
-  ) {}
+  /** `signal`: the visit's deadline (none: each request's own deadline only). */
+  constructor(private readonly signal: AbortSignal | undefined) {}
 
   get exhausted(): boolean {
     return this.signal?.aborted === true;
@@ -60,7 +62,7 @@ export class RequestBudget {
 
   /** Sends one request under this budget (rejected at once when the budget is already spent). */
   send(dispatcher: Dispatcher, options: BoundedRequestOptions): Promise<BoundedAnswer> {
-    if (this.signal?.aborted) return Promise.reject(this.cutError());
+    if (this.signal?.aborted) return Promise.reject(visitDeadlineError(options.method, options.url));
     return new Promise<BoundedAnswer>((resolve, reject) => {
       const response = new BoundedResponse(options, resolve, reject, (ended) => {
         this.#inFlight.delete(ended);
@@ -92,12 +94,21 @@ class BoundedResponse implements Dispatcher.DispatchHandler {
   readonly #timer: NodeJS.Timeout;
 
   constructor(
-    private readonly options: BoundedRequestOptions,
+    readonly options: BoundedRequestOptions,
     private readonly resolve: (answer: BoundedAnswer) => void,
     private readonly reject: (error: Error) => void,
     private readonly ended: (response: BoundedResponse) => void,
   ) {
-    this.#timer = setTimeout(() => this.cut(options.timedOut()), options.deadlineMs);
+    this.#timer = setTimeout(this.#timedOut, options.deadlineMs);
+  }
+
+  readonly #timedOut = (): void => {
+    const { method, url, deadlineMs } = this.options;
+    this.cut(new DriverError('DRIVER_TIMEOUT', `${method} ${url} passed its ${deadlineMs} ms deadline`, { method, url, deadlineMs }));
+  };
+
+  #tooLarge(): DriverError {
+    return new DriverError('DRIVER_PROTOCOL', `answer larger than ${this.options.maxBodyBytes} bytes`, { url: this.options.url, method: this.options.method });
   }
 
   /** Ends the request now with `error` (its deadline, the visit's, an answer too large). */
@@ -125,14 +136,14 @@ class BoundedResponse implements Dispatcher.DispatchHandler {
     this.#status = statusCode;
     this.#headers = headers;
     const length = Number(headers['content-length']);
-    if (length > this.options.maxBodyBytes) this.cut(this.options.tooLarge());
+    if (length > this.options.maxBodyBytes) this.cut(this.#tooLarge());
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.#settled) return;
     this.#size += chunk.length;
     if (this.#size > this.options.maxBodyBytes) {
-      this.cut(this.options.tooLarge());
+      this.cut(this.#tooLarge());
       return;
     }
     this.#chunks.push(chunk);

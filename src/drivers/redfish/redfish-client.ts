@@ -19,7 +19,7 @@ import { DriverError, toDriverError } from '../driver-error.js';
 import { normalizeRedfishError, type RedfishRequestPhase } from './redfish-error.js';
 import { storableValue } from '../storable-text.js';
 import { REDIRECT_STATUSES, redirectTarget } from './redirect-policy.js';
-import { RequestBudget, type BoundedAnswer } from './bounded-request.js';
+import { RequestBudget, visitDeadlineError, type BoundedAnswer } from './bounded-request.js';
 
 const standardSessionsPath = '/redfish/v1/SessionService/Sessions';
 
@@ -137,9 +137,9 @@ export class RedfishClient {
   /** The visit's deadline over every request but logout (`deadline`). */
   readonly #budget: RequestBudget;
   /** Logout and raw POSTs: their own deadline only. */
-  readonly #unbounded = new RequestBudget(undefined, () => new Error('unreachable'));
+  readonly #unbounded = new RequestBudget(undefined);
   /** The headers of every request under the current authentication (rebuilt when it changes), never mutated. */
-  #headers: { key: string; headers: Record<string, string> } | undefined;
+  #headers: { token: string | undefined; basic: boolean; headers: Record<string, string> } | undefined;
   private session: { token: string; location: string } | undefined;
   /** The one re-login in flight after a session expired; requests that meet a 401 meanwhile wait for it. */
   private relogin: Promise<void> | undefined;
@@ -178,7 +178,7 @@ export class RedfishClient {
       connections: this.options.maxConcurrency,
     });
     this.gate = new Gate(this.options.maxConcurrency);
-    this.#budget = new RequestBudget(this.options.deadline, () => new DriverError('DRIVER_TIMEOUT', 'a request was not completed: the visit passed its total deadline'));
+    this.#budget = new RequestBudget(this.options.deadline);
   }
 
   /**
@@ -205,14 +205,14 @@ export class RedfishClient {
 
   private headers(): Record<string, string> {
     const token = this.session?.token;
-    const key = token !== undefined ? `t${token}` : this.basicAuth ? 'b' : '';
-    if (this.#headers?.key === key) return this.#headers.headers;
+    const cached = this.#headers;
+    if (cached && cached.token === token && cached.basic === this.basicAuth) return cached.headers;
     const headers: Record<string, string> = { ...this.options.headers, accept: 'application/json', 'odata-version': '4.0' };
     if (token !== undefined) headers['x-auth-token'] = token;
     else if (this.basicAuth) {
       headers.authorization = `Basic ${Buffer.from(`${this.options.username ?? ''}:${this.options.password ?? ''}`).toString('base64')}`;
     }
-    this.#headers = { key, headers };
+    this.#headers = { token, basic: this.basicAuth, headers };
     return headers;
   }
 
@@ -253,27 +253,22 @@ export class RedfishClient {
     return this.gate.run(async () => {
       const token = this.session?.token;
       try {
-        if (this.#budget.exhausted) throw new DriverError('DRIVER_TIMEOUT', `${method} ${url} not completed: the visit passed its total deadline`, { method, url });
+        if (this.#budget.exhausted) throw visitDeadlineError(method, url);
         this.#checkGuard(method, url);
         let headers = this.headers();
         if (extraHeaders !== undefined || body !== undefined) headers = { ...headers, ...extraHeaders, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) };
         const answer = await this.#budget.send(this.agent, {
           origin: target.origin,
           path: target.path,
+          url,
           method,
           headers,
           ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
           deadlineMs: this.options.requestTimeoutMs,
           maxBodyBytes: this.options.maxBodyBytes,
-          timedOut: () => new DriverError('DRIVER_TIMEOUT', `${method} ${url} passed its ${this.options.requestTimeoutMs} ms deadline`, { method, url, deadlineMs: this.options.requestTimeoutMs }),
-          tooLarge: () => new DriverError('DRIVER_PROTOCOL', `answer larger than ${this.options.maxBodyBytes} bytes`, { url, method }),
         });
-        return { ...answer, url, token };
+        return { status: answer.status, headers: answer.headers, text: answer.text, url, token };
       } catch (error) {
-        if (error instanceof DriverError && error.code === 'DRIVER_TIMEOUT' && error.details.url === undefined) {
-          // The visit's deadline cut the request: name it.
-          throw new DriverError('DRIVER_TIMEOUT', `${method} ${url} not completed: the visit passed its total deadline`, { method, url });
-        }
         throw toDriverError(error, { method, url });
       }
     });
@@ -359,12 +354,11 @@ export class RedfishClient {
         await this.#unbounded.send(this.agent, {
           origin: target.origin,
           path: `${target.pathname}${target.search}`,
+          url,
           method: 'DELETE',
           headers: { ...this.options.headers, 'x-auth-token': session.token },
           deadlineMs,
           maxBodyBytes: this.options.maxBodyBytes,
-          timedOut: () => new DriverError('DRIVER_TIMEOUT', `DELETE ${url} passed its ${deadlineMs} ms deadline`, { method: 'DELETE', url, deadlineMs }),
-          tooLarge: () => new DriverError('DRIVER_PROTOCOL', `answer larger than ${this.options.maxBodyBytes} bytes`, { url, method: 'DELETE' }),
         });
       });
     } catch {
@@ -523,13 +517,12 @@ export class RedfishClient {
         const answer = await this.#unbounded.send(this.agent, {
           origin: target.origin,
           path: `${target.pathname}${target.search}`,
+          url,
           method: 'POST',
           headers: { ...this.headers(), 'content-type': contentType, ...extraHeaders },
           body,
           deadlineMs: this.options.requestTimeoutMs,
           maxBodyBytes: this.options.maxBodyBytes,
-          timedOut: () => new DriverError('DRIVER_TIMEOUT', `POST ${url} passed its ${this.options.requestTimeoutMs} ms deadline`, { method: 'POST', url, deadlineMs: this.options.requestTimeoutMs }),
-          tooLarge: () => new DriverError('DRIVER_PROTOCOL', `answer larger than ${this.options.maxBodyBytes} bytes`, { url, method: 'POST' }),
         });
         return { ...answer, url };
       } catch (error) {
