@@ -38,3 +38,31 @@ describe('connections to HTTPS BMCs between checks', () => {
     expect(byFixture['dell_idrac8_m630']!.resumed).toBe(0);
   });
 });
+
+describe('connections let go many at once', () => {
+  it('a poller releasing many BMCs at once closes their connections a slice per turn of its event loop', async () => {
+    const transports = new BmcTransports({ store: { append: () => Promise.resolve({} as never) }, keepAliveMs: 60_000, connectTimeoutMs: 5_000, clock: Date.now });
+    const count = 200;
+    for (let index = 0; index < count; index += 1) {
+      transports.connectionFor({ nodeId: `n${index}`, site: 'dc1', rack: 'r1', baseUrl: `https://10.0.${index >> 8}.${index & 255}`, credentialRef: 'c', expectedIntervalS: 60 }, 2);
+    }
+    expect(transports.connectionsHeld).toBe(count);
+    // Half released one by one (as targets leave a shard), then the rest by the stop.
+    for (let index = 0; index < count / 2; index += 1) transports.release(`n${index}`);
+    const held: number[] = [transports.connectionsHeld];
+    let closed = false;
+    const closing = transports.close().then(() => {
+      closed = true;
+    });
+    while (!closed) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      held.push(transports.connectionsHeld);
+    }
+    await closing;
+    expect(held[0]).toBeGreaterThanOrEqual(count - 32);
+    expect(held.at(-1)).toBe(0);
+    const largestTurn = Math.max(...held.slice(1).map((now, index) => held[index]! - now));
+    expect(largestTurn).toBeLessThanOrEqual(32);
+    expect(held.length).toBeGreaterThanOrEqual(count / 32);
+  });
+});

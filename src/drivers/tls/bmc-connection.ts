@@ -26,6 +26,21 @@ export interface BmcConnectionOptions {
   onTrusted?: (trusted: TrustedCertificate, origin: string) => void;
 }
 
+/**
+ * Why a BMC's connections are let go (a new trust, the BMC released, the poller stopping). Made without a stack trace:
+ * undici hands it to every socket and request it ends, and a poller releasing thousands of BMCs at once (a stop, a
+ * shard handed over) spent most of that turn of its event loop capturing and formatting stacks.
+ */
+function connectionsReleased(): Error {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return new Error('BMC connections released');
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
 export class BmcConnection {
   readonly origin: string;
   readonly #connector: BmcConnectorOptions;
@@ -73,7 +88,7 @@ export class BmcConnection {
     this.#connector.trust = trust;
     const pool = this.#pool;
     this.#pool = undefined;
-    if (pool) void pool.destroy().catch(() => undefined);
+    if (pool) void pool.destroy(connectionsReleased()).catch(() => undefined);
   }
 
   /** Pins the certificate a connection just trusted at first use: kept connections stay (they were judged). */
@@ -84,6 +99,6 @@ export class BmcConnection {
   async close(): Promise<void> {
     const pool = this.#pool;
     this.#pool = undefined;
-    if (pool) await pool.destroy().catch(() => undefined);
+    if (pool) await pool.destroy(connectionsReleased()).catch(() => undefined);
   }
 }
