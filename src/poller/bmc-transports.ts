@@ -117,6 +117,8 @@ export class BmcTransports {
       trust: this.#trustOf(target),
       ...(policy.minVersion ? { minVersion: policy.minVersion } : {}),
       connections: Math.max(1, Math.min(2, connections)),
+      // Checks get a connection of their own where the session limit leaves room beside a read's two.
+      checkConnection: connections >= 3,
       keepAliveMs: this.options.keepAliveMs,
       connectTimeoutMs: this.options.connectTimeoutMs,
       onTrusted: (trusted, at) => this.#trusted(target.nodeId, trusted, at),
