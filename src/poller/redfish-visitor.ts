@@ -115,8 +115,10 @@ export class RedfishVisitor implements Visitor {
 
   async visit(target: PollTarget, credential: Credential, works: readonly PollWork[], options: VisitOptions): Promise<VisitResult> {
     const started = performance.now();
-    const dispatcher = this.transports?.connectionFor(target, options.sessionLimit)?.dispatcher;
+    const connection = this.transports?.connectionFor(target, options.sessionLimit);
     const heavy = works.filter((w): w is Exclude<PollWork, 'liveness'> => w !== 'liveness');
+    // A check goes over its own connection where the BMC has one for checks: never behind a read's slow requests.
+    const dispatcher = heavy.length === 0 ? connection?.checkDispatcher : connection?.dispatcher;
     if (options.anonymous) {
       const client = new RedfishClient({
         baseUrl: target.baseUrl,

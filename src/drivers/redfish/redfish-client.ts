@@ -19,6 +19,7 @@ import { DriverError, toDriverError } from '../driver-error.js';
 import { normalizeRedfishError, type RedfishRequestPhase } from './redfish-error.js';
 import { storableValue } from '../storable-text.js';
 import { REDIRECT_STATUSES, redirectTarget } from './redirect-policy.js';
+import { RequestBudget, visitDeadlineError, type BoundedAnswer } from './bounded-request.js';
 
 const standardSessionsPath = '/redfish/v1/SessionService/Sessions';
 
@@ -30,42 +31,6 @@ function parsedStorable(text: string): unknown {
   const parsed = JSON.parse(text) as unknown;
   // `includes` first: a body without any `\u` (nearly all) is not walked by the regular expression at all.
   return text.includes('\\u') && /\\u(?:0000|[dD][89a-fA-F])/.test(text) ? storableValue(parsed) : parsed;
-}
-
-/**
- * One request's own deadline, joined to the client's (`deadline`): one controller and one timer, cleared when the
- * request ends. `AbortSignal.timeout` joined by `AbortSignal.any` (weak references and finalizers for every request)
- * took 15.7 s of 600 of a poller's thread at 13,500 BMCs (README, `npm run bench:poll`).
- */
-class RequestDeadline {
-  readonly #controller = new AbortController();
-  readonly #timer: NodeJS.Timeout;
-  readonly #outer: AbortSignal | undefined;
-  readonly #onOuter: (() => void) | undefined;
-  /** The request's own deadline passed (not the client's). */
-  expired = false;
-
-  constructor(ms: number, outer: AbortSignal | undefined) {
-    this.#timer = setTimeout(() => {
-      this.expired = true;
-      this.#controller.abort();
-    }, ms);
-    this.#outer = outer;
-    if (outer) {
-      const onOuter = (): void => this.#controller.abort(outer.reason);
-      this.#onOuter = onOuter;
-      outer.addEventListener('abort', onOuter, { once: true });
-    }
-  }
-
-  get signal(): AbortSignal {
-    return this.#controller.signal;
-  }
-
-  end(): void {
-    clearTimeout(this.#timer);
-    if (this.#onOuter) this.#outer?.removeEventListener('abort', this.#onOuter);
-  }
 }
 
 /**
@@ -135,6 +100,13 @@ export interface RedfishResponse {
   etag?: string;
 }
 
+/** Where a request goes: its full URL (for errors and redirects), and the origin and path undici is given. */
+interface RequestTarget {
+  url: string;
+  origin: string;
+  path: string;
+}
+
 /** A counting semaphore: at most `limit` holders at once, FIFO. */
 class Gate {
   private active = 0;
@@ -162,6 +134,12 @@ export class RedfishClient {
   /** The connections are the client's own (closed with it), not a pool it was lent. */
   private readonly ownsAgent: boolean;
   private readonly gate: Gate;
+  /** The visit's deadline over every request but logout (`deadline`). */
+  readonly #budget: RequestBudget;
+  /** Logout and raw POSTs: their own deadline only. */
+  readonly #unbounded = new RequestBudget(undefined);
+  /** The headers of every request under the current authentication (rebuilt when it changes), never mutated. */
+  #headers: { token: string | undefined; basic: boolean; headers: Record<string, string> } | undefined;
   private session: { token: string; location: string } | undefined;
   /** The one re-login in flight after a session expired; requests that meet a 401 meanwhile wait for it. */
   private relogin: Promise<void> | undefined;
@@ -200,6 +178,7 @@ export class RedfishClient {
       connections: this.options.maxConcurrency,
     });
     this.gate = new Gate(this.options.maxConcurrency);
+    this.#budget = new RequestBudget(this.options.deadline);
   }
 
   /**
@@ -225,12 +204,28 @@ export class RedfishClient {
   }
 
   private headers(): Record<string, string> {
+    const token = this.session?.token;
+    const cached = this.#headers;
+    if (cached && cached.token === token && cached.basic === this.basicAuth) return cached.headers;
     const headers: Record<string, string> = { ...this.options.headers, accept: 'application/json', 'odata-version': '4.0' };
-    if (this.session) headers['x-auth-token'] = this.session.token;
+    if (token !== undefined) headers['x-auth-token'] = token;
     else if (this.basicAuth) {
       headers.authorization = `Basic ${Buffer.from(`${this.options.username ?? ''}:${this.options.password ?? ''}`).toString('base64')}`;
     }
+    this.#headers = { token, basic: this.basicAuth, headers };
     return headers;
+  }
+
+  /**
+   * Where a path or same-origin URL goes. A plain absolute path (nearly every Redfish link) is joined to the origin as
+   * it is, which is what the URL parser would make of it; anything else (dot segments, characters the parser would
+   * encode, another origin) goes through the parser and `resolve`'s check.
+   */
+  #target(path: string, resolved: boolean): RequestTarget {
+    if (!resolved && plainPath.test(path) && !dotSegment.test(path)) return { url: `${this.origin}${path}`, origin: this.origin, path };
+    const url = resolved ? path : this.resolve(path);
+    const target = new URL(url);
+    return { url, origin: target.origin, path: `${target.pathname}${target.search}` };
   }
 
   private resolve(path: string): string {
@@ -245,58 +240,36 @@ export class RedfishClient {
 
   private async send(
     method: Dispatcher.HttpMethod,
-    path: string,
+    where: string | RequestTarget,
     phase: RedfishRequestPhase,
     body?: unknown,
-    extraHeaders: Record<string, string> = {},
-    resolved = false,
-  ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string; url: string; token: string | undefined }> {
-    // `resolved`: an absolute URL `redirectTarget` already checked (same host as the BMC), sent as it is.
-    const url = resolved ? path : this.resolve(path);
-    const target = new URL(url);
+    extraHeaders?: Record<string, string>,
+  ): Promise<BoundedAnswer & { url: string; token: string | undefined }> {
+    // A `RequestTarget`: a URL `redirectTarget` already checked (same host as the BMC), sent as it is.
+    const target = typeof where === 'string' ? this.#target(where, false) : where;
+    const url = target.url;
     // While a session is being replaced there is no token to send: wait for the new one (the login's own POST aside).
     if (phase !== 'login' && this.relogin) await this.relogin.catch(() => undefined);
     return this.gate.run(async () => {
-      const deadline = new RequestDeadline(this.options.requestTimeoutMs, this.options.deadline);
       const token = this.session?.token;
       try {
-        if (this.options.deadline?.aborted) throw this.options.deadline.reason;
+        if (this.#budget.exhausted) throw visitDeadlineError(method, url);
         this.#checkGuard(method, url);
-        const headers = { ...this.headers(), ...extraHeaders };
-        if (body !== undefined) headers['content-type'] = 'application/json';
-        const response = await this.agent.request({
+        let headers = this.headers();
+        if (extraHeaders !== undefined || body !== undefined) headers = { ...headers, ...extraHeaders, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) };
+        const answer = await this.#budget.send(this.agent, {
           origin: target.origin,
-          path: `${target.pathname}${target.search}`,
+          path: target.path,
+          url,
           method,
           headers,
-          signal: deadline.signal,
           ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+          deadlineMs: this.options.requestTimeoutMs,
+          maxBodyBytes: this.options.maxBodyBytes,
         });
-        const chunks: Buffer[] = [];
-        let size = 0;
-        for await (const chunk of response.body) {
-          size += (chunk as Buffer).length;
-          if (size > this.options.maxBodyBytes) {
-            response.body.destroy();
-            throw new DriverError('DRIVER_PROTOCOL', `answer larger than ${this.options.maxBodyBytes} bytes`, { url, method });
-          }
-          chunks.push(chunk as Buffer);
-        }
-        return { status: response.statusCode, headers: response.headers, text: Buffer.concat(chunks).toString('utf8'), url, token };
+        return { status: answer.status, headers: answer.headers, text: answer.text, url, token };
       } catch (error) {
-        if (this.options.deadline?.aborted && !deadline.expired) {
-          throw new DriverError('DRIVER_TIMEOUT', `${method} ${url} not completed: the visit passed its total deadline`, { method, url });
-        }
-        if (deadline.signal.aborted) {
-          throw new DriverError('DRIVER_TIMEOUT', `${method} ${url} passed its ${this.options.requestTimeoutMs} ms deadline`, {
-            method,
-            url,
-            deadlineMs: this.options.requestTimeoutMs,
-          });
-        }
         throw toDriverError(error, { method, url });
-      } finally {
-        deadline.end();
       }
     });
   }
@@ -375,15 +348,18 @@ export class RedfishClient {
       const url = this.resolve(session.location);
       await this.gate.run(async () => {
         this.#checkGuard('DELETE', url);
+        const target = new URL(url);
         // Sessions are what a BMC has least of (4 to 8): a logout gets 2 s even when reads were cut short.
-        const deadline = new RequestDeadline(this.options.deadline?.aborted ? 2_000 : this.options.logoutTimeoutMs, undefined);
-        try {
-          const target = new URL(url);
-          const response = await this.agent.request({ origin: target.origin, path: `${target.pathname}${target.search}`, method: 'DELETE', headers: { ...this.options.headers, 'x-auth-token': session.token }, signal: deadline.signal });
-          await response.body.dump();
-        } finally {
-          deadline.end();
-        }
+        const deadlineMs = this.options.deadline?.aborted ? 2_000 : this.options.logoutTimeoutMs;
+        await this.#unbounded.send(this.agent, {
+          origin: target.origin,
+          path: `${target.pathname}${target.search}`,
+          url,
+          method: 'DELETE',
+          headers: { ...this.options.headers, 'x-auth-token': session.token },
+          deadlineMs,
+          maxBodyBytes: this.options.maxBodyBytes,
+        });
       });
     } catch {
       // Logout is best effort on the wire; the BMC expires the session if this DELETE is lost.
@@ -438,7 +414,7 @@ export class RedfishClient {
    * requests in flight (`renewSession`), and the read is retried once with the new token.
    */
   async get(path: string, options: { ifNoneMatch?: string } = {}): Promise<RedfishResponse> {
-    const conditional: Record<string, string> = options.ifNoneMatch ? { 'if-none-match': options.ifNoneMatch } : {};
+    const conditional = options.ifNoneMatch ? { 'if-none-match': options.ifNoneMatch } : undefined;
     let answer = await this.#getFollowingRedirects(path, conditional);
     if (answer.status === 401 && !this.basicAuth && (await this.renewSession(answer.token))) {
       answer = await this.#getFollowingRedirects(path, conditional);
@@ -463,11 +439,12 @@ export class RedfishClient {
    * permanent redirect of the service root to another origin of the host moves the client there (`origin`), so the
    * session it opens next and the logout go where the service now is, not through a redirect each.
    */
-  async #getFollowingRedirects(path: string, headers: Record<string, string>): Promise<Awaited<ReturnType<RedfishClient['send']>>> {
-    const visited = [this.resolve(path)];
+  async #getFollowingRedirects(path: string, headers: Record<string, string> | undefined): Promise<Awaited<ReturnType<RedfishClient['send']>>> {
+    let target = this.#target(path, false);
+    const visited = [target.url];
     for (;;) {
-      const url = visited[visited.length - 1]!;
-      const answer = await this.send('GET', url, 'read', undefined, headers, true);
+      const url = target.url;
+      const answer = await this.send('GET', target, 'read', undefined, headers);
       if (!REDIRECT_STATUSES.has(answer.status)) return answer;
       const next = redirectTarget(answer, 'GET', visited, this.#origin);
       const nextOrigin = new URL(next).origin;
@@ -475,6 +452,7 @@ export class RedfishClient {
       const root = /^\/redfish(?:\/v1)?\/?$/.test(new URL(url).pathname);
       if (root && (answer.status === 301 || answer.status === 308) && nextOrigin !== this.#origin && new URL(url).origin === this.#origin) this.#origin = nextOrigin;
       visited.push(next);
+      target = this.#target(next, true);
     }
   }
 
@@ -533,18 +511,22 @@ export class RedfishClient {
   async postRaw(path: string, body: string | Buffer, contentType: string, extraHeaders: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string; url: string }> {
     const url = this.resolve(path);
     return this.gate.run(async () => {
-      const deadline = new RequestDeadline(this.options.requestTimeoutMs, undefined);
       this.#checkGuard('POST', url);
       try {
         const target = new URL(url);
-        const response = await this.agent.request({ origin: target.origin, path: `${target.pathname}${target.search}`, method: 'POST', headers: { ...this.headers(), 'content-type': contentType, ...extraHeaders }, signal: deadline.signal, body });
-        const text = await response.body.text();
-        return { status: response.statusCode, headers: response.headers, text: text.slice(0, this.options.maxBodyBytes), url };
+        const answer = await this.#unbounded.send(this.agent, {
+          origin: target.origin,
+          path: `${target.pathname}${target.search}`,
+          url,
+          method: 'POST',
+          headers: { ...this.headers(), 'content-type': contentType, ...extraHeaders },
+          body,
+          deadlineMs: this.options.requestTimeoutMs,
+          maxBodyBytes: this.options.maxBodyBytes,
+        });
+        return { ...answer, url };
       } catch (error) {
-        if (deadline.signal.aborted) throw new DriverError('DRIVER_TIMEOUT', `POST ${url} passed its ${this.options.requestTimeoutMs} ms deadline`, { method: 'POST', url, deadlineMs: this.options.requestTimeoutMs });
         throw toDriverError(error, { method: 'POST', url });
-      } finally {
-        deadline.end();
       }
     });
   }
@@ -559,6 +541,11 @@ export class RedfishClient {
     else await this.agent.close().catch(() => undefined);
   }
 }
+
+/** An absolute path the URL parser would leave as it is (no characters it encodes, no `//` authority, no `\\`). */
+const plainPath = /^\/(?![/\\])[\w\-.~!$&()*+,;=:@%/?]*$/;
+/** A `.` or `..` path segment, which the URL parser would remove. */
+const dotSegment = /\/\.\.?(?:[/?]|$)/;
 
 function headerValue(value: string | string[] | undefined): string | undefined {
   const single = Array.isArray(value) ? value[0] : value;

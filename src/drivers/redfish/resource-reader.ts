@@ -45,6 +45,8 @@ export function asResource(value: unknown): Resource | undefined {
 
 /** `/redfish/v1/Systems/1/` and `/redfish/v1/Systems/1` are one resource (HPE writes the slash). */
 export function canonicalPath(path: string): string {
+  // Nearly every link: no query and no final slash, already canonical (this runs for every link of a read).
+  if (!path.endsWith('/') && !path.includes('?')) return path;
   const [pathname = '', query] = path.split('?', 2);
   const trimmed = pathname.length > 1 ? pathname.replace(/\/+$/, '') : pathname;
   return query === undefined ? trimmed : `${trimmed}?${query}`;
