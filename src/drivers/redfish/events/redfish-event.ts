@@ -33,7 +33,7 @@ const eventSchema = z.object({ Id: z.union([z.string(), z.number()]).optional(),
 
 export type EventReading = { ok: true; records: PushedEventRecord[] } | { ok: false; reason: string };
 
-/** Reads one SSE message's data as a Redfish Event. */
+/** Reads the Redfish Event one SSE message's data holds. */
 export function readRedfishEvent(data: string, sseId: string | undefined): EventReading {
   let parsed: unknown;
   try {
