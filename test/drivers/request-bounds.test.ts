@@ -128,6 +128,28 @@ describe('every request a Redfish client sends is bounded', () => {
     await held;
   });
 
+  it("a request that waited for a connection is not written once its lease has ended meanwhile: the guard is judged again at the write", async () => {
+    // One connection, held by another request the BMC answers after 400 ms; the second request's right to talk to the
+    // BMC (a poll lease) ends while it waits in the queue, as when a process is stopped and resumed past its lease.
+    const bmc = await startBmc((request, response) => {
+      if (request.url === '/redfish/v1/a') setTimeout(() => response.end('{}'), 400);
+      else response.end('{}');
+    });
+    const pool = new Pool(bmc.baseUrl, { connections: 1, pipelining: 1 });
+    let leaseHeld = true;
+    const holder = new RedfishClient({ baseUrl: bmc.baseUrl, authMode: 'none', requestTimeoutMs: 5_000, dispatcher: pool });
+    const waiter = new RedfishClient({ baseUrl: bmc.baseUrl, authMode: 'none', requestTimeoutMs: 5_000, dispatcher: pool, guard: () => leaseHeld });
+    const held = holder.get('/redfish/v1/a');
+    await until(() => bmc.paths.length === 1);
+    const waiting = failure(waiter.get('/redfish/v1/b'));
+    leaseHeld = false;
+    const error = await waiting;
+    expect(error.code).toBe('DRIVER_FENCED');
+    await held;
+    expect(bmc.paths).toEqual(['/redfish/v1/a']);
+    await pool.destroy();
+  });
+
   it("the visit's deadline cuts every request in flight, and nothing is sent after it", async () => {
     const bmc = await startBmc(() => undefined); // never answers
     const visit = new AbortController();

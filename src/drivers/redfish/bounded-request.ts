@@ -7,7 +7,8 @@
  * - the visit's deadline (`RequestBudget`) cuts every request in flight the moment it passes, with its own error;
  * - an answer larger than `maxBodyBytes` is refused as soon as its `Content-Length` or its bytes say so, never kept
  *   whole in memory, and the request is aborted;
- * - those three are `DriverError`s naming the request (`DRIVER_TIMEOUT`, `DRIVER_PROTOCOL`); every other failure is
+ * - a request whose `guard` no longer holds when undici is about to write it is not written (`DRIVER_FENCED`);
+ * - those are `DriverError`s naming the request (`DRIVER_TIMEOUT`, `DRIVER_PROTOCOL`); every other failure is
  *   undici's error, for the caller to type.
  *
  * Why not undici's `request()`: a poller's heavy read is hundreds of small GETs a BMC, and `request()` gives each an
@@ -36,6 +37,12 @@ export interface BoundedRequestOptions {
   body?: string | Buffer;
   deadlineMs: number;
   maxBodyBytes: number;
+  /**
+   * Whether the right to talk to the BMC still holds (a poll lease, a rotation's fence), judged again as undici is
+   * about to write the request: a request that waited for a connection, or a process stopped and resumed meanwhile,
+   * is not sent once the right has ended (it fails with `DRIVER_FENCED`).
+   */
+  guard?: () => boolean;
 }
 
 /** What a request gets when the visit's deadline has passed (before it was sent, or while it was in flight). */
@@ -128,6 +135,11 @@ class BoundedResponse implements Dispatcher.DispatchHandler {
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.#controller = controller;
+    if (!this.#reason && this.options.guard && !this.options.guard()) {
+      const { method, url } = this.options;
+      this.cut(new DriverError('DRIVER_FENCED', `${method} ${url} not sent: the right to talk to this BMC ended before it was written`, { method, url }));
+      return;
+    }
     if (this.#reason) controller.abort(this.#reason);
   }
 

@@ -266,6 +266,7 @@ export class RedfishClient {
           ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
           deadlineMs: this.options.requestTimeoutMs,
           maxBodyBytes: this.options.maxBodyBytes,
+          ...(this.options.guard ? { guard: this.options.guard } : {}),
         });
         return { status: answer.status, headers: answer.headers, text: answer.text, url, token };
       } catch (error) {
